@@ -1,0 +1,9 @@
+//! shaderfs: game shader archives as directory trees.
+//!
+//! Layers, each blind to the ones above it (see `../shared/DESIGN.md`):
+//! - [`shader`]: what lives inside archives (D3D9 bytecode, CTAB, …); knows no archive.
+//! - [`archive`]: one module per archive format; fills the format-free tree of [`vfs`].
+//! - [`vfs`]: the virtual tree, inode numbers, write buffers and atomic commit.
+//! - [`fuse`]: the fuser adapter over [`vfs`]; knows no format.
+
+pub mod shader;

@@ -1,0 +1,3 @@
+//! What lives inside archives. Nothing here knows about archives or trees.
+
+pub mod d3d9;
