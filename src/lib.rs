@@ -7,3 +7,7 @@
 //! - [`fuse`]: the fuser adapter over [`vfs`]; knows no format.
 
 pub mod shader;
+pub mod vfs;
+pub mod fuse;
+pub mod mount;
+pub mod archive;

@@ -1,1 +1,321 @@
-fn main() {}
+//! The `shaderfs` command line. Everything it does lives in the library; this file only
+//! parses arguments and maps outcomes to exit codes (0 success, 1 usage, 2 malformed
+//! archive, 3 mount failed).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use shaderfs::archive::FORMATS;
+use shaderfs::mount::{self, Failure, MountOptions, EXIT_MALFORMED, EXIT_USAGE};
+use shaderfs::vfs::fs::FileType;
+use shaderfs::vfs::{Vfs, VfsOptions};
+
+/// Mount game shader archives as directory trees.
+///
+/// Bethesda .sdp shader packages (Oblivion, Fallout 3, New Vegas) appear as folders of
+/// shaders and decoded constant tables; edits are written back into the archive,
+/// atomically, when the file is closed.
+#[derive(Parser)]
+#[command(name = "shaderfs", version, about, long_about)]
+#[command(after_help = "The mount.fuse3 form is also accepted: shaderfs SOURCE MOUNTPOINT [-o OPTIONS]\n\
+Exit codes: 0 success, 1 usage error, 2 malformed archive, 3 mount failed.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Mount an archive, or a folder of archives, and return once the mount answers.
+    Mount {
+        /// An archive file, or a folder: each archive in it becomes a subdirectory.
+        source: PathBuf,
+        mountpoint: PathBuf,
+        /// Stay in the foreground instead of detaching.
+        #[arg(short = 'f', long)]
+        foreground: bool,
+        /// Comma-separated options: ro, rw (default), allow_other, allow_root, uid=N,
+        /// gid=N, umask=OCTAL, backup (keep ARCHIVE.bak before the first commit), debug.
+        #[arg(short = 'o', value_name = "OPTIONS")]
+        options: Vec<String>,
+    },
+    /// Unmount; returns once every pending write-back is on disk.
+    Umount { mountpoint: PathBuf },
+    /// List the tree (or the directory PATH in it) without mounting.
+    Ls {
+        source: PathBuf,
+        path: Option<String>,
+        /// Long listing: type, size and name.
+        #[arg(short = 'l')]
+        long: bool,
+        /// List everything below PATH.
+        #[arg(short = 'R')]
+        recursive: bool,
+    },
+    /// Print a file of the tree without mounting.
+    Cat { source: PathBuf, path: String },
+    /// Write the tree (or PATH in it) to a folder, names escaped as in the mount.
+    Extract {
+        source: PathBuf,
+        path: Option<String>,
+        /// Folder to write into (created if missing).
+        #[arg(short = 'C', long = "to", default_value = ".")]
+        to: PathBuf,
+    },
+    /// Print archive.json of each archive.
+    Info { source: PathBuf },
+    /// Read every file of the tree and report every problem; exit 2 if there is one.
+    Check { source: PathBuf },
+}
+
+const SUBCOMMANDS: &[&str] = &[
+    "mount", "umount", "ls", "cat", "extract", "info", "check", "help",
+];
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let mut args: Vec<String> = std::env::args().collect();
+    // mount.fuse3 calls `shaderfs SOURCE MOUNTPOINT -o OPTIONS`.
+    if let Some(first) = args.get(1) {
+        if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
+            args.insert(1, "mount".into());
+        }
+    }
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE as u8 } else { 0 });
+        }
+    };
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("shaderfs: {}", f.message);
+            ExitCode::from(f.code as u8)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<(), Failure> {
+    match command {
+        Command::Mount {
+            source,
+            mountpoint,
+            foreground,
+            options,
+        } => {
+            let opts = MountOptions::parse(options.iter().map(String::as_str))
+                .map_err(Failure::usage)?;
+            if opts.debug {
+                log::set_max_level(log::LevelFilter::Debug);
+            }
+            mount::mount(&source, &mountpoint, &opts, FORMATS, foreground)
+        }
+        Command::Umount { mountpoint } => mount::umount(&mountpoint),
+        Command::Ls {
+            source,
+            path,
+            long,
+            recursive,
+        } => {
+            let vfs = open_offline(&source)?;
+            let ino = resolve(&vfs, path.as_deref().unwrap_or(""))?;
+            let mut out = std::io::stdout().lock();
+            list(&vfs, ino, "", long, recursive, &mut out).map_err(write_failure)
+        }
+        Command::Cat { source, path } => {
+            let vfs = open_offline(&source)?;
+            let ino = resolve(&vfs, &path)?;
+            let bytes = read_all(&vfs, ino, &path)?;
+            std::io::stdout().write_all(&bytes).map_err(write_failure)
+        }
+        Command::Extract { source, path, to } => {
+            let vfs = open_offline(&source)?;
+            let path = path.unwrap_or_default();
+            let ino = resolve(&vfs, &path)?;
+            extract(&vfs, ino, &path, &to)
+        }
+        Command::Info { source } => {
+            let vfs = open_offline(&source)?;
+            let mut out = std::io::stdout().lock();
+            for (ino, path) in walk(&vfs, 1, "") {
+                if path.ends_with("archive.json") {
+                    let bytes = read_all(&vfs, ino, &path)?;
+                    out.write_all(&bytes).map_err(write_failure)?;
+                }
+            }
+            Ok(())
+        }
+        Command::Check { source } => {
+            let vfs = open_offline(&source)?;
+            let mut problems = 0;
+            for (ino, path) in walk(&vfs, 1, "") {
+                if path.starts_with(".shaderfs") {
+                    continue;
+                }
+                if let Ok(attr) = vfs.getattr(ino) {
+                    if attr.kind == FileType::File && read_all(&vfs, ino, &path).is_err() {
+                        problems += 1;
+                    }
+                }
+            }
+            let log = String::from_utf8_lossy(&vfs.errors().render()).into_owned();
+            eprint!("{log}");
+            if problems > 0 {
+                return Err(Failure {
+                    code: EXIT_MALFORMED,
+                    message: format!("{}: {problems} unreadable file(s)", source.display()),
+                });
+            }
+            println!("{}: ok", source.display());
+            Ok(())
+        }
+    }
+}
+
+fn write_failure(e: std::io::Error) -> Failure {
+    Failure::usage(format!("writing output: {e}"))
+}
+
+fn open_offline(source: &Path) -> Result<Vfs, Failure> {
+    let opts = VfsOptions {
+        writable: false,
+        backup: false,
+        // SAFETY: getuid/getgid cannot fail.
+        uid: unsafe { libc::getuid() },
+        gid: unsafe { libc::getgid() },
+        umask: None,
+    };
+    Ok(Vfs::load(source, FORMATS, opts)?)
+}
+
+fn resolve(vfs: &Vfs, path: &str) -> Result<u64, Failure> {
+    vfs.resolve(path)
+        .map_err(|_| Failure::usage(format!("{path}: no such file in the tree")))
+}
+
+fn read_all(vfs: &Vfs, ino: u64, path: &str) -> Result<Vec<u8>, Failure> {
+    let fail = |e: i32| {
+        let detail = String::from_utf8_lossy(&vfs.errors().render()).into_owned();
+        Failure {
+            code: if e == libc::EIO { EXIT_MALFORMED } else { EXIT_USAGE },
+            message: format!(
+                "{path}: {}{}",
+                std::io::Error::from_raw_os_error(e),
+                if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!("\n{}", detail.trim_end())
+                }
+            ),
+        }
+    };
+    let opened = vfs.open(ino, libc::O_RDONLY).map_err(fail)?;
+    let result = vfs.read(ino, opened.fh, 0, u32::MAX).map_err(fail);
+    vfs.release(ino, opened.fh);
+    result
+}
+
+/// Every node below `ino`, depth first, with its path from the root of the tree.
+fn walk(vfs: &Vfs, ino: u64, prefix: &str) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    for (child, name, kind) in vfs.readdir(ino, 2).unwrap_or_default() {
+        let path = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}/{name}")
+        };
+        out.push((child, path.clone()));
+        if kind == FileType::Dir {
+            out.extend(walk(vfs, child, &path));
+        }
+    }
+    out
+}
+
+fn list(
+    vfs: &Vfs,
+    ino: u64,
+    prefix: &str,
+    long: bool,
+    recursive: bool,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    let entries = match vfs.readdir(ino, 2) {
+        Ok(entries) => entries,
+        Err(_) => {
+            // A file: list just it.
+            let attr = vfs.getattr(ino).map_err(std::io::Error::from_raw_os_error)?;
+            return writeln!(out, "{}", attr.size);
+        }
+    };
+    for (child, name, kind) in entries {
+        let path = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        if long {
+            let size = vfs.getattr(child).map(|a| a.size).unwrap_or(0);
+            let tag = match kind {
+                FileType::Dir => 'd',
+                FileType::File => '-',
+                FileType::Symlink => 'l',
+            };
+            let target = match kind {
+                FileType::Symlink => format!(" -> {}", vfs.readlink(child).unwrap_or_default()),
+                _ => String::new(),
+            };
+            writeln!(out, "{tag} {size:>10} {path}{target}")?;
+        } else {
+            writeln!(out, "{path}")?;
+        }
+        if recursive && kind == FileType::Dir {
+            list(vfs, child, &path, long, recursive, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn extract(vfs: &Vfs, ino: u64, path: &str, to: &Path) -> Result<(), Failure> {
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |e: std::io::Error| Failure::usage(format!("{}: {e}", p.display()))
+    };
+    std::fs::create_dir_all(to).map_err(io(to))?;
+    let attr = vfs
+        .getattr(ino)
+        .map_err(|e| Failure::usage(format!("{path}: {}", std::io::Error::from_raw_os_error(e))))?;
+    if attr.kind == FileType::File {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let target = to.join(name);
+        let bytes = read_all(vfs, ino, path)?;
+        return std::fs::write(&target, bytes).map_err(io(&target));
+    }
+    for (child, rel) in walk(vfs, ino, "") {
+        let full = if path.is_empty() {
+            rel.clone()
+        } else {
+            format!("{path}/{rel}")
+        };
+        let target = to.join(&rel);
+        match vfs.getattr(child).map(|a| a.kind) {
+            Ok(FileType::Dir) => std::fs::create_dir_all(&target).map_err(io(&target))?,
+            Ok(FileType::File) => {
+                let bytes = read_all(vfs, child, &full)?;
+                std::fs::write(&target, bytes).map_err(io(&target))?;
+            }
+            Ok(FileType::Symlink) => {
+                let link = vfs.readlink(child).unwrap_or_default();
+                let _ = std::fs::remove_file(&target);
+                std::os::unix::fs::symlink(link, &target).map_err(io(&target))?;
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}

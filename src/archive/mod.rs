@@ -1,0 +1,27 @@
+//! Archive formats, one module each. Each indexes the framing of an archive over its
+//! mapped bytes, describes its tree to [`crate::vfs`] and serialises edits. This file is
+//! the one place formats are recognised.
+
+pub mod sdp;
+
+use serde::Serialize;
+
+use crate::vfs::{Blob, Format};
+
+/// Every format shaderfs knows, in the order they are tried.
+pub static FORMATS: &[&'static dyn Format] = &[&sdp::SdpFormat];
+
+/// A JSON view: pretty-printed, keys in the order the type declares them, and a trailing
+/// newline, so `diff` between two archives shows only real differences.
+pub fn json_view<T: Serialize>(value: &T) -> Blob {
+    let mut bytes = serde_json::to_vec_pretty(value).expect("views serialise to JSON");
+    bytes.push(b'\n');
+    Blob::owned(bytes)
+}
+
+/// Whether `name` ends in `.ext`, ignoring case.
+pub fn has_extension(name: &str, ext: &str) -> bool {
+    name.len() > ext.len() + 1
+        && name.as_bytes()[name.len() - ext.len() - 1] == b'.'
+        && name.as_bytes()[name.len() - ext.len()..].eq_ignore_ascii_case(ext.as_bytes())
+}

@@ -1,0 +1,443 @@
+//! The fuser adapter: translates kernel requests into [`Vfs`] calls. Knows no format.
+//!
+//! Choices, per DESIGN.md "Architecture": several fuser threads; `init` turns on
+//! readdirplus, parallel directory operations and atomic `O_TRUNC`; unchanged files are
+//! opened with `FOPEN_KEEP_CACHE`; read-only mounts get long attribute and entry timeouts.
+//! Kernel caches a commit made stale are invalidated from a thread of their own, never
+//! from inside a request (the kernel may hold the locks an invalidation needs).
+
+use std::ffi::OsStr;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use fuser::{
+    Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
+    LockOwner, Notifier, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
+    ReplyDirectory, ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs,
+    ReplyWrite, Request, TimeOrNow, WriteFlags,
+};
+
+use crate::vfs::fs::{Attr, FileType, Invalidation};
+use crate::vfs::Vfs;
+
+pub struct FuseFs {
+    vfs: Arc<Vfs>,
+    /// Entry and attribute timeout for files that change only through commits (whose
+    /// caches are invalidated explicitly).
+    ttl: Duration,
+}
+
+impl FuseFs {
+    pub fn new(vfs: Arc<Vfs>) -> FuseFs {
+        let ttl = if vfs.options().writable {
+            Duration::from_secs(1)
+        } else {
+            Duration::from_secs(3600)
+        };
+        FuseFs { vfs, ttl }
+    }
+
+    /// Forward the vfs's invalidations to the kernel through `notifier`, from a thread.
+    pub fn start_invalidator(vfs: &Vfs, notifier: Notifier) {
+        let (tx, rx) = mpsc::channel::<Vec<Invalidation>>();
+        vfs.set_notify(Box::new(move |batch| {
+            let _ = tx.send(batch);
+        }));
+        std::thread::Builder::new()
+            .name("invalidate".into())
+            .spawn(move || {
+                for batch in rx {
+                    for inval in batch {
+                        // ENOENT means the kernel had nothing cached: nothing to do.
+                        let _ = match &inval {
+                            Invalidation::Inode(ino) => notifier.inval_inode(INodeNo(*ino), 0, 0),
+                            Invalidation::Entry { parent, name } => {
+                                notifier.inval_entry(INodeNo(*parent), OsStr::new(name))
+                            }
+                        };
+                    }
+                }
+            })
+            .expect("spawning the invalidation thread");
+    }
+
+    fn attr_ttl(&self, attr: &Attr) -> Duration {
+        if attr.volatile {
+            Duration::ZERO
+        } else {
+            self.ttl
+        }
+    }
+}
+
+fn to_fuse(attr: &Attr) -> FileAttr {
+    FileAttr {
+        ino: INodeNo(attr.ino),
+        size: attr.size,
+        blocks: attr.size.div_ceil(512),
+        atime: attr.mtime,
+        mtime: attr.mtime,
+        ctime: attr.mtime,
+        crtime: UNIX_EPOCH,
+        kind: match attr.kind {
+            FileType::Dir => fuser::FileType::Directory,
+            FileType::File => fuser::FileType::RegularFile,
+            FileType::Symlink => fuser::FileType::Symlink,
+        },
+        perm: attr.perm,
+        nlink: attr.nlink,
+        uid: attr.uid,
+        gid: attr.gid,
+        rdev: 0,
+        blksize: 4096,
+        flags: 0,
+    }
+}
+
+fn errno(e: i32) -> Errno {
+    Errno::from_i32(e)
+}
+
+fn name_str(name: &OsStr) -> Result<&str, Errno> {
+    // Every name shaderfs shows is UTF-8 (the escape function sees to it), so a name that
+    // is not cannot exist, and cannot be created either.
+    name.to_str().ok_or(Errno::EINVAL)
+}
+
+impl FuseFs {
+    fn reply_entry(&self, reply: ReplyEntry, result: Result<Attr, i32>) {
+        match result {
+            Ok(attr) => {
+                let ttl = self.attr_ttl(&attr);
+                reply.entry_with_ttls(&self.ttl, &ttl, &to_fuse(&attr), Generation(0));
+            }
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn open_flags(opened: crate::vfs::fs::Opened) -> FopenFlags {
+        let mut flags = FopenFlags::empty();
+        if opened.keep_cache {
+            flags |= FopenFlags::FOPEN_KEEP_CACHE;
+        }
+        if opened.direct_io {
+            flags |= FopenFlags::FOPEN_DIRECT_IO;
+        }
+        flags
+    }
+}
+
+impl fuser::Filesystem for FuseFs {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        let wanted = InitFlags::FUSE_DO_READDIRPLUS
+            | InitFlags::FUSE_READDIRPLUS_AUTO
+            | InitFlags::FUSE_PARALLEL_DIROPS
+            | InitFlags::FUSE_ATOMIC_O_TRUNC
+            | InitFlags::FUSE_BIG_WRITES
+            | InitFlags::FUSE_ASYNC_READ;
+        let offered = config.capabilities();
+        let _ = config.add_capabilities(wanted & offered);
+        let _ = config.set_max_write(1 << 20);
+        let _ = config.set_max_readahead(1 << 20);
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        match name_str(name) {
+            Ok(name) => self.reply_entry(reply, self.vfs.lookup(parent.0, name)),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.vfs.getattr(ino.0) {
+            Ok(attr) => reply.attr(&self.attr_ttl(&attr), &to_fuse(&attr)),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<std::time::SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<std::time::SystemTime>,
+        _chgtime: Option<std::time::SystemTime>,
+        _bkuptime: Option<std::time::SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        // Modes, owners and times are the mount's, not the files': accepted and ignored,
+        // as on other archive file systems, so `cp -p` and editors do not fail.
+        let result = match size {
+            Some(size) => self.vfs.set_size(ino.0, size),
+            None => self.vfs.getattr(ino.0),
+        };
+        match result {
+            Ok(attr) => reply.attr(&self.attr_ttl(&attr), &to_fuse(&attr)),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        match self.vfs.readlink(ino.0) {
+            Ok(target) => reply.data(target.as_bytes()),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn mkdir(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        reply: ReplyEntry,
+    ) {
+        let e = if self.vfs.options().writable {
+            Errno::EPERM
+        } else {
+            Errno::EROFS
+        };
+        reply.error(e);
+    }
+
+    fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match name_str(name).map_err(i32::from) {
+            Ok(name) => match self.vfs.unlink(parent.0, name) {
+                Ok(()) => reply.ok(),
+                Err(e) => reply.error(errno(e)),
+            },
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn rmdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(if self.vfs.options().writable {
+            Errno::EPERM
+        } else {
+            Errno::EROFS
+        });
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        newparent: INodeNo,
+        newname: &OsStr,
+        flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        if flags.bits() != 0 {
+            // RENAME_EXCHANGE / RENAME_NOREPLACE: callers fall back to plain rename.
+            reply.error(Errno::EINVAL);
+            return;
+        }
+        let (Ok(name), Ok(newname)) = (name_str(name), name_str(newname)) else {
+            reply.error(Errno::EINVAL);
+            return;
+        };
+        match self.vfs.rename(parent.0, name, newparent.0, newname) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        match self.vfs.open(ino.0, flags.0) {
+            Ok(opened) => reply.opened(FileHandle(opened.fh), Self::open_flags(opened)),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        match self.vfs.read(ino.0, fh.0, offset, size) {
+            Ok(data) => reply.data(&data),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        match self.vfs.write(ino.0, offset, data) {
+            Ok(n) => reply.written(n),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        match self.vfs.flush(ino.0) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn fsync(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        match self.vfs.flush(ino.0) {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        self.vfs.release(ino.0, fh.0);
+        reply.ok();
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        match self.vfs.readdir(ino.0, offset as usize) {
+            Ok(entries) => {
+                for (i, (child, name, kind)) in entries.into_iter().enumerate() {
+                    let kind = match kind {
+                        FileType::Dir => fuser::FileType::Directory,
+                        FileType::File => fuser::FileType::RegularFile,
+                        FileType::Symlink => fuser::FileType::Symlink,
+                    };
+                    if reply.add(INodeNo(child), offset + i as u64 + 1, kind, name) {
+                        break;
+                    }
+                }
+                reply.ok();
+            }
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn readdirplus(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectoryPlus,
+    ) {
+        match self.vfs.readdir(ino.0, offset as usize) {
+            Ok(entries) => {
+                for (i, (child, name, _)) in entries.into_iter().enumerate() {
+                    let Ok(attr) = self.vfs.getattr(child) else {
+                        continue;
+                    };
+                    let ttl = self.attr_ttl(&attr);
+                    let next = offset + i as u64 + 1;
+                    if reply.add(
+                        INodeNo(child),
+                        next,
+                        &name,
+                        &ttl,
+                        &to_fuse(&attr),
+                        Generation(0),
+                    ) {
+                        break;
+                    }
+                }
+                reply.ok();
+            }
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        let bytes: u64 = self
+            .vfs
+            .archive_paths()
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        reply.statfs(bytes.div_ceil(4096), 0, 0, 0, 0, 4096, 255, 4096);
+    }
+
+    fn access(&self, _req: &Request, ino: INodeNo, _mask: fuser::AccessFlags, reply: ReplyEmpty) {
+        match self.vfs.getattr(ino.0) {
+            Ok(_) => reply.ok(),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+
+    fn create(
+        &self,
+        _req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        flags: i32,
+        reply: ReplyCreate,
+    ) {
+        let Ok(name) = name_str(name) else {
+            reply.error(Errno::EINVAL);
+            return;
+        };
+        match self.vfs.create(parent.0, name, flags) {
+            Ok((attr, opened)) => reply.created(
+                &Duration::ZERO,
+                &to_fuse(&attr),
+                Generation(0),
+                FileHandle(opened.fh),
+                Self::open_flags(opened),
+            ),
+            Err(e) => reply.error(errno(e)),
+        }
+    }
+}

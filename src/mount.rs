@@ -1,0 +1,507 @@
+//! Mounting: `-o` options, the detaching daemon, and `umount`.
+//!
+//! `shaderfs mount` opens and indexes the archive in the calling process (so a malformed
+//! archive is reported there, with exit code 2), then forks; the child starts a new
+//! session, mounts, and tells the parent through a pipe that the mount answers. The
+//! parent returns only then. `umount` unmounts and waits for the daemon to exit, so every
+//! commit it was making is on disk when it returns.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::fuse::FuseFs;
+use crate::vfs::fs::{OpenError, VfsOptions};
+use crate::vfs::Vfs;
+
+/// Exit codes (DESIGN.md "Command line").
+pub const EXIT_USAGE: i32 = 1;
+pub const EXIT_MALFORMED: i32 = 2;
+pub const EXIT_MOUNT: i32 = 3;
+
+/// A failure with the exit code it maps to.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure {
+            code: EXIT_USAGE,
+            message: message.into(),
+        }
+    }
+    pub fn mount(message: impl Into<String>) -> Failure {
+        Failure {
+            code: EXIT_MOUNT,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<OpenError> for Failure {
+    fn from(e: OpenError) -> Failure {
+        match e {
+            OpenError::Usage(m) => Failure::usage(m),
+            OpenError::Malformed(m) => Failure {
+                code: EXIT_MALFORMED,
+                message: m,
+            },
+        }
+    }
+}
+
+/// Parsed `-o` options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountOptions {
+    pub writable: bool,
+    pub allow_other: bool,
+    pub allow_root: bool,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub umask: Option<u32>,
+    pub backup: bool,
+    pub debug: bool,
+    /// Generic mount flags `mount.fuse3` passes on (`nodev`, `noatime`, …), handed to the
+    /// kernel as they are.
+    pub kernel: Vec<fuser::MountOption>,
+}
+
+impl Default for MountOptions {
+    fn default() -> MountOptions {
+        MountOptions {
+            writable: true,
+            allow_other: false,
+            allow_root: false,
+            uid: None,
+            gid: None,
+            umask: None,
+            backup: false,
+            debug: false,
+            kernel: Vec::new(),
+        }
+    }
+}
+
+impl MountOptions {
+    /// Parse one or more comma-separated `-o` lists. Unknown options are an error.
+    pub fn parse<'a>(lists: impl IntoIterator<Item = &'a str>) -> Result<MountOptions, String> {
+        use fuser::MountOption as K;
+        let mut o = MountOptions::default();
+        for opt in lists.into_iter().flat_map(|l| l.split(',')) {
+            let (key, value) = match opt.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (opt, None),
+            };
+            let number = |radix: u32| -> Result<u32, String> {
+                let v = value.ok_or_else(|| format!("option {key} needs a value ({key}=N)"))?;
+                u32::from_str_radix(v, radix)
+                    .map_err(|_| format!("option {key}={v}: not a valid number"))
+            };
+            match (key, value) {
+                ("", None) => {}
+                ("ro", None) => o.writable = false,
+                ("rw", None) => o.writable = true,
+                ("allow_other", None) => o.allow_other = true,
+                ("allow_root", None) => o.allow_root = true,
+                ("uid", _) => o.uid = Some(number(10)?),
+                ("gid", _) => o.gid = Some(number(10)?),
+                ("umask", _) => {
+                    let m = number(8)?;
+                    if m > 0o777 {
+                        return Err(format!("option umask={m:o}: at most 777"));
+                    }
+                    o.umask = Some(m);
+                }
+                ("backup", None) => o.backup = true,
+                ("debug", None) => o.debug = true,
+                ("dev", None) => o.kernel.push(K::Dev),
+                ("nodev", None) => o.kernel.push(K::NoDev),
+                ("suid", None) => o.kernel.push(K::Suid),
+                ("nosuid", None) => o.kernel.push(K::NoSuid),
+                ("exec", None) => o.kernel.push(K::Exec),
+                ("noexec", None) => o.kernel.push(K::NoExec),
+                ("atime", None) => o.kernel.push(K::Atime),
+                ("noatime", None) => o.kernel.push(K::NoAtime),
+                ("sync", None) => o.kernel.push(K::Sync),
+                ("async", None) => o.kernel.push(K::Async),
+                ("dirsync", None) => o.kernel.push(K::DirSync),
+                // Accepted from fstab lines, meaningless to a FUSE file system.
+                ("nodiratime" | "relatime" | "strictatime" | "lazytime", None) => {}
+                (_, Some(v)) if matches!(key, "ro" | "rw" | "backup" | "debug") => {
+                    return Err(format!("option {key} takes no value (got {key}={v})"));
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown mount option '{opt}' (known: ro, rw, allow_other, allow_root, \
+                         uid=N, gid=N, umask=OCTAL, backup, debug, and the generic flags \
+                         dev, nodev, suid, nosuid, exec, noexec, atime, noatime, sync, async, \
+                         dirsync)"
+                    ));
+                }
+            }
+        }
+        if o.allow_other && o.allow_root {
+            return Err("options allow_other and allow_root exclude each other".into());
+        }
+        Ok(o)
+    }
+
+    pub fn vfs_options(&self) -> VfsOptions {
+        // SAFETY: getuid/getgid cannot fail.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        VfsOptions {
+            writable: self.writable,
+            backup: self.backup,
+            uid: self.uid.unwrap_or(uid),
+            gid: self.gid.unwrap_or(gid),
+            umask: self.umask,
+        }
+    }
+
+    fn fuser_config(&self, source: &Path) -> fuser::Config {
+        use fuser::MountOption as K;
+        let mut config = fuser::Config::default();
+        config.mount_options = vec![
+            K::FSName(source.display().to_string()),
+            K::Subtype("shaderfs".into()),
+            K::DefaultPermissions,
+            if self.writable { K::RW } else { K::RO },
+        ];
+        config.mount_options.extend(self.kernel.iter().cloned());
+        config.acl = if self.allow_other {
+            fuser::SessionACL::All
+        } else if self.allow_root {
+            fuser::SessionACL::RootAndOwner
+        } else {
+            fuser::SessionACL::Owner
+        };
+        config.n_threads = Some(worker_threads());
+        config.clone_fd = true;
+        config
+    }
+}
+
+/// fuser threads: enough to overlap requests of parallel readers, few enough for a
+/// small machine.
+fn worker_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get().clamp(2, 8))
+        .unwrap_or(4)
+}
+
+fn canonical_mountpoint(mountpoint: &Path) -> Result<PathBuf, Failure> {
+    let path = fs::canonicalize(mountpoint)
+        .map_err(|e| Failure::usage(format!("{}: {e}", mountpoint.display())))?;
+    if !path.is_dir() {
+        return Err(Failure::usage(format!(
+            "{}: the mount point must be a directory",
+            mountpoint.display()
+        )));
+    }
+    Ok(path)
+}
+
+/// Where the daemon of a mount point leaves its process id for `umount`.
+fn pid_file(mountpoint: &Path) -> PathBuf {
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(d) if uid != 0 => PathBuf::from(d).join("shaderfs"),
+        _ if uid == 0 => PathBuf::from("/run/shaderfs"),
+        _ => std::env::temp_dir().join(format!("shaderfs-{uid}")),
+    };
+    let key = crate::vfs::name::escape(mountpoint.as_os_str().as_encoded_bytes());
+    dir.join(format!("{key}.pid"))
+}
+
+/// `shaderfs mount`: open, then mount in the foreground or as a detached daemon.
+pub fn mount(
+    source: &Path,
+    mountpoint: &Path,
+    options: &MountOptions,
+    formats: &[&'static dyn crate::vfs::Format],
+    foreground: bool,
+) -> Result<(), Failure> {
+    let mountpoint = canonical_mountpoint(mountpoint)?;
+    let source = fs::canonicalize(source)
+        .map_err(|e| Failure::usage(format!("{}: {e}", source.display())))?;
+    let vfs = Arc::new(Vfs::load(&source, formats, options.vfs_options())?);
+    if foreground {
+        return serve(vfs, &source, &mountpoint, options, None);
+    }
+
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe writes two descriptors into the array we own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(Failure::mount(format!(
+            "pipe: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: both descriptors are fresh and owned only here.
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: no other thread exists yet in this process (the vfs spawns none), so the
+    // child may continue to run Rust code.
+    match unsafe { libc::fork() } {
+        -1 => Err(Failure::mount(format!(
+            "fork: {}",
+            std::io::Error::last_os_error()
+        ))),
+        0 => {
+            drop(read_end);
+            // SAFETY: plain system calls in the child.
+            unsafe {
+                libc::setsid();
+            }
+            detach_stdio(options.debug, &mountpoint);
+            let code = match serve(vfs, &source, &mountpoint, options, Some(write_end)) {
+                Ok(()) => 0,
+                Err(f) => {
+                    log::error!("{}", f.message);
+                    f.code
+                }
+            };
+            std::process::exit(code);
+        }
+        _child => {
+            drop(write_end);
+            let mut answer = String::new();
+            let _ = fs::File::from(read_end).read_to_string(&mut answer);
+            match answer.strip_prefix("ok") {
+                Some(_) => Ok(()),
+                None if answer.is_empty() => Err(Failure::mount(format!(
+                    "{}: the mount daemon exited before the mount was ready",
+                    mountpoint.display()
+                ))),
+                None => Err(Failure::mount(answer)),
+            }
+        }
+    }
+}
+
+/// The daemon's standard streams go to /dev/null, or with `-o debug` to a log file.
+fn detach_stdio(debug: bool, mountpoint: &Path) {
+    let target = if debug {
+        let log = pid_file(mountpoint).with_extension("log");
+        if let Some(dir) = log.parent() {
+            let _ = fs::create_dir_all(dir);
+        }
+        fs::OpenOptions::new().create(true).append(true).open(log)
+    } else {
+        fs::OpenOptions::new().read(true).write(true).open("/dev/null")
+    };
+    if let Ok(file) = target {
+        use std::os::fd::AsRawFd;
+        let null = fs::File::open("/dev/null");
+        // SAFETY: dup2 onto the standard descriptors of this process.
+        unsafe {
+            if let Ok(null) = &null {
+                libc::dup2(null.as_raw_fd(), 0);
+            }
+            libc::dup2(file.as_raw_fd(), 1);
+            libc::dup2(file.as_raw_fd(), 2);
+        }
+    }
+}
+
+/// Mount and answer requests until unmounted. `ready` (the daemon's pipe) hears "ok" once
+/// the mount answers, or the reason it failed.
+fn serve(
+    vfs: Arc<Vfs>,
+    source: &Path,
+    mountpoint: &Path,
+    options: &MountOptions,
+    ready: Option<OwnedFd>,
+) -> Result<(), Failure> {
+    let tell = |message: &str| {
+        if let Some(fd) = &ready {
+            if let Ok(fd) = fd.try_clone() {
+                let _ = fs::File::from(fd).write_all(message.as_bytes());
+            }
+        }
+    };
+    // Signals that end the daemon are taken by one thread, which unmounts cleanly.
+    block_termination_signals();
+    let fs = FuseFs::new(vfs.clone());
+    let mut session = match fuser::Session::new(fs, mountpoint, &options.fuser_config(source)) {
+        Ok(s) => s,
+        Err(e) => {
+            let message = format!("{}: cannot mount: {e}", mountpoint.display());
+            tell(&message);
+            return Err(Failure::mount(message));
+        }
+    };
+    FuseFs::start_invalidator(&vfs, session.notifier());
+    let mut unmounter = session.unmount_callable();
+    let pid_path = pid_file(mountpoint);
+    if let Some(dir) = pid_path.parent() {
+        let _ = fs::create_dir_all(dir);
+    }
+    let _ = fs::write(&pid_path, format!("{}\n", std::process::id()));
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            wait_for_termination_signal();
+            let _ = unmounter.unmount();
+        })
+        .map_err(|e| Failure::mount(format!("spawning the signal thread: {e}")))?;
+    tell("ok");
+    drop(ready);
+    let result = session.run();
+    let _ = fs::remove_file(&pid_path);
+    result.map_err(|e| Failure::mount(format!("{}: {e}", mountpoint.display())))
+}
+
+fn termination_signals() -> libc::sigset_t {
+    // SAFETY: sigset manipulation on a local value.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGHUP);
+        set
+    }
+}
+
+fn block_termination_signals() {
+    let set = termination_signals();
+    // SAFETY: changes this thread's mask; threads spawned later inherit it.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+fn wait_for_termination_signal() {
+    let set = termination_signals();
+    let mut sig = 0;
+    // SAFETY: the signals are blocked in every thread, so sigwait receives them.
+    unsafe {
+        libc::sigwait(&set, &mut sig);
+    }
+}
+
+/// `shaderfs umount`: unmount, then wait until the daemon has exited (and with it every
+/// commit it was making).
+pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
+    let mountpoint = fs::canonicalize(mountpoint)
+        .map_err(|e| Failure::usage(format!("{}: {e}", mountpoint.display())))?;
+    if !is_mounted(&mountpoint) {
+        return Err(Failure::usage(format!(
+            "{}: not a shaderfs mount point",
+            mountpoint.display()
+        )));
+    }
+    let pid_path = pid_file(&mountpoint);
+    let pid: Option<i32> = fs::read_to_string(&pid_path)
+        .ok()
+        .and_then(|s| s.trim().parse().ok());
+    let c_path = std::ffi::CString::new(mountpoint.as_os_str().as_encoded_bytes())
+        .map_err(|_| Failure::usage("mount point with a NUL byte"))?;
+    // SAFETY: a plain system call with a valid C string.
+    if unsafe { libc::umount2(c_path.as_ptr(), 0) } != 0 {
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() == Some(libc::EPERM) {
+            let status = std::process::Command::new("fusermount3")
+                .arg("-u")
+                .arg(&mountpoint)
+                .status()
+                .map_err(|e| Failure::mount(format!("fusermount3: {e}")))?;
+            if !status.success() {
+                return Err(Failure::mount(format!(
+                    "{}: fusermount3 -u failed",
+                    mountpoint.display()
+                )));
+            }
+        } else {
+            return Err(Failure::mount(format!(
+                "{}: cannot unmount: {err}",
+                mountpoint.display()
+            )));
+        }
+    }
+    if let Some(pid) = pid {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        while unsafe { libc::kill(pid, 0) } == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `path` is the mount point of a shaderfs mount (from /proc/self/mountinfo).
+pub fn is_mounted(path: &Path) -> bool {
+    let Ok(info) = fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
+    let want = path.to_string_lossy();
+    info.lines().any(|line| {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = fields.iter().position(|f| *f == "-") else {
+            return false;
+        };
+        fields.get(4).map(|p| unescape_mountinfo(p)) == Some(want.to_string())
+            && fields.get(sep + 1) == Some(&"fuse.shaderfs")
+    })
+}
+
+fn unescape_mountinfo(field: &str) -> String {
+    let mut out = Vec::new();
+    let bytes = field.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 3 < bytes.len() {
+            if let Ok(v) = u8::from_str_radix(&field[i + 1..i + 4], 8) {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse() {
+        let o = MountOptions::parse(["ro,uid=1000,gid=100,umask=022,backup"]).unwrap();
+        assert!(!o.writable && o.backup);
+        assert_eq!((o.uid, o.gid, o.umask), (Some(1000), Some(100), Some(0o22)));
+        assert!(MountOptions::parse(["rw"]).unwrap().writable);
+        assert!(MountOptions::parse([""]).unwrap().writable, "read-write by default");
+        let o = MountOptions::parse(["nodev,nosuid", "noatime"]).unwrap();
+        assert_eq!(o.kernel.len(), 3);
+    }
+
+    #[test]
+    fn bad_options_are_refused() {
+        for bad in [
+            "frobnicate",
+            "uid=abc",
+            "uid",
+            "umask=999",
+            "ro=1",
+            "allow_other,allow_root",
+        ] {
+            assert!(MountOptions::parse([bad]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn mountinfo_unescape() {
+        assert_eq!(unescape_mountinfo(r"/mnt/a\040b"), "/mnt/a b");
+    }
+}

@@ -1,0 +1,180 @@
+//! Atomic replacement of an archive file (protocol step 3 of DESIGN.md): write the new
+//! bytes to a temporary file in the archive's folder, `fsync` it, parse it again with the
+//! same reader, `rename` it over the archive and `fsync` the folder. A crash at any point
+//! leaves either the old archive or the new one, never a mix.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    #[error("writing {path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("the new {path} does not read back: {message}")]
+    Reread { path: PathBuf, message: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CommitError + '_ {
+    move |source| CommitError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The archive as it is on disk after a commit.
+pub struct Replaced<T> {
+    pub file: File,
+    pub map: Arc<Mmap>,
+    /// What `reread` made of the new bytes.
+    pub value: T,
+}
+
+/// Replace `target` with `bytes`. `reread` parses the temporary file before it is renamed
+/// into place; if it fails, the archive is untouched. With `backup`, `target.bak` is
+/// written first when it does not exist yet.
+pub fn replace<T>(
+    target: &Path,
+    bytes: &[u8],
+    backup: bool,
+    reread: impl FnOnce(&Path, Arc<Mmap>) -> Result<T, String>,
+) -> Result<Replaced<T>, CommitError> {
+    let dir = parent_dir(target);
+    let old = fs::metadata(target).map_err(io_err(target))?;
+    let (temp_path, mut temp) = create_temp(&dir, target, &old).map_err(io_err(&dir))?;
+    let cleanup = TempGuard(Some(temp_path.clone()));
+
+    temp.write_all(bytes).map_err(io_err(&temp_path))?;
+    temp.sync_all().map_err(io_err(&temp_path))?;
+    // SAFETY: the temporary file is ours, created exclusively in this call; nobody else
+    // writes it while it is mapped.
+    let map = Arc::new(unsafe { Mmap::map(&temp) }.map_err(io_err(&temp_path))?);
+    if map[..] != *bytes {
+        return Err(CommitError::Reread {
+            path: temp_path,
+            message: "the bytes read back differ from the bytes written".into(),
+        });
+    }
+    let value = reread(&temp_path, map.clone()).map_err(|message| CommitError::Reread {
+        path: target.to_path_buf(),
+        message,
+    })?;
+
+    if backup {
+        write_backup(target, &old)?;
+    }
+    fs::rename(&temp_path, target).map_err(io_err(target))?;
+    cleanup.disarm();
+    File::open(&dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(&dir))?;
+    Ok(Replaced {
+        file: temp,
+        map,
+        value,
+    })
+}
+
+/// `ARCHIVE.bak`, written once (atomically itself) before the first commit of a mount.
+fn write_backup(target: &Path, old: &fs::Metadata) -> Result<(), CommitError> {
+    let mut bak = target.as_os_str().to_owned();
+    bak.push(".bak");
+    let bak = PathBuf::from(bak);
+    if bak.exists() {
+        return Ok(());
+    }
+    let dir = parent_dir(target);
+    let (temp_path, mut temp) = create_temp(&dir, &bak, old).map_err(io_err(&dir))?;
+    let cleanup = TempGuard(Some(temp_path.clone()));
+    let original = fs::read(target).map_err(io_err(target))?;
+    temp.write_all(&original).map_err(io_err(&temp_path))?;
+    temp.sync_all().map_err(io_err(&temp_path))?;
+    fs::rename(&temp_path, &bak).map_err(io_err(&bak))?;
+    cleanup.disarm();
+    Ok(())
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// A new file next to `like`, with its permissions and (when we may) its owner.
+fn create_temp(dir: &Path, like: &Path, old: &fs::Metadata) -> io::Result<(PathBuf, File)> {
+    let base = like
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for attempt in 0u32.. {
+        let path = dir.join(format!(".{base}.shaderfs-{}-{attempt}", std::process::id()));
+        match OpenOptions::new()
+            .write(true)
+            .read(true)
+            .create_new(true)
+            .mode(old.permissions().mode() & 0o7777)
+            .open(&path)
+        {
+            Ok(file) => {
+                // Keep the archive's owner when running as root; harmless to fail otherwise.
+                let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+                return Ok((path, file));
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+struct TempGuard(Option<PathBuf>);
+
+impl TempGuard {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        if let Some(path) = self.0.take() {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_and_keeps_backup() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.sdp");
+        fs::write(&target, b"old").unwrap();
+        let done = replace(&target, b"new", true, |_, map| Ok(map.len())).unwrap();
+        assert_eq!(done.value, 3);
+        assert_eq!(fs::read(&target).unwrap(), b"new");
+        assert_eq!(fs::read(dir.path().join("a.sdp.bak")).unwrap(), b"old");
+        // A second commit keeps the first backup.
+        replace(&target, b"newer", true, |_, _| Ok(())).unwrap();
+        assert_eq!(fs::read(dir.path().join("a.sdp.bak")).unwrap(), b"old");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2, "no temporary left");
+    }
+
+    #[test]
+    fn failed_reread_leaves_the_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.sdp");
+        fs::write(&target, b"old").unwrap();
+        let err = replace(&target, b"bad", false, |_, _| Err::<(), _>("nope".into()));
+        assert!(matches!(err, Err(CommitError::Reread { .. })));
+        assert_eq!(fs::read(&target).unwrap(), b"old");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary left");
+    }
+}

@@ -1,0 +1,1196 @@
+//! [`Vfs`]: the mount's state machine in file-system terms (lookup, read, write, flush,
+//! rename, …) with errno results. The FUSE adapter translates requests into these calls;
+//! the offline commands (`shaderfs ls|cat|extract`) call them directly.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use lru::LruCache;
+use memmap2::Mmap;
+use parking_lot::{Mutex, RwLock};
+
+use super::commit::{self, CommitError};
+use super::errors::ErrorLog;
+use super::name;
+use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin, Tree, ROOT_INO};
+use super::{Archive, Blob, Edit, EntryKind, FileKey, Format, OpenContext, ViewError};
+
+/// Largest file a user may write through the mount; a runaway `cat /dev/zero > x.vso`
+/// must not take the daemon's memory.
+const MAX_BUFFER: usize = 256 << 20;
+/// Rendered views kept (JSON, disassembly).
+const CACHE_ENTRIES: usize = 4096;
+
+pub type Errno = i32;
+
+#[derive(Debug, Clone)]
+pub struct VfsOptions {
+    pub writable: bool,
+    pub backup: bool,
+    pub uid: u32,
+    pub gid: u32,
+    pub umask: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileType {
+    Dir,
+    File,
+    Symlink,
+}
+
+#[derive(Debug, Clone)]
+pub struct Attr {
+    pub ino: Ino,
+    pub kind: FileType,
+    pub size: u64,
+    pub perm: u16,
+    pub nlink: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub mtime: SystemTime,
+    /// Changes without a commit (logs, files being written): the kernel must not cache
+    /// its attributes.
+    pub volatile: bool,
+}
+
+/// A kernel cache entry that a commit made stale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalidation {
+    /// The file's data and attributes.
+    Inode(Ino),
+    /// The name `name` in directory `parent`.
+    Entry { parent: Ino, name: String },
+}
+
+/// What `open` tells the kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct Opened {
+    pub fh: u64,
+    /// The kernel may keep its page cache from earlier opens.
+    pub keep_cache: bool,
+    /// Bypass the page cache (files whose size changes without a commit).
+    pub direct_io: bool,
+}
+
+/// Why a mount source could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Malformed(String),
+}
+
+/// Content of a file being written (DESIGN.md write-back step 1).
+#[derive(Debug, Default)]
+pub struct WriteBuffer {
+    pub data: Vec<u8>,
+    /// Changed since the last commit attempt.
+    pub dirty: bool,
+}
+
+struct Snapshot {
+    archive: Arc<dyn Archive>,
+    generation: u64,
+    /// The mapped file, kept open to notice another program changing it under us.
+    file: File,
+    len: u64,
+    mtime: SystemTime,
+}
+
+struct Mounted {
+    path: PathBuf,
+    /// Directory name in a folder mount; empty when the archive is the mount's root.
+    dir_name: String,
+    format: &'static dyn Format,
+    root: Ino,
+    snapshot: RwLock<Arc<Snapshot>>,
+    commit_lock: Mutex<()>,
+    backed_up: AtomicBool,
+}
+
+struct Handle {
+    ino: Ino,
+    /// What a reader sees until it closes, however many commits happen meanwhile.
+    pinned: Option<Blob>,
+    writes: bool,
+}
+
+struct State {
+    tree: Tree,
+    handles: HashMap<u64, Handle>,
+    next_fh: u64,
+}
+
+type Notify = Box<dyn Fn(Vec<Invalidation>) + Send + Sync>;
+
+pub struct Vfs {
+    opts: VfsOptions,
+    archives: Vec<Mounted>,
+    state: RwLock<State>,
+    cache: Mutex<LruCache<(ArchiveId, u64, FileKey), Blob>>,
+    errors: ErrorLog,
+    notify: Mutex<Option<Notify>>,
+    started: SystemTime,
+}
+
+fn open_snapshot(
+    format: &'static dyn Format,
+    path: &Path,
+    ctx: OpenContext,
+    generation: u64,
+) -> Result<Snapshot, OpenError> {
+    let file = File::open(path)
+        .map_err(|e| OpenError::Usage(format!("{}: cannot open: {e}", path.display())))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| OpenError::Usage(format!("{}: {e}", path.display())))?;
+    // SAFETY: the mapping is read-only. Another program truncating the file under us is
+    // detected before every read of mapped bytes (`Vfs::check_unchanged`).
+    let map = Arc::new(
+        unsafe { Mmap::map(&file) }
+            .map_err(|e| OpenError::Usage(format!("{}: cannot map: {e}", path.display())))?,
+    );
+    let archive = format
+        .open(path, map, ctx)
+        .map_err(|e| OpenError::Malformed(e.message))?;
+    Ok(Snapshot {
+        archive,
+        generation,
+        file,
+        len: meta.len(),
+        mtime: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+    })
+}
+
+/// Find the format of `path`, if any (the only place formats are recognised is the list
+/// the caller passes, built in `archive::FORMATS`).
+fn recognise(path: &Path, formats: &[&'static dyn Format]) -> Option<&'static dyn Format> {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let n = File::open(path).and_then(|mut f| f.read(&mut head)).ok()?;
+    formats
+        .iter()
+        .copied()
+        .find(|f| f.recognises(path, &head[..n]))
+}
+
+impl Vfs {
+    /// Open `source` (an archive, or a folder of archives) without mounting anything.
+    pub fn load(
+        source: &Path,
+        formats: &[&'static dyn Format],
+        opts: VfsOptions,
+    ) -> Result<Vfs, OpenError> {
+        let meta = std::fs::metadata(source)
+            .map_err(|e| OpenError::Usage(format!("{}: {e}", source.display())))?;
+        let ctx = OpenContext {
+            writable: opts.writable,
+        };
+        let mut found: Vec<(PathBuf, String, &'static dyn Format)> = Vec::new();
+        if meta.is_dir() {
+            let mut paths: Vec<PathBuf> = std::fs::read_dir(source)
+                .map_err(|e| OpenError::Usage(format!("{}: {e}", source.display())))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file())
+                .collect();
+            paths.sort();
+            let mut namer = name::Namer::new();
+            namer.reserve(".shaderfs");
+            for path in paths {
+                if let Some(format) = recognise(&path, formats) {
+                    let raw = path.file_name().unwrap_or_default().as_encoded_bytes();
+                    found.push((path.clone(), namer.name(raw), format));
+                }
+            }
+            if found.is_empty() {
+                let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
+                return Err(OpenError::Usage(format!(
+                    "{}: no archive in this folder (looked for {})",
+                    source.display(),
+                    names.join(", ")
+                )));
+            }
+        } else {
+            let format = recognise(source, formats).ok_or_else(|| {
+                OpenError::Malformed(format!(
+                    "{}: not an archive shaderfs knows (.sdp, .sha, SGD2)",
+                    source.display()
+                ))
+            })?;
+            found.push((source.to_path_buf(), String::new(), format));
+        }
+
+        let mut tree = Tree::new();
+        let mut archives = Vec::new();
+        for (id, (path, dir_name, format)) in found.into_iter().enumerate() {
+            let snapshot = open_snapshot(format, &path, ctx, 0)?;
+            let root = if dir_name.is_empty() {
+                tree.bind_path(id, "", ROOT_INO);
+                ROOT_INO
+            } else {
+                let ino = tree.ino_for(id, "");
+                tree.insert(ino, dir_node(ROOT_INO, &dir_name, Some(id), ""));
+                ino
+            };
+            archives.push(Mounted {
+                path,
+                dir_name,
+                format,
+                root,
+                snapshot: RwLock::new(Arc::new(snapshot)),
+                commit_lock: Mutex::new(()),
+                backed_up: AtomicBool::new(false),
+            });
+        }
+        let vfs = Vfs {
+            opts,
+            archives,
+            state: RwLock::new(State {
+                tree,
+                handles: HashMap::new(),
+                next_fh: 1,
+            }),
+            cache: Mutex::new(LruCache::new(
+                NonZeroUsize::new(CACHE_ENTRIES).expect("non-zero"),
+            )),
+            errors: ErrorLog::default(),
+            notify: Mutex::new(None),
+            started: SystemTime::now(),
+        };
+        {
+            let mut state = vfs.state.write();
+            let tree = &mut state.tree;
+            let dir = tree.fresh();
+            tree.insert(dir, dir_node(ROOT_INO, ".shaderfs", None, ""));
+            let log = tree.fresh();
+            tree.insert(
+                log,
+                Node {
+                    parent: dir,
+                    name: "errors".into(),
+                    archive: None,
+                    path: String::new(),
+                    kind: file_kind(Origin::ErrorLog),
+                },
+            );
+            for id in 0..vfs.archives.len() {
+                vfs.build_subtree(tree, id);
+            }
+        }
+        Ok(vfs)
+    }
+
+    /// Called with the kernel caches a commit made stale (the FUSE adapter forwards them
+    /// to the kernel).
+    pub fn set_notify(&self, notify: Notify) {
+        *self.notify.lock() = Some(notify);
+    }
+
+    pub fn options(&self) -> &VfsOptions {
+        &self.opts
+    }
+
+    pub fn errors(&self) -> &ErrorLog {
+        &self.errors
+    }
+
+    /// The archive files behind this mount.
+    pub fn archive_paths(&self) -> Vec<&Path> {
+        self.archives.iter().map(|m| m.path.as_path()).collect()
+    }
+
+    fn snapshot(&self, id: ArchiveId) -> Arc<Snapshot> {
+        self.archives[id].snapshot.read().clone()
+    }
+
+    /// Insert the nodes the archive's current snapshot describes.
+    fn build_subtree(&self, tree: &mut Tree, id: ArchiveId) {
+        let snap = self.snapshot(id);
+        let root = self.archives[id].root;
+        for entry in snap.archive.entries() {
+            let (parent_path, leaf) = match entry.path.rfind('/') {
+                Some(i) => (&entry.path[..i], &entry.path[i + 1..]),
+                None => ("", entry.path.as_str()),
+            };
+            let parent = if parent_path.is_empty() {
+                root
+            } else {
+                tree.ino_for(id, parent_path)
+            };
+            let ino = tree.ino_for(id, &entry.path);
+            let kind = match entry.kind {
+                EntryKind::Dir => NodeKind::Dir {
+                    children: Default::default(),
+                },
+                EntryKind::File {
+                    key,
+                    size,
+                    writable,
+                } => file_kind(Origin::Archive {
+                    key,
+                    size,
+                    writable,
+                }),
+                EntryKind::Symlink { target } => NodeKind::Symlink { target },
+            };
+            tree.insert(
+                ino,
+                Node {
+                    parent,
+                    name: leaf.to_string(),
+                    archive: Some(id),
+                    path: entry.path.clone(),
+                    kind,
+                },
+            );
+        }
+    }
+
+    /// Rebuild one archive's subtree after a commit, keeping inode numbers, write buffers
+    /// and scratch files; returns the kernel caches to invalidate.
+    fn rebuild(&self, state: &mut State, id: ArchiveId) -> Vec<Invalidation> {
+        let tree = &mut state.tree;
+        let root = self.archives[id].root;
+        let mut old: HashMap<Ino, Node> = HashMap::new();
+        for ino in tree.archive_nodes(id) {
+            if ino == root {
+                continue;
+            }
+            if let Some(node) = tree.take(ino) {
+                old.insert(ino, node);
+            }
+        }
+        tree.clear_children(root);
+        self.build_subtree(tree, id);
+
+        let mut inval = Vec::new();
+        let mut kept = HashSet::new();
+        for (&ino, old_node) in &old {
+            match tree.get_mut(ino) {
+                Some(new_node) if new_node.parent == old_node.parent => {
+                    kept.insert(ino);
+                    if let (
+                        NodeKind::File {
+                            buffer,
+                            writers,
+                            changes,
+                            ..
+                        },
+                        NodeKind::File {
+                            buffer: old_buffer,
+                            writers: old_writers,
+                            changes: old_changes,
+                            ..
+                        },
+                    ) = (&mut new_node.kind, &old_node.kind)
+                    {
+                        *writers = *old_writers;
+                        *changes = old_changes + 1;
+                        *buffer = old_buffer.as_ref().map(|b| WriteBuffer {
+                            data: b.data.clone(),
+                            dirty: b.dirty,
+                        });
+                        inval.push(Invalidation::Inode(ino));
+                    }
+                }
+                _ => {
+                    inval.push(Invalidation::Entry {
+                        parent: old_node.parent,
+                        name: old_node.name.clone(),
+                    });
+                }
+            }
+        }
+        // Scratch files and files not yet committed stay where they were.
+        for (ino, node) in old {
+            if kept.contains(&ino) {
+                continue;
+            }
+            let survives = matches!(
+                &node.kind,
+                NodeKind::File {
+                    origin: Origin::Scratch | Origin::Pending,
+                    ..
+                }
+            );
+            if survives
+                && tree.get(node.parent).is_some()
+                && tree.child(node.parent, &node.name).is_none()
+            {
+                tree.insert(ino, node);
+            }
+        }
+        inval
+    }
+
+    // ---- attributes -------------------------------------------------------------------
+
+    fn attr_of(&self, ino: Ino, node: &Node) -> Attr {
+        let (mtime, writable_archive) = match node.archive {
+            Some(id) => (self.snapshot(id).mtime, self.opts.writable),
+            None => (self.started, false),
+        };
+        let volatile = matches!(
+            &node.kind,
+            NodeKind::File { origin: Origin::ErrorLog | Origin::Scratch | Origin::Pending, .. }
+                | NodeKind::File { buffer: Some(_), .. }
+        );
+        let (kind, size, perm) = match &node.kind {
+            NodeKind::Dir { .. } => (
+                FileType::Dir,
+                0,
+                if self.opts.writable { 0o755 } else { 0o555 },
+            ),
+            NodeKind::Symlink { target } => (FileType::Symlink, target.len() as u64, 0o777),
+            NodeKind::File { origin, buffer, .. } => {
+                let writable = match origin {
+                    Origin::Archive { writable, .. } => *writable && writable_archive,
+                    Origin::Pending | Origin::Scratch => true,
+                    Origin::ErrorLog => false,
+                };
+                let size = match buffer {
+                    Some(b) => b.data.len() as u64,
+                    None => self.content_size(node, origin),
+                };
+                (FileType::File, size, if writable { 0o644 } else { 0o444 })
+            }
+        };
+        let perm = match self.opts.umask {
+            Some(umask) if kind != FileType::Symlink => perm & !(umask as u16) & 0o777,
+            _ => perm,
+        };
+        Attr {
+            ino,
+            kind,
+            size,
+            perm,
+            nlink: if kind == FileType::Dir { 2 } else { 1 },
+            uid: self.opts.uid,
+            gid: self.opts.gid,
+            mtime,
+            volatile,
+        }
+    }
+
+    fn content_size(&self, node: &Node, origin: &Origin) -> u64 {
+        match origin {
+            Origin::Archive {
+                size: Some(size), ..
+            } => *size,
+            Origin::Archive { key, .. } => match node.archive {
+                Some(id) => self
+                    .render(id, *key, &node.path)
+                    .map(|b| b.len() as u64)
+                    .unwrap_or(0),
+                None => 0,
+            },
+            Origin::ErrorLog => self.errors.render().len() as u64,
+            Origin::Pending | Origin::Scratch => 0,
+        }
+    }
+
+    pub fn getattr(&self, ino: Ino) -> Result<Attr, Errno> {
+        let state = self.state.read();
+        let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        Ok(self.attr_of(ino, node))
+    }
+
+    pub fn lookup(&self, parent: Ino, name: &str) -> Result<Attr, Errno> {
+        let state = self.state.read();
+        let ino = match state.tree.get(parent) {
+            None => return Err(libc::ENOENT),
+            Some(Node {
+                kind: NodeKind::Dir { .. },
+                ..
+            }) => state.tree.child(parent, name).ok_or(libc::ENOENT)?,
+            Some(_) => return Err(libc::ENOTDIR),
+        };
+        let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        Ok(self.attr_of(ino, node))
+    }
+
+    /// Entries of a directory from `offset` on, with `.` and `..` first.
+    pub fn readdir(&self, ino: Ino, offset: usize) -> Result<Vec<(Ino, String, FileType)>, Errno> {
+        let state = self.state.read();
+        let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        let children = state.tree.children(ino).ok_or(libc::ENOTDIR)?;
+        let dots = [
+            (ino, ".".to_string(), FileType::Dir),
+            (node.parent, "..".to_string(), FileType::Dir),
+        ];
+        let listed = children.iter().filter_map(|(name, &child)| {
+            let kind = match &state.tree.get(child)?.kind {
+                NodeKind::Dir { .. } => FileType::Dir,
+                NodeKind::File { .. } => FileType::File,
+                NodeKind::Symlink { .. } => FileType::Symlink,
+            };
+            Some((child, name.clone(), kind))
+        });
+        Ok(dots.into_iter().chain(listed).skip(offset).collect())
+    }
+
+    pub fn readlink(&self, ino: Ino) -> Result<String, Errno> {
+        let state = self.state.read();
+        match &state.tree.get(ino).ok_or(libc::ENOENT)?.kind {
+            NodeKind::Symlink { target } => Ok(target.clone()),
+            _ => Err(libc::EINVAL),
+        }
+    }
+
+    /// Path of a node as the user sees it from the mount's root (for messages).
+    pub fn display_path(&self, ino: Ino) -> String {
+        let state = self.state.read();
+        self.path_of(&state.tree, ino)
+    }
+
+    fn path_of(&self, tree: &Tree, mut ino: Ino) -> String {
+        let mut parts = Vec::new();
+        while ino != ROOT_INO {
+            match tree.get(ino) {
+                Some(node) => {
+                    parts.push(node.name.clone());
+                    ino = node.parent;
+                }
+                None => break,
+            }
+        }
+        parts.reverse();
+        parts.join("/")
+    }
+
+    /// Resolve a `/`-separated path from the mount's root.
+    pub fn resolve(&self, path: &str) -> Result<Ino, Errno> {
+        let state = self.state.read();
+        let mut ino = ROOT_INO;
+        for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            ino = if part == ".." {
+                state.tree.get(ino).map(|n| n.parent).ok_or(libc::ENOENT)?
+            } else {
+                state.tree.child(ino, part).ok_or(libc::ENOENT)?
+            };
+        }
+        Ok(ino)
+    }
+
+    // ---- reading ----------------------------------------------------------------------
+
+    /// Render (or fetch from the cache) a file of an archive's current snapshot.
+    fn render(&self, id: ArchiveId, key: FileKey, path: &str) -> Result<Blob, Errno> {
+        let snap = self.snapshot(id);
+        let cache_key = (id, snap.generation, key);
+        if let Some(blob) = self.cache.lock().get(&cache_key) {
+            return Ok(blob.clone());
+        }
+        match snap.archive.read(key) {
+            Ok(blob) => {
+                self.cache.lock().put(cache_key, blob.clone());
+                Ok(blob)
+            }
+            Err(e) => {
+                self.errors
+                    .record(&self.user_path(id, path), &format!("cannot read: {e}"));
+                Err(libc::EIO)
+            }
+        }
+    }
+
+    fn user_path(&self, id: ArchiveId, path: &str) -> String {
+        let dir = &self.archives[id].dir_name;
+        match (dir.is_empty(), path.is_empty()) {
+            (true, _) => path.to_string(),
+            (false, true) => dir.clone(),
+            (false, false) => format!("{dir}/{path}"),
+        }
+    }
+
+    /// Another program replaced or truncated the archive while it is mapped: refuse to
+    /// touch the mapping (a read past a truncated end would be SIGBUS).
+    fn check_unchanged(&self, id: ArchiveId) -> Result<(), Errno> {
+        let snap = self.snapshot(id);
+        let changed = match snap.file.metadata() {
+            Ok(meta) => {
+                meta.len() != snap.len
+                    || meta.modified().unwrap_or(SystemTime::UNIX_EPOCH) != snap.mtime
+            }
+            Err(_) => true,
+        };
+        if changed {
+            self.errors.record(
+                &self.user_path(id, ""),
+                "the archive was changed by another program while mounted; \
+                 unmount and mount it again",
+            );
+            return Err(libc::EIO);
+        }
+        Ok(())
+    }
+
+    /// Current content of a file node.
+    fn content(&self, state: &State, ino: Ino) -> Result<Blob, Errno> {
+        let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        match &node.kind {
+            NodeKind::File {
+                buffer: Some(b), ..
+            } => Ok(Blob::owned(b.data.clone())),
+            NodeKind::File { origin, .. } => match origin {
+                Origin::Archive { key, .. } => {
+                    let id = node.archive.ok_or(libc::EIO)?;
+                    self.check_unchanged(id)?;
+                    self.render(id, *key, &node.path)
+                }
+                Origin::ErrorLog => Ok(Blob::owned(self.errors.render())),
+                Origin::Pending | Origin::Scratch => Ok(Blob::owned(Vec::new())),
+            },
+            NodeKind::Dir { .. } => Err(libc::EISDIR),
+            NodeKind::Symlink { .. } => Err(libc::EINVAL),
+        }
+    }
+
+    pub fn open(&self, ino: Ino, flags: i32) -> Result<Opened, Errno> {
+        let access = flags & libc::O_ACCMODE;
+        let writes = access == libc::O_WRONLY || access == libc::O_RDWR;
+        let truncate = flags & libc::O_TRUNC != 0;
+        let mut state = self.state.write();
+        let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        let (origin, changes) = match &node.kind {
+            NodeKind::File {
+                origin, changes, ..
+            } => (origin.clone(), *changes),
+            NodeKind::Dir { .. } => return Err(libc::EISDIR),
+            NodeKind::Symlink { .. } => return Err(libc::ELOOP),
+        };
+        if writes {
+            self.check_writable(&origin)?;
+        }
+        let direct_io = matches!(origin, Origin::ErrorLog | Origin::Scratch | Origin::Pending);
+        let pinned = if writes || direct_io {
+            None
+        } else {
+            Some(self.content(&state, ino)?)
+        };
+        if writes {
+            let current = if truncate {
+                None
+            } else {
+                Some(self.content(&state, ino)?)
+            };
+            if let Some(NodeKind::File {
+                buffer, writers, ..
+            }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
+            {
+                *writers += 1;
+                match (buffer.as_mut(), truncate) {
+                    (Some(b), true) => {
+                        b.data.clear();
+                        b.dirty = true;
+                    }
+                    (Some(_), false) => {}
+                    (None, true) => {
+                        *buffer = Some(WriteBuffer {
+                            data: Vec::new(),
+                            dirty: true,
+                        })
+                    }
+                    (None, false) => {
+                        *buffer = Some(WriteBuffer {
+                            data: current.map(|c| c.as_slice().to_vec()).unwrap_or_default(),
+                            dirty: false,
+                        })
+                    }
+                }
+            }
+        }
+        let fh = state.next_fh;
+        state.next_fh += 1;
+        state.handles.insert(
+            fh,
+            Handle {
+                ino,
+                pinned,
+                writes,
+            },
+        );
+        Ok(Opened {
+            fh,
+            keep_cache: !writes && !direct_io && changes == 0,
+            direct_io,
+        })
+    }
+
+    fn check_writable(&self, origin: &Origin) -> Result<(), Errno> {
+        match origin {
+            Origin::Scratch | Origin::Pending => Ok(()),
+            _ if !self.opts.writable => Err(libc::EROFS),
+            Origin::Archive { writable: true, .. } => Ok(()),
+            _ => Err(libc::EACCES),
+        }
+    }
+
+    pub fn read(&self, ino: Ino, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, Errno> {
+        let state = self.state.read();
+        let blob = match state.handles.get(&fh) {
+            Some(Handle {
+                pinned: Some(blob),
+                ino: h,
+                ..
+            }) if *h == ino => blob.clone(),
+            _ => self.content(&state, ino)?,
+        };
+        drop(state);
+        let bytes = blob.as_slice();
+        let start = (offset.min(bytes.len() as u64)) as usize;
+        let end = start.saturating_add(size as usize).min(bytes.len());
+        Ok(bytes[start..end].to_vec())
+    }
+
+    // ---- writing ----------------------------------------------------------------------
+
+    fn with_buffer<T>(
+        &self,
+        ino: Ino,
+        f: impl FnOnce(&mut WriteBuffer) -> Result<T, Errno>,
+    ) -> Result<T, Errno> {
+        let mut state = self.state.write();
+        match state.tree.get_mut(ino).map(|n| &mut n.kind) {
+            Some(NodeKind::File {
+                buffer: Some(b), ..
+            }) => f(b),
+            Some(NodeKind::File { .. }) => Err(libc::EBADF),
+            Some(_) => Err(libc::EISDIR),
+            None => Err(libc::ENOENT),
+        }
+    }
+
+    pub fn write(&self, ino: Ino, offset: u64, data: &[u8]) -> Result<u32, Errno> {
+        self.with_buffer(ino, |b| {
+            let end = offset
+                .checked_add(data.len() as u64)
+                .filter(|&e| e <= MAX_BUFFER as u64)
+                .ok_or(libc::EFBIG)? as usize;
+            if b.data.len() < end {
+                b.data.resize(end, 0);
+            }
+            b.data[offset as usize..end].copy_from_slice(data);
+            b.dirty = true;
+            Ok(data.len() as u32)
+        })
+    }
+
+    /// `truncate`/`ftruncate`: the new length goes into the write buffer; the archive
+    /// changes when a writer closes.
+    pub fn set_size(&self, ino: Ino, size: u64) -> Result<Attr, Errno> {
+        if size > MAX_BUFFER as u64 {
+            return Err(libc::EFBIG);
+        }
+        {
+            let mut state = self.state.write();
+            let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+            let origin = match &node.kind {
+                NodeKind::File { origin, .. } => origin.clone(),
+                NodeKind::Dir { .. } => return Err(libc::EISDIR),
+                NodeKind::Symlink { .. } => return Err(libc::EINVAL),
+            };
+            self.check_writable(&origin)?;
+            let has_buffer = matches!(
+                node.kind,
+                NodeKind::File {
+                    buffer: Some(_),
+                    ..
+                }
+            );
+            let current = if has_buffer || size == 0 {
+                None
+            } else {
+                Some(self.content(&state, ino)?)
+            };
+            if let Some(NodeKind::File { buffer, .. }) =
+                state.tree.get_mut(ino).map(|n| &mut n.kind)
+            {
+                let b = buffer.get_or_insert_with(|| WriteBuffer {
+                    data: current.map(|c| c.as_slice().to_vec()).unwrap_or_default(),
+                    dirty: false,
+                });
+                b.data.resize(size as usize, 0);
+                b.dirty = true;
+            }
+        }
+        self.getattr(ino)
+    }
+
+    /// `close()` and `fsync()`: validate and commit a dirty buffer (protocol step 2). The
+    /// error is what `close()` returns to the program that wrote.
+    pub fn flush(&self, ino: Ino) -> Result<(), Errno> {
+        let (id, origin, path, data) = {
+            let state = self.state.read();
+            let Some(node) = state.tree.get(ino) else {
+                return Ok(());
+            };
+            match &node.kind {
+                NodeKind::File {
+                    buffer: Some(b),
+                    origin,
+                    ..
+                } if b.dirty => match (node.archive, origin) {
+                    (Some(id), Origin::Archive { .. } | Origin::Pending) => {
+                        (id, origin.clone(), node.path.clone(), b.data.clone())
+                    }
+                    _ => return Ok(()),
+                },
+                _ => return Ok(()),
+            }
+        };
+        let (dir, leaf) = split_path(&path);
+        let edit = match origin {
+            Origin::Archive { key, .. } => Edit::Write { key, data: &data },
+            _ => Edit::Create {
+                dir,
+                name: leaf,
+                data: &data,
+            },
+        };
+        let result = self.commit(id, &path, &edit, |_| {});
+        // Whatever the outcome, this content has had its answer: it is not retried.
+        let mut state = self.state.write();
+        if let Some(NodeKind::File {
+            buffer: Some(b), ..
+        }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
+        {
+            if b.data == data {
+                b.dirty = false;
+            }
+        }
+        result
+    }
+
+    pub fn release(&self, ino: Ino, fh: u64) {
+        let handle = self.state.write().handles.remove(&fh);
+        if !handle.is_some_and(|h| h.writes) {
+            return;
+        }
+        // Nothing can report an error from here; flush() has normally committed already.
+        let _ = self.flush(ino);
+        let mut state = self.state.write();
+        let mut drop_node = false;
+        if let Some(node) = state.tree.get_mut(ino) {
+            if let NodeKind::File {
+                buffer,
+                writers,
+                origin,
+                ..
+            } = &mut node.kind
+            {
+                *writers = writers.saturating_sub(1);
+                if *writers == 0 {
+                    match origin {
+                        // A scratch file's buffer is its content.
+                        Origin::Scratch => {}
+                        // Created but never committed (its only save was refused).
+                        Origin::Pending => drop_node = true,
+                        _ => *buffer = None,
+                    }
+                }
+            }
+        }
+        if drop_node {
+            state.tree.remove(ino);
+        }
+    }
+
+    /// Commit `edit` to archive `id` (protocol step 3), then rebuild its subtree. `adjust`
+    /// runs on the tree before the rebuild (renames move inode numbers with the name).
+    fn commit(
+        &self,
+        id: ArchiveId,
+        path: &str,
+        edit: &Edit<'_>,
+        adjust: impl FnOnce(&mut Tree),
+    ) -> Result<(), Errno> {
+        let mounted = &self.archives[id];
+        let _serial = mounted.commit_lock.lock();
+        let old = self.snapshot(id);
+        let user_path = self.user_path(id, path);
+        let bytes = match old.archive.apply(edit) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                self.errors.record(&user_path, &format!("refused: {e}"));
+                return Err(match e {
+                    ViewError::Invalid(_) => libc::EINVAL,
+                    ViewError::NotPermitted(_) => libc::EPERM,
+                    ViewError::Corrupt(_) => libc::EIO,
+                });
+            }
+        };
+        let ctx = OpenContext {
+            writable: self.opts.writable,
+        };
+        let backup = self.opts.backup && !mounted.backed_up.load(Ordering::Relaxed);
+        let format = mounted.format;
+        let replaced = commit::replace(&mounted.path, &bytes, backup, |temp, map| {
+            format.open(temp, map, ctx).map_err(|e| e.message)
+        });
+        let replaced = match replaced {
+            Ok(r) => r,
+            Err(e) => {
+                self.errors.record(&user_path, &format!("not saved: {e}"));
+                return Err(match e {
+                    CommitError::Io { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
+                    CommitError::Reread { .. } => libc::EIO,
+                });
+            }
+        };
+        if backup {
+            mounted.backed_up.store(true, Ordering::Relaxed);
+        }
+        let meta = replaced.file.metadata().ok();
+        let snapshot = Snapshot {
+            archive: replaced.value,
+            generation: old.generation + 1,
+            file: replaced.file,
+            len: bytes.len() as u64,
+            mtime: meta
+                .and_then(|m| m.modified().ok())
+                .unwrap_or(SystemTime::UNIX_EPOCH),
+        };
+        *mounted.snapshot.write() = Arc::new(snapshot);
+        let inval = {
+            let mut state = self.state.write();
+            adjust(&mut state.tree);
+            self.rebuild(&mut state, id)
+        };
+        log::info!("committed {user_path} into {}", mounted.path.display());
+        if let Some(notify) = self.notify.lock().as_ref() {
+            notify(inval);
+        }
+        Ok(())
+    }
+
+    // ---- names ------------------------------------------------------------------------
+
+    /// `creat`/`open(O_CREAT)`: a new archive member where the format accepts the name,
+    /// else a scratch file.
+    pub fn create(&self, parent: Ino, leaf: &str, flags: i32) -> Result<(Attr, Opened), Errno> {
+        if !name::is_plain(leaf) {
+            return Err(libc::EINVAL);
+        }
+        {
+            let mut state = self.state.write();
+            let dir = state.tree.get(parent).ok_or(libc::ENOENT)?;
+            if state.tree.child(parent, leaf).is_some() {
+                return Err(libc::EEXIST);
+            }
+            let id = dir.archive.ok_or(libc::EACCES)?;
+            if !matches!(dir.kind, NodeKind::Dir { .. }) {
+                return Err(libc::ENOTDIR);
+            }
+            if !self.opts.writable {
+                return Err(libc::EROFS);
+            }
+            let path = join_path(&dir.path, leaf);
+            let origin = if self.snapshot(id).archive.accepts_new(&dir.path, leaf) {
+                Origin::Pending
+            } else {
+                Origin::Scratch
+            };
+            let ino = state.tree.fresh();
+            state.tree.insert(
+                ino,
+                Node {
+                    parent,
+                    name: leaf.to_string(),
+                    archive: Some(id),
+                    path,
+                    kind: NodeKind::File {
+                        origin,
+                        buffer: Some(WriteBuffer {
+                            data: Vec::new(),
+                            dirty: true,
+                        }),
+                        writers: 0,
+                        changes: 0,
+                    },
+                },
+            );
+        }
+        let ino = self.lookup(parent, leaf)?.ino;
+        let opened = self.open(ino, flags | libc::O_TRUNC)?;
+        Ok((self.getattr(ino)?, opened))
+    }
+
+    pub fn unlink(&self, parent: Ino, leaf: &str) -> Result<(), Errno> {
+        let (ino, id, origin, path) = {
+            let state = self.state.read();
+            let ino = state.tree.child(parent, leaf).ok_or(libc::ENOENT)?;
+            let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+            match (&node.kind, node.archive) {
+                (NodeKind::File { origin, .. }, Some(id)) => {
+                    (ino, id, origin.clone(), node.path.clone())
+                }
+                (NodeKind::Dir { .. }, _) => return Err(libc::EISDIR),
+                _ => return Err(libc::EPERM),
+            }
+        };
+        match origin {
+            Origin::Scratch | Origin::Pending => {
+                self.state.write().tree.remove(ino);
+                Ok(())
+            }
+            Origin::Archive { key, .. } => {
+                if !self.opts.writable {
+                    return Err(libc::EROFS);
+                }
+                self.commit(id, &path, &Edit::Remove { key }, |_| {})
+            }
+            Origin::ErrorLog => Err(libc::EPERM),
+        }
+    }
+
+    pub fn rename(
+        &self,
+        parent: Ino,
+        leaf: &str,
+        new_parent: Ino,
+        new_leaf: &str,
+    ) -> Result<(), Errno> {
+        if !name::is_plain(new_leaf) {
+            return Err(libc::EINVAL);
+        }
+        let state = self.state.read();
+        let ino = state.tree.child(parent, leaf).ok_or(libc::ENOENT)?;
+        let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        let target_dir = state.tree.get(new_parent).ok_or(libc::ENOENT)?;
+        let id = node.archive.ok_or(libc::EPERM)?;
+        if target_dir.archive != Some(id) {
+            return Err(libc::EXDEV);
+        }
+        let NodeKind::File { origin, buffer, .. } = &node.kind else {
+            return Err(libc::EPERM);
+        };
+        if !self.opts.writable {
+            return Err(libc::EROFS);
+        }
+        let origin = origin.clone();
+        let data = buffer.as_ref().map(|b| b.data.clone()).unwrap_or_default();
+        let from_path = node.path.clone();
+        let to_path = join_path(&target_dir.path, new_leaf);
+        let target_ino = state.tree.child(new_parent, new_leaf);
+        let target_origin = target_ino.and_then(|t| match &state.tree.get(t)?.kind {
+            NodeKind::File { origin, .. } => Some(origin.clone()),
+            _ => None,
+        });
+        if target_ino.is_some() && target_origin.is_none() {
+            return Err(libc::EISDIR);
+        }
+        let accepts = self
+            .snapshot(id)
+            .archive
+            .accepts_new(&target_dir.path, new_leaf);
+        drop(state);
+
+        let (dir, name) = split_path(&to_path);
+        // Moves the inode with its name, as the kernel's dentry does.
+        let rebind = |tree: &mut Tree| {
+            if let Some(t) = target_ino {
+                tree.remove(t);
+            }
+            tree.unbind_path(id, &from_path);
+            tree.bind_path(id, &to_path, ino);
+        };
+        match (&origin, &target_origin) {
+            // An editor's temporary file saved over a view: a save of that view.
+            (Origin::Scratch | Origin::Pending, Some(Origin::Archive { key, .. })) => {
+                let edit = Edit::Write {
+                    key: *key,
+                    data: &data,
+                };
+                self.commit(id, &to_path, &edit, |tree| {
+                    tree.remove(ino);
+                    rebind(tree);
+                })
+            }
+            (Origin::Scratch | Origin::Pending, _) if accepts => {
+                let edit = Edit::Create {
+                    dir,
+                    name,
+                    data: &data,
+                };
+                self.commit(id, &to_path, &edit, |tree| {
+                    if let Some(t) = target_ino {
+                        tree.remove(t);
+                    }
+                    tree.remove(ino);
+                    tree.bind_path(id, &to_path, ino);
+                })
+            }
+            // Scratch to scratch: just a name change in memory.
+            (Origin::Scratch | Origin::Pending, _) => {
+                let mut state = self.state.write();
+                if let Some(t) = target_ino {
+                    state.tree.remove(t);
+                }
+                let Some(mut node) = state.tree.remove(ino) else {
+                    return Err(libc::ENOENT);
+                };
+                node.parent = new_parent;
+                node.name = new_leaf.to_string();
+                node.path = to_path.clone();
+                if let NodeKind::File { origin, .. } = &mut node.kind {
+                    *origin = Origin::Scratch;
+                }
+                state.tree.insert(ino, node);
+                Ok(())
+            }
+            (Origin::Archive { key, .. }, _) => {
+                let edit = Edit::Rename {
+                    key: *key,
+                    dir,
+                    name,
+                };
+                self.commit(id, &to_path, &edit, rebind)
+            }
+            (Origin::ErrorLog, _) => Err(libc::EPERM),
+        }
+    }
+}
+
+fn dir_node(parent: Ino, name: &str, archive: Option<ArchiveId>, path: &str) -> Node {
+    Node {
+        parent,
+        name: name.to_string(),
+        archive,
+        path: path.to_string(),
+        kind: NodeKind::Dir {
+            children: Default::default(),
+        },
+    }
+}
+
+fn file_kind(origin: Origin) -> NodeKind {
+    NodeKind::File {
+        origin,
+        buffer: None,
+        writers: 0,
+        changes: 0,
+    }
+}
+
+fn join_path(dir: &str, leaf: &str) -> String {
+    if dir.is_empty() {
+        leaf.to_string()
+    } else {
+        format!("{dir}/{leaf}")
+    }
+}
+
+fn split_path(path: &str) -> (&str, &str) {
+    match path.rfind('/') {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => ("", path),
+    }
+}

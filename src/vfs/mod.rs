@@ -1,0 +1,169 @@
+//! The format-free virtual tree.
+//!
+//! A format (under `archive/`) opens an archive into an immutable [`Archive`] snapshot
+//! over the mapped bytes and describes its tree as a list of [`Entry`]s. This module turns
+//! that into directories with stable inode numbers, serves reads, keeps write buffers and
+//! scratch files, and commits edits atomically ([`commit`]). It imports no format and knows
+//! nothing of FUSE: the adapter in `fuse.rs` and the offline commands both drive [`Vfs`].
+
+pub mod commit;
+pub mod errors;
+pub mod fs;
+pub mod name;
+pub mod tree;
+
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+pub use fs::{Attr, Vfs, VfsOptions};
+pub use tree::{Ino, NodeKind};
+
+/// Bytes a file serves: a range of the archive's mapping, or bytes a view rendered.
+#[derive(Clone)]
+pub enum Blob {
+    Mapped(Arc<memmap2::Mmap>, Range<usize>),
+    Owned(Arc<[u8]>),
+}
+
+impl Blob {
+    pub fn owned(bytes: impl Into<Arc<[u8]>>) -> Blob {
+        Blob::Owned(bytes.into())
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            Blob::Mapped(map, range) => &map[range.clone()],
+            Blob::Owned(bytes) => bytes,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl fmt::Debug for Blob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Blob({} bytes)", self.len())
+    }
+}
+
+/// A file's identity inside one snapshot, chosen by the format (for example the record
+/// index and which view of it). It only has to be unique within the snapshot.
+pub type FileKey = u64;
+
+/// One node of an archive's tree, as the format describes it. Paths are relative to the
+/// archive's root and use `/`; every component must already be a valid file name (formats
+/// build them with [`name::Namer`], the one escape function).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub path: String,
+    pub kind: EntryKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum EntryKind {
+    Dir,
+    File {
+        key: FileKey,
+        /// The size when known without rendering (raw bytes); `None` for derived views,
+        /// whose size is learnt by rendering them on first `stat`.
+        size: Option<u64>,
+        /// Whether writing this file is a meaningful edit of the archive.
+        writable: bool,
+    },
+    Symlink {
+        target: String,
+    },
+}
+
+/// One change a user made, handed to the format to validate and serialise.
+#[derive(Debug)]
+pub enum Edit<'a> {
+    /// New content for an existing file.
+    Write { key: FileKey, data: &'a [u8] },
+    /// A new file in a directory where the format accepts new names.
+    Create {
+        dir: &'a str,
+        name: &'a str,
+        data: &'a [u8],
+    },
+    Remove { key: FileKey },
+    Rename {
+        key: FileKey,
+        dir: &'a str,
+        name: &'a str,
+    },
+}
+
+/// Why a format refused an edit or could not render a view. The message is what the user
+/// reads in `.shaderfs/errors`, so it names the place (line:column, byte offset) and what
+/// was expected.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ViewError {
+    /// The new content is invalid (EINVAL): the save is refused.
+    #[error("{0}")]
+    Invalid(String),
+    /// The operation makes no sense for this file (EPERM), e.g. removing archive.json.
+    #[error("{0}")]
+    NotPermitted(String),
+    /// The archive's bytes could not be decoded for this view (EIO).
+    #[error("{0}")]
+    Corrupt(String),
+}
+
+/// An opened archive: an immutable snapshot. Commits produce a new snapshot.
+pub trait Archive: Send + Sync {
+    /// The whole tree, parents before children, in archive order.
+    fn entries(&self) -> Vec<Entry>;
+    /// The content of a file of this snapshot.
+    fn read(&self, key: FileKey) -> Result<Blob, ViewError>;
+    /// Whether `name` in `dir` would be an archive member (as opposed to a scratch file an
+    /// editor leaves, which lives in memory only).
+    fn accepts_new(&self, dir: &str, name: &str) -> bool;
+    /// Validate an edit and return the complete bytes of the new archive.
+    fn apply(&self, edit: &Edit<'_>) -> Result<Vec<u8>, ViewError>;
+}
+
+/// Why an archive could not be opened: names the archive, the record, the byte offset and
+/// what was expected.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct FormatError {
+    pub message: String,
+}
+
+impl FormatError {
+    pub fn new(message: impl Into<String>) -> FormatError {
+        FormatError {
+            message: message.into(),
+        }
+    }
+}
+
+/// Options a format sees when opening: only what changes the tree it shows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenContext {
+    pub writable: bool,
+}
+
+/// An archive format: recognises its files and opens them.
+pub trait Format: Send + Sync {
+    /// Short name, e.g. `"sdp"`.
+    fn name(&self) -> &'static str;
+    /// Whether the file at `path`, starting with `head`, is of this format.
+    fn recognises(&self, path: &Path, head: &[u8]) -> bool;
+    /// Index the framing of `map` (which holds the file at `path`).
+    fn open(
+        &self,
+        path: &Path,
+        map: Arc<memmap2::Mmap>,
+        ctx: OpenContext,
+    ) -> Result<Arc<dyn Archive>, FormatError>;
+}
