@@ -1,1 +1,9 @@
 //! Direct3D 9 shader bytecode (SM 1.0–3.0), per `shared/formats/d3d9-bytecode.md`.
+
+pub mod bytecode;
+pub mod limits;
+pub mod opcodes;
+pub mod registers;
+
+#[cfg(test)]
+mod corpus;
