@@ -395,7 +395,7 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
         .map_err(|e| Failure::usage(format!("{}: {e}", mountpoint.display())))?;
     if !is_mounted(&mountpoint) {
         return Err(Failure::usage(format!(
-            "{}: not a shaderfs mount point",
+            "{}: not a FUSE mount point",
             mountpoint.display()
         )));
     }
@@ -437,7 +437,9 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Whether `path` is the mount point of a shaderfs mount (from /proc/self/mountinfo).
+/// Whether `path` is the mount point of a FUSE mount (from /proc/self/mountinfo). A
+/// shaderfs mount has type `fuse.shaderfs` when fusermount3 made it, and plain `fuse` when
+/// root mounted directly (fuser's direct mount sets no subtype).
 pub fn is_mounted(path: &Path) -> bool {
     let Ok(info) = fs::read_to_string("/proc/self/mountinfo") else {
         return false;
@@ -449,7 +451,7 @@ pub fn is_mounted(path: &Path) -> bool {
             return false;
         };
         fields.get(4).map(|p| unescape_mountinfo(p)) == Some(want.to_string())
-            && fields.get(sep + 1) == Some(&"fuse.shaderfs")
+            && matches!(fields.get(sep + 1), Some(&"fuse" | &"fuse.shaderfs"))
     })
 }
 

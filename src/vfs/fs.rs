@@ -367,7 +367,7 @@ impl Vfs {
                 old.insert(ino, node);
             }
         }
-        tree.clear_children(root);
+        tree.prune_children(root);
         self.build_subtree(tree, id);
 
         let mut inval = Vec::new();
@@ -632,12 +632,25 @@ impl Vfs {
         Ok(())
     }
 
-    /// Current content of a file node.
+    /// The content writers see: their buffer while there is one, else what is committed.
     fn content(&self, state: &State, ino: Ino) -> Result<Blob, Errno> {
+        match state.tree.get(ino).map(|n| &n.kind) {
+            Some(NodeKind::File {
+                buffer: Some(b), ..
+            }) => Ok(Blob::owned(b.data.clone())),
+            _ => self.committed(state, ino),
+        }
+    }
+
+    /// The content readers see: what the archive holds (a write buffer is private to its
+    /// writers until it is committed). Scratch files have only their buffer.
+    fn committed(&self, state: &State, ino: Ino) -> Result<Blob, Errno> {
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
         match &node.kind {
             NodeKind::File {
-                buffer: Some(b), ..
+                origin: Origin::Scratch,
+                buffer: Some(b),
+                ..
             } => Ok(Blob::owned(b.data.clone())),
             NodeKind::File { origin, .. } => match origin {
                 Origin::Archive { key, .. } => {
@@ -659,27 +672,36 @@ impl Vfs {
         let truncate = flags & libc::O_TRUNC != 0;
         let mut state = self.state.write();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-        let (origin, changes) = match &node.kind {
+        let (origin, changes, buffered) = match &node.kind {
             NodeKind::File {
-                origin, changes, ..
-            } => (origin.clone(), *changes),
+                origin,
+                changes,
+                buffer,
+                ..
+            } => (origin.clone(), *changes, buffer.is_some()),
             NodeKind::Dir { .. } => return Err(libc::EISDIR),
             NodeKind::Symlink { .. } => return Err(libc::ELOOP),
         };
         if writes {
             self.check_writable(&origin)?;
         }
-        let direct_io = matches!(origin, Origin::ErrorLog | Origin::Scratch | Origin::Pending);
-        let pinned = if writes || direct_io {
+        // Files that change without a commit, and files a commit has changed: the page
+        // cache is shared by every opener, so a reader that opened before a commit could
+        // refill it with old pages that a later reader would then see. Without it each
+        // handle reads its own pinned content.
+        let direct_io = buffered
+            || changes > 0
+            || matches!(origin, Origin::ErrorLog | Origin::Scratch | Origin::Pending);
+        let pinned = if writes || matches!(origin, Origin::ErrorLog | Origin::Scratch) {
             None
         } else {
-            Some(self.content(&state, ino)?)
+            Some(self.committed(&state, ino)?)
         };
         if writes {
             let current = if truncate {
                 None
             } else {
-                Some(self.content(&state, ino)?)
+                Some(self.committed(&state, ino)?)
             };
             if let Some(NodeKind::File {
                 buffer, writers, ..
@@ -741,6 +763,7 @@ impl Vfs {
                 ino: h,
                 ..
             }) if *h == ino => blob.clone(),
+            Some(Handle { writes: false, .. }) => self.committed(&state, ino)?,
             _ => self.content(&state, ino)?,
         };
         drop(state);
@@ -932,8 +955,9 @@ impl Vfs {
         };
         let backup = self.opts.backup && !mounted.backed_up.load(Ordering::Relaxed);
         let format = mounted.format;
-        let replaced = commit::replace(&mounted.path, &bytes, backup, |temp, map| {
-            format.open(temp, map, ctx).map_err(|e| e.message)
+        // The temporary file is read as the archive it is about to become.
+        let replaced = commit::replace(&mounted.path, &bytes, backup, |_temp, map| {
+            format.open(&mounted.path, map, ctx).map_err(|e| e.message)
         });
         let replaced = match replaced {
             Ok(r) => r,

@@ -183,13 +183,28 @@ impl Tree {
         self.nodes.remove(&ino)
     }
 
-    pub fn clear_children(&mut self, dir: Ino) {
+    /// Drop the entries of `dir` whose nodes were taken out of the table.
+    pub fn prune_children(&mut self, dir: Ino) {
+        let Some(Node {
+            kind: NodeKind::Dir { children },
+            ..
+        }) = self.nodes.get(&dir)
+        else {
+            return;
+        };
+        let gone: Vec<String> = children
+            .iter()
+            .filter(|(_, ino)| !self.nodes.contains_key(ino))
+            .map(|(name, _)| name.clone())
+            .collect();
         if let Some(Node {
             kind: NodeKind::Dir { children },
             ..
         }) = self.nodes.get_mut(&dir)
         {
-            children.clear();
+            for name in gone {
+                children.remove(&name);
+            }
         }
     }
 

@@ -119,7 +119,10 @@ fn malformed_headers_name_the_place() {
     bad.extend_from_slice(&[0, 0, 0, 0]);
     assert!(matches!(
         read::index(&bad),
-        Err(SdpError::DataSizeMismatch { .. })
+        Err(SdpError::TrailingBytes {
+            count: 4,
+            offset: 0x130
+        })
     ));
 
     let mut bad = good;

@@ -1,0 +1,7 @@
+//! Tests that really mount, and drive the mount with the programs people use: ls, cat,
+//! cp, mv, rm, grep, diff. They need /dev/fuse and root (or fusermount3); without them
+//! they say they are skipped, except under CI=true, where that is a failure.
+
+mod support;
+
+mod sdp;
