@@ -386,3 +386,27 @@ fn the_mount_fuse3_form_and_an_empty_package() {
     let (_, out, _) = sh(&format!("grep -c ' {} ' /proc/self/mountinfo", mnt.display()));
     assert_eq!(out.trim(), "0", "still mounted after umount returned");
 }
+
+#[test]
+fn an_archive_truncated_under_the_mount_is_reported_not_a_crash() {
+    let Some(s) = setup() else { return };
+    let m = Mount::new(&s.package, &s.mnt, &[]);
+    let first = m.path(&format!("shaders/{}", s.shaders[0].name));
+    let last = m.path(&format!("shaders/{}", s.shaders.last().unwrap().name));
+    assert_eq!(fs::read(&first).unwrap(), s.shaders[0].bytes);
+    // Another program cuts the package short while it is mounted.
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&s.package)
+        .unwrap()
+        .set_len(300)
+        .unwrap();
+    let err = fs::read(&last).expect_err("read past the truncated end");
+    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+    assert!(log.contains("changed by another program"), "{log}");
+    assert_eq!(log.matches("changed by another program").count(), 1, "{log}");
+    // The daemon is alive and answers.
+    assert!(fs::read_dir(m.path("shaders")).unwrap().count() > 0);
+    m.unmount();
+}

@@ -16,6 +16,7 @@ use parking_lot::{Mutex, RwLock};
 
 use super::commit::{self, CommitError};
 use super::errors::ErrorLog;
+use super::mapguard;
 use super::name;
 use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin, Tree, ROOT_INO};
 use super::{Archive, Blob, Edit, EntryKind, FileKey, Format, OpenContext, ViewError};
@@ -113,10 +114,13 @@ struct Mounted {
     snapshot: RwLock<Arc<Snapshot>>,
     commit_lock: Mutex<()>,
     backed_up: AtomicBool,
+    /// Another program changed the file under the mount (reported once).
+    changed_reported: AtomicBool,
 }
 
 struct Handle {
     ino: Ino,
+    archive: Option<ArchiveId>,
     /// What a reader sees until it closes, however many commits happen meanwhile.
     pinned: Option<Blob>,
     writes: bool,
@@ -188,6 +192,7 @@ impl Vfs {
         formats: &[&'static dyn Format],
         opts: VfsOptions,
     ) -> Result<Vfs, OpenError> {
+        mapguard::install();
         let meta = std::fs::metadata(source)
             .map_err(|e| OpenError::Usage(format!("{}: {e}", source.display())))?;
         let ctx = OpenContext {
@@ -247,6 +252,7 @@ impl Vfs {
                 snapshot: RwLock::new(Arc::new(snapshot)),
                 commit_lock: Mutex::new(()),
                 backed_up: AtomicBool::new(false),
+                changed_reported: AtomicBool::new(false),
             });
         }
         let vfs = Vfs {
@@ -621,12 +627,14 @@ impl Vfs {
             }
             Err(_) => true,
         };
-        if changed {
+        if changed && !self.archives[id].changed_reported.swap(true, Ordering::Relaxed) {
             self.errors.record(
                 &self.user_path(id, ""),
                 "the archive was changed by another program while mounted; \
                  unmount and mount it again",
             );
+        }
+        if changed {
             return Err(libc::EIO);
         }
         Ok(())
@@ -731,10 +739,12 @@ impl Vfs {
         }
         let fh = state.next_fh;
         state.next_fh += 1;
+        let archive = state.tree.get(ino).and_then(|n| n.archive);
         state.handles.insert(
             fh,
             Handle {
                 ino,
+                archive,
                 pinned,
                 writes,
             },
@@ -766,11 +776,23 @@ impl Vfs {
             Some(Handle { writes: false, .. }) => self.committed(&state, ino)?,
             _ => self.content(&state, ino)?,
         };
+        let archive = state.handles.get(&fh).and_then(|h| h.archive);
         drop(state);
+        let mapped = matches!(blob, Blob::Mapped(..));
+        if let (true, Some(id)) = (mapped, archive) {
+            self.check_unchanged(id)?;
+        }
         let bytes = blob.as_slice();
         let start = (offset.min(bytes.len() as u64)) as usize;
         let end = start.saturating_add(size as usize).min(bytes.len());
-        Ok(bytes[start..end].to_vec())
+        let out = bytes[start..end].to_vec();
+        if mapped && mapguard::take_fault() {
+            if let Some(id) = archive {
+                let _ = self.check_unchanged(id);
+            }
+            return Err(libc::EIO);
+        }
+        Ok(out)
     }
 
     // ---- writing ----------------------------------------------------------------------

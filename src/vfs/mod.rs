@@ -9,6 +9,7 @@
 pub mod commit;
 pub mod errors;
 pub mod fs;
+pub mod mapguard;
 pub mod name;
 pub mod tree;
 
