@@ -410,3 +410,29 @@ fn an_archive_truncated_under_the_mount_is_reported_not_a_crash() {
     assert!(fs::read_dir(m.path("shaders")).unwrap().count() > 0);
     m.unmount();
 }
+
+#[test]
+fn owner_mode_and_backup_options() {
+    let Some(s) = setup() else { return };
+    let original = fs::read(&s.package).unwrap();
+    let m = Mount::new(
+        &s.package,
+        &s.mnt,
+        &["-o", "uid=1234,gid=5678,umask=027,backup"],
+    );
+    let shader = m.path(&format!("shaders/{}", s.shaders[0].name));
+    let meta = fs::metadata(&shader).unwrap();
+    assert_eq!((meta.uid(), meta.gid()), (1234, 5678));
+    assert_eq!(meta.mode() & 0o777, 0o640);
+    assert_eq!(fs::metadata(m.path("shaders")).unwrap().mode() & 0o777, 0o750);
+    assert_eq!(fs::metadata(m.path("archive.json")).unwrap().mode() & 0o777, 0o440);
+
+    let bak = s.package.with_extension("sdp.bak");
+    assert!(!bak.exists(), "no backup before the first commit");
+    fs::copy(&s.shaders[1].source, &shader).unwrap();
+    assert_eq!(fs::read(&bak).unwrap(), original, "backup holds the package before the commit");
+    fs::copy(&s.shaders[2].source, &shader).unwrap();
+    assert_eq!(fs::read(&bak).unwrap(), original, "later commits keep the first backup");
+    m.unmount();
+    assert_eq!(records(&s.package)[0].1, s.shaders[2].bytes);
+}

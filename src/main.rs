@@ -297,6 +297,10 @@ fn extract(vfs: &Vfs, ino: u64, path: &str, to: &Path) -> Result<(), Failure> {
         return std::fs::write(&target, bytes).map_err(io(&target));
     }
     for (child, rel) in walk(vfs, ino, "") {
+        // The mount's own diagnostics are not part of any archive.
+        if path.is_empty() && rel.starts_with(".shaderfs") {
+            continue;
+        }
         let full = if path.is_empty() {
             rel.clone()
         } else {

@@ -1,0 +1,152 @@
+//! The offline commands (`ls`, `cat`, `extract`, `info`, `check`) on packages the project
+//! writes itself: these run everywhere, with or without FUSE or the corpus.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use shaderfs::archive::sdp::write::{self, NameField};
+
+/// `vs_1_1`: `dcl_position v0` / `mov oPos, v0` (shared/formats/sdp.md §2.3).
+const VS: [u32; 8] = [
+    0xFFFE0101, 0x0000001F, 0x80000000, 0x900F0000, 0x00000001, 0xC00F0000, 0x90E40000,
+    0x0000FFFF,
+];
+/// `ps_2_0` from d3d9-bytecode.md §7.1 (dcl, texld, mul, mov).
+const PS: [u32; 22] = [
+    0xFFFF0200, 0x0200001F, 0x80000000, 0xB00F0000, 0x0200001F, 0x90000000, 0xA00F0800,
+    0x05000051, 0xA00F0000, 0x3F800000, 0x00000000, 0x00000000, 0x3F800000, 0x03000042,
+    0x800F0000, 0xB0E40000, 0xA0E40800, 0x03000005, 0x800F0000, 0x80E40000, 0xA0E40000,
+    0x0000FFFF,
+];
+
+fn bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// A package whose record names are raw bytes, hostile ones included.
+fn package(path: &Path, records: &[(&[u8], Vec<u8>)]) {
+    let fields: Vec<(NameField, &[u8])> = records
+        .iter()
+        .map(|(n, d)| {
+            let mut raw = [0u8; 256];
+            raw[..n.len()].copy_from_slice(n);
+            (NameField::from_raw(&raw), d.as_slice())
+        })
+        .collect();
+    fs::write(
+        path,
+        write::serialise(100, fields.iter().map(|(n, d)| (n, *d))).unwrap(),
+    )
+    .unwrap();
+}
+
+fn shaderfs(args: &[&str]) -> (i32, Vec<u8>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_shaderfs"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn ls_cat_info_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("shaderpackage001.sdp");
+    package(&pkg, &[(b"SKY.vso", bytes(&VS)), (b"SKY.pso", bytes(&PS))]);
+    let p = pkg.to_str().unwrap();
+
+    let (code, out, err) = shaderfs(&["ls", p, "shaders", "-l"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "-         88 SKY.pso\n-         32 SKY.vso\n"
+    );
+
+    let (code, out, _) = shaderfs(&["cat", p, "shaders/SKY.pso"]);
+    assert_eq!(code, 0);
+    assert_eq!(out, bytes(&PS));
+
+    let (code, out, _) = shaderfs(&["info", p]);
+    assert_eq!(code, 0);
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["shader_count"], 2);
+    assert_eq!(json["writable"], false);
+    assert_eq!(json["shaders"][1]["profile"], "ps_2_0");
+
+    let (code, out, err) = shaderfs(&["check", p]);
+    assert_eq!(code, 0, "{err}");
+    assert!(String::from_utf8(out).unwrap().ends_with(": ok\n"));
+
+    let (code, _, err) = shaderfs(&["cat", p, "shaders/NOPE.vso"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("NOPE.vso"), "{err}");
+}
+
+#[test]
+fn hostile_names_are_escaped_the_same_in_ls_and_extract() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("evil.sdp");
+    package(
+        &pkg,
+        &[
+            (b"../../escape.vso", bytes(&VS)),
+            (b"..", bytes(&VS)),
+            (b"tab\there.vso", bytes(&VS)),
+            (b"dup.vso", bytes(&VS)),
+            (b"dup.vso", bytes(&PS)),
+            (b"bad\xffutf8.pso", bytes(&PS)),
+        ],
+    );
+    let p = pkg.to_str().unwrap();
+    let (code, out, err) = shaderfs(&["ls", p, "shaders"]);
+    assert_eq!(code, 0, "{err}");
+    let listed = String::from_utf8(out).unwrap();
+    let want = [
+        "%2E%2E",
+        "..%2F..%2Fescape.vso",
+        "bad%FFutf8.pso",
+        "dup.vso",
+        "dup~1.vso",
+        "tab%09here.vso",
+    ];
+    assert_eq!(listed.lines().collect::<Vec<_>>(), want);
+
+    let out_dir = tmp.path().join("out");
+    let (code, _, err) = shaderfs(&["extract", p, "-C", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let mut extracted: Vec<String> = fs::read_dir(out_dir.join("shaders"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    extracted.sort();
+    assert_eq!(extracted, want);
+    assert_eq!(fs::read(out_dir.join("shaders/dup~1.vso")).unwrap(), bytes(&PS));
+    assert!(!tmp.path().join("escape.vso").exists());
+    // The archive.json lists the raw names beside the file names.
+    let json: serde_json::Value =
+        serde_json::from_slice(&fs::read(out_dir.join("archive.json")).unwrap()).unwrap();
+    assert_eq!(json["shaders"][0]["name"], "../../escape.vso");
+    assert_eq!(json["shaders"][0]["file"], "..%2F..%2Fescape.vso");
+}
+
+#[test]
+fn malformed_packages_exit_2_with_the_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("short.sdp");
+    package(&pkg, &[(b"A.vso", bytes(&VS))]);
+    let full = fs::read(&pkg).unwrap();
+    fs::write(&pkg, &full[..full.len() - 3]).unwrap();
+    let (code, _, err) = shaderfs(&["check", pkg.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("short.sdp"), "{err}");
+    assert!(err.contains("record 0 at offset 0xc"), "{err}");
+    assert!(err.contains("runs past the end"), "{err}");
+
+    let (code, _, err) = shaderfs(&["ls", tmp.path().join("none.sdp").to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+}
