@@ -106,3 +106,16 @@ fn corpus_prefixes_are_refused() {
         }
     }
 }
+
+#[test]
+fn corpus_disassembles_without_raw_tokens() {
+    let Some(dir) = corpus_dir() else { return };
+    let mut raw = Vec::new();
+    for path in valid_shaders(&dir) {
+        let text = super::disasm::disassemble(&std::fs::read(&path).unwrap()).unwrap();
+        if text.contains(super::disasm::RAW_TOKENS) {
+            raw.push(path.display().to_string());
+        }
+    }
+    assert!(raw.is_empty(), "raw tokens in {raw:?}");
+}
