@@ -39,3 +39,14 @@ fn add_slots(u: &mut SlotUsage, info: &super::opcodes::OpcodeInfo, v: Version) {
         Class::Free => {}
     }
 }
+
+/// A validation finding at the byte offset of an instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub offset: usize,
+    pub message: String,
+}
+
+pub fn validate(_shader: &Shader) -> Vec<Diagnostic> {
+    Vec::new()
+}
