@@ -124,8 +124,21 @@ fn read_text(path: &Path) -> String {
     String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned()
 }
 
+/// vkd3d-shader 1.6 output (README of `compiled/`: "immature") that breaks its model's
+/// limits: temporaries beyond r11 in vs_1_1/vs_2_0, and 77 arithmetic slots in a ps_2_0
+/// (limit 64). Validation must refuse these; unvalidated they still round-trip.
+const OVER_LIMITS: &[&str] = &[
+    "h06_vs_row_col_major.vs_2_0.bin",
+    "h09_vs_outputs.vs_1_1.bin",
+    "h09_vs_outputs.vs_2_0.bin",
+    "h18_ps_matrix.ps_2_0.bin",
+    "h32_vs_dynamic_index.vs_2_0.bin",
+    "h40_vs_mul_order.vs_1_1.bin",
+    "h40_vs_mul_order.vs_2_0.bin",
+];
+
 /// assemble(disassemble(bytes)) == bytes for every valid corpus shader, comments and
-/// CTABs included, with validation on.
+/// CTABs included, with validation on (except [`OVER_LIMITS`]).
 #[test]
 fn corpus_round_trips_through_text() {
     let Some(dir) = corpus_dir() else { return };
@@ -134,10 +147,24 @@ fn corpus_round_trips_through_text() {
     for path in &shaders {
         let bytes = std::fs::read(path).unwrap();
         let text = super::disasm::disassemble(&bytes).unwrap();
-        match super::asm::assemble(&text) {
-            Ok(b) if b == bytes => {}
-            Ok(_) => failures.push(format!("{}: different bytes", path.display())),
-            Err(e) => failures.push(format!("{}: {e}", path.display())),
+        let name = path.file_name().unwrap().to_string_lossy();
+        let over = OVER_LIMITS.contains(&name.as_ref());
+        match (super::asm::assemble(&text), over) {
+            (Ok(b), false) if b == bytes => {}
+            (Ok(_), false) => failures.push(format!("{}: different bytes", path.display())),
+            (Err(e), false) => failures.push(format!("{}: {e}", path.display())),
+            (Ok(_), true) => failures.push(format!("{}: accepted", path.display())),
+            (Err(e), true) => {
+                assert!(
+                    e.message.contains("out of range") || e.message.contains("too many"),
+                    "{e}"
+                );
+                assert_eq!(
+                    super::asm::assemble_unvalidated(&text).unwrap(),
+                    bytes,
+                    "{name}"
+                );
+            }
         }
     }
     assert!(
@@ -187,7 +214,6 @@ fn corpus_wine_asm_pairs() {
 
 /// Wine's `fail_` sources are refused, with a message.
 #[test]
-#[ignore = "needs per-model validation"]
 fn corpus_wine_asm_failures() {
     let Some(dir) = corpus_dir() else { return };
     let mut accepted = Vec::new();
@@ -290,7 +316,6 @@ fn corpus_asm_sources_match_wine() {
 /// `asm-wine-refuses/`: the two Wine rightly refuses are refused; the four it wrongly
 /// refuses are accepted.
 #[test]
-#[ignore = "needs per-model validation"]
 fn corpus_asm_wine_refuses() {
     let Some(dir) = corpus_dir() else { return };
     for path in files(&dir, "asm-wine-refuses", ".asm") {
