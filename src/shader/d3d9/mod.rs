@@ -11,3 +11,5 @@ pub mod validate;
 
 #[cfg(test)]
 mod corpus;
+#[cfg(test)]
+mod roundtrip;
