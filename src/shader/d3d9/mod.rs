@@ -1,9 +1,15 @@
 //! Direct3D 9 shader bytecode (SM 1.0–3.0), per `shared/formats/d3d9-bytecode.md`.
 
+pub mod asm;
 pub mod bytecode;
+pub mod disasm;
 pub mod limits;
 pub mod opcodes;
 pub mod registers;
+pub mod syntax;
+pub mod validate;
 
 #[cfg(test)]
 mod corpus;
+#[cfg(test)]
+mod roundtrip;
