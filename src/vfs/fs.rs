@@ -891,6 +891,12 @@ impl Vfs {
                 _ => return Ok(()),
             }
         };
+        // An empty file is no shader, asm text or table: it is what `truncate`, `: >` or
+        // an editor leaves before the new content arrives. It waits, uncommitted, for the
+        // write that follows (and readers keep seeing the committed content).
+        if data.is_empty() {
+            return Ok(());
+        }
         let (dir, leaf) = split_path(&path);
         let edit = match origin {
             Origin::Archive { key, .. } => Edit::Write { key, data: &data },
@@ -932,7 +938,8 @@ impl Vfs {
             } = &mut node.kind
             {
                 *writers = writers.saturating_sub(1);
-                if *writers == 0 {
+                let waiting = buffer.as_ref().is_some_and(|b| b.dirty && b.data.is_empty());
+                if *writers == 0 && !waiting {
                     match origin {
                         // A scratch file's buffer is its content.
                         Origin::Scratch => {}

@@ -26,7 +26,6 @@ use self::read::{Index, Record};
 use self::write::NameField;
 use super::{has_extension, json_view};
 use crate::shader::d3d9::bytecode::{self, ShaderKind, Version};
-use crate::shader::d3d9::ctab;
 use crate::vfs::name::Namer;
 use crate::vfs::{
     Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, ViewError,
@@ -222,10 +221,7 @@ impl Package {
         })
     }
 
-    fn ctab_json(&self, data: &[u8]) -> Result<Blob, ViewError> {
-        let table = ctab::decode_shader(data).map_err(|e| ViewError::Corrupt(e.to_string()))?;
-        Ok(json_view(&table))
-    }
+
 
     /// The package with `records` (name field, bytecode) in place of the current ones.
     fn serialise<'a>(
@@ -276,20 +272,6 @@ impl Archive for Package {
                 },
             });
         }
-        out.push(Entry {
-            path: "ctab".into(),
-            kind: EntryKind::Dir,
-        });
-        for (i, name) in self.names.iter().enumerate() {
-            out.push(Entry {
-                path: format!("ctab/{name}.json"),
-                kind: EntryKind::File {
-                    key: key(i, View::Ctab),
-                    size: None,
-                    writable: false,
-                },
-            });
-        }
         out
     }
 
@@ -301,7 +283,7 @@ impl Archive for Package {
         let r = self.record(i)?;
         match view {
             Some(View::Shader) => Ok(Blob::Mapped(self.map.clone(), r.data.clone())),
-            Some(View::Ctab) => self.ctab_json(self.data(r)),
+            Some(View::Ctab) => Err(ViewError::Corrupt(format!("no view {key:#x}"))),
             None => Err(ViewError::Corrupt(format!("no view {key:#x}"))),
         }
     }
