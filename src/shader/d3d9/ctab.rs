@@ -26,6 +26,8 @@
 mod decode;
 mod encode;
 mod json;
+#[cfg(test)]
+mod tests;
 
 use std::ops::Range;
 
