@@ -559,12 +559,12 @@ fn wine_d3dx9_expectations_hold() {
         let bytecode = fs::read(dir.join(format!("{file}.bin"))).unwrap();
         let result = ConstantTable::from_bytecode(&bytecode);
         if WINE_REFUSED.contains(&file.as_str()) {
-            assert!(
-                !matches!(result, Ok(Some(_))),
-                "{file}: accepted {result:?}"
-            );
-            if let Err(e) = &result {
-                assert!(!e.to_string().is_empty());
+            // shader_empty is a shader without a CTAB: no table, and no error either.
+            match (&result, file.as_str()) {
+                (Ok(None), "shader_empty") => {}
+                (Err(CtabError::Truncated { .. }), "shader_with_invalid_ctab") => {}
+                (Err(CtabError::BadVersionToken { .. }), _) => {}
+                _ => panic!("{file}: expected it refused, got {result:?}"),
             }
             continue;
         }
@@ -874,14 +874,14 @@ fn arb_name() -> impl Strategy<Value = String> {
 
 fn arb_type() -> impl Strategy<Value = TypeInfo> {
     let leaf = (
-        0u16..7,
+        prop_oneof![0u16..5, Just(9)],
         prop_oneof![0u16..4, 10u16..15, Just(99)],
         1u16..5,
         1u16..5,
         prop_oneof![Just(1u16), 0u16..4],
     )
         .prop_map(|(class, param_type, rows, columns, elements)| TypeInfo {
-            class: Class(class.min(4)),
+            class: Class(class),
             param_type: ParamType(param_type),
             rows,
             columns,
