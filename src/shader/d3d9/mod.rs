@@ -2,6 +2,7 @@
 
 pub mod asm;
 pub mod bytecode;
+pub mod ctab;
 pub mod disasm;
 pub mod limits;
 pub mod opcodes;

@@ -1,0 +1,244 @@
+//! Writing a CTAB payload the way the table's producer lays it out.
+//!
+//! All producers seen write the same sequence (§10.2, §10.5): the header, the
+//! `CONSTANTINFO` array, then for each constant in order its name, its type info (first
+//! each member's name and type, then the member array, then the type itself), its default
+//! value, and at the end the target and creator strings. They differ in three things,
+//! learnt from the corpus; the creator string says which producer a table follows:
+//!
+//! | | Microsoft (any creator not below) | vkd3d (`"vkd3d-shader …"`) | Wine's tests (`"Wine project"`) |
+//! |---|---|---|---|
+//! | strings | packed; `0xAB` padding only before a DWORD structure and at the end; a string already written is pointed to again | each padded with `0xAB` to a DWORD | as vkd3d |
+//! | shared type infos | non-array, non-object types, separately among top-level constants and among struct members | non-array types except matrices, anywhere | any identical type |
+//! | shared member arrays | identical ones | never | never |
+//!
+//! Microsoft: `wine-tests/d3dx9/registerset_blob_*`, `get_shader_samplers_blob`,
+//! `test_get_shader_constant_variables_blob` (fxc 9.29: `sampler s` and `sampler2D s2D` get
+//! two type infos, top-level `float f` and member `s.f` two, `s`, `s_2[2]`, `s_3[3]` one
+//! member array; member `s.f` points at the constant name `"f"`). The seed
+//! `shared/seeds/001_e36ac28d5a5b5f27.txt` describes the same packing for the D3DX9 compiler
+//! of Oblivion's time, and the worked example of §10.5 follows it. vkd3d: `compiled/*.bin`
+//! (two `float4x4` get two type infos, two `float4` one). Wine's tests: the hand-built
+//! `ctab_basic`, `ctab_matrices`, `ctab_samplers`, `shader_with_ctab_constants`.
+//!
+//! What no rule reproduces, because the decoded table does not record it:
+//! - hand-built placements: `shader_with_ctab` points its creator into the header and its
+//!   empty ConstantInfo array at offset 0;
+//! - tables cut short by their comment, whose payload ends in bytes of no field
+//!   (`ctab_arrays`, `ctab_matrices2`, `ctab_with_default_values`);
+//! - choices a compiler makes from its own type objects, where the corpus has no example:
+//!   vkd3d would give two identical anonymous structs two type infos, and fxc may give an
+//!   array of one (`int i[1]`, which the table shows as a plain scalar) its own type info
+//!   even among top-level constants (in `test_get_shader_constant_variables_blob` it is the
+//!   only top-level `int`, so that table re-encodes exactly).
+//!
+//! For these [`super::reencode_preserving`] keeps the original bytes while the table is
+//! unedited.
+
+use std::collections::HashMap;
+
+use super::{Class, ConstantTable, TypeInfo, CTAB_FOURCC};
+
+const HEADER_SIZE: usize = 28;
+const CONSTANT_INFO_SIZE: usize = 20;
+const PADDING: u8 = 0xAB;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Producer {
+    Microsoft,
+    Vkd3d,
+    WineTests,
+}
+
+impl Producer {
+    /// The producer whose layout a table gets, by its creator string; Microsoft's unless
+    /// another producer is named.
+    fn of(table: &ConstantTable) -> Producer {
+        if table.creator.starts_with("vkd3d-shader") {
+            Producer::Vkd3d
+        } else if table.creator == "Wine project" {
+            Producer::WineTests
+        } else {
+            Producer::Microsoft
+        }
+    }
+}
+
+/// Where a type info is used: Microsoft's compiler shares types only within one of these.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Scope {
+    TopLevel,
+    Member,
+    Anywhere,
+}
+
+struct Writer<'t> {
+    producer: Producer,
+    /// The table proper; offsets count from its first byte.
+    out: Vec<u8>,
+    strings: HashMap<&'t str, u32>,
+    types: HashMap<(Scope, &'t TypeInfo), u32>,
+    member_arrays: HashMap<Vec<(u32, u32)>, u32>,
+}
+
+pub(super) fn encode(table: &ConstantTable) -> Vec<u8> {
+    let mut w = Writer {
+        producer: Producer::of(table),
+        out: vec![0; HEADER_SIZE + CONSTANT_INFO_SIZE * table.constants.len()],
+        strings: HashMap::new(),
+        types: HashMap::new(),
+        member_arrays: HashMap::new(),
+    };
+    for (i, constant) in table.constants.iter().enumerate() {
+        let name = w.string(&constant.name);
+        let type_info = w.type_info(&constant.type_info, Scope::TopLevel);
+        let default = match &constant.default_value {
+            Some(words) => {
+                w.align();
+                let at = w.offset();
+                for word in words {
+                    w.u32(*word);
+                }
+                at
+            }
+            None => 0,
+        };
+        let entry = HEADER_SIZE + CONSTANT_INFO_SIZE * i;
+        w.set_u32(entry, name);
+        w.set_u16(entry + 4, constant.register_set.0);
+        w.set_u16(entry + 6, constant.register_index);
+        w.set_u16(entry + 8, constant.register_count);
+        w.set_u16(entry + 10, constant.reserved);
+        w.set_u32(entry + 12, type_info);
+        w.set_u32(entry + 16, default);
+    }
+    let target = table.target.as_deref().map_or(0, |t| w.string(t));
+    let creator = w.string(&table.creator);
+    w.align();
+    let header = [
+        HEADER_SIZE as u32,
+        creator,
+        table.version,
+        table.constants.len() as u32,
+        HEADER_SIZE as u32,
+        table.flags,
+        target,
+    ];
+    for (i, value) in header.into_iter().enumerate() {
+        w.set_u32(4 * i, value);
+    }
+    let mut payload = Vec::with_capacity(4 + w.out.len());
+    payload.extend_from_slice(&CTAB_FOURCC.to_le_bytes());
+    payload.extend_from_slice(&w.out);
+    payload
+}
+
+impl<'t> Writer<'t> {
+    fn offset(&self) -> u32 {
+        self.out.len() as u32
+    }
+
+    fn align(&mut self) {
+        while self.out.len() % 4 != 0 {
+            self.out.push(PADDING);
+        }
+    }
+
+    fn u32(&mut self, value: u32) {
+        self.out.extend_from_slice(&value.to_le_bytes());
+    }
+
+    fn set_u32(&mut self, at: usize, value: u32) {
+        self.out[at..at + 4].copy_from_slice(&value.to_le_bytes());
+    }
+
+    fn set_u16(&mut self, at: usize, value: u16) {
+        self.out[at..at + 2].copy_from_slice(&value.to_le_bytes());
+    }
+
+    /// Writes a string (one byte per char, as decoded) and its NUL; returns its offset.
+    fn string(&mut self, text: &'t str) -> u32 {
+        if self.producer == Producer::Microsoft {
+            if let Some(at) = self.strings.get(text) {
+                return *at;
+            }
+        } else {
+            self.align();
+        }
+        let at = self.offset();
+        self.out.extend(text.chars().map(|c| c as u32 as u8));
+        self.out.push(0);
+        if self.producer == Producer::Microsoft {
+            self.strings.insert(text, at);
+        } else {
+            self.align();
+        }
+        at
+    }
+
+    /// The key under which a type info may be shared, if its producer shares it.
+    fn share_key(&self, type_info: &'t TypeInfo, scope: Scope) -> Option<(Scope, &'t TypeInfo)> {
+        let single = type_info.elements == 1;
+        match self.producer {
+            Producer::Microsoft => {
+                (single && type_info.class != Class::OBJECT).then_some((scope, type_info))
+            }
+            Producer::Vkd3d => {
+                (single && !type_info.class.is_matrix()).then_some((Scope::Anywhere, type_info))
+            }
+            Producer::WineTests => Some((Scope::Anywhere, type_info)),
+        }
+    }
+
+    fn type_info(&mut self, type_info: &'t TypeInfo, scope: Scope) -> u32 {
+        let key = self.share_key(type_info, scope);
+        if let Some(at) = key.and_then(|key| self.types.get(&key)) {
+            return *at;
+        }
+        let records: Vec<(u32, u32)> = type_info
+            .members
+            .iter()
+            .map(|m| {
+                (
+                    self.string(&m.name),
+                    self.type_info(&m.type_info, Scope::Member),
+                )
+            })
+            .collect();
+        let members = self.member_array(records);
+        self.align();
+        let at = self.offset();
+        for pair in [
+            (type_info.class.0, type_info.param_type.0),
+            (type_info.rows, type_info.columns),
+            (type_info.elements, type_info.members.len() as u16),
+        ] {
+            self.u32(u32::from(pair.0) | u32::from(pair.1) << 16);
+        }
+        self.u32(members);
+        if let Some(key) = key {
+            self.types.insert(key, at);
+        }
+        at
+    }
+
+    fn member_array(&mut self, records: Vec<(u32, u32)>) -> u32 {
+        if records.is_empty() {
+            return 0;
+        }
+        let shared = self.producer == Producer::Microsoft;
+        if let Some(at) = self.member_arrays.get(&records).filter(|_| shared) {
+            return *at;
+        }
+        self.align();
+        let at = self.offset();
+        for (name, type_info) in &records {
+            self.u32(*name);
+            self.u32(*type_info);
+        }
+        if shared {
+            self.member_arrays.insert(records, at);
+        }
+        at
+    }
+}
