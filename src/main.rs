@@ -69,10 +69,35 @@ enum Command {
     Info { source: PathBuf },
     /// Read every file of the tree and report every problem; exit 2 if there is one.
     Check { source: PathBuf },
+    /// Direct3D 9 shaders on their own, with the code the mount uses.
+    #[command(subcommand)]
+    D3d9(D3d9Command),
+}
+
+#[derive(Subcommand)]
+enum D3d9Command {
+    /// Disassemble bytecode (.vso, .pso, …) to asm text, CTAB listed in the header.
+    Disasm {
+        file: PathBuf,
+        /// Write here instead of standard output.
+        #[arg(short = 'o')]
+        out: Option<PathBuf>,
+    },
+    /// Assemble asm text (ps_1_1 … vs_3_0, dotted or underscored) to bytecode.
+    Asm {
+        file: PathBuf,
+        #[arg(short = 'o')]
+        out: PathBuf,
+        /// Skip the shader-model checks (register ranges, slot limits, …).
+        #[arg(long)]
+        no_validate: bool,
+    },
+    /// Print the constant table of a shader as JSON (null when it has none).
+    Ctab { file: PathBuf },
 }
 
 const SUBCOMMANDS: &[&str] = &[
-    "mount", "umount", "ls", "cat", "extract", "info", "check", "help",
+    "mount", "umount", "ls", "cat", "extract", "info", "check", "d3d9", "help",
 ];
 
 fn main() -> ExitCode {
@@ -173,6 +198,54 @@ fn run(command: Command) -> Result<(), Failure> {
             }
             println!("{}: ok", source.display());
             Ok(())
+        }
+        Command::D3d9(command) => d3d9(command),
+    }
+}
+
+fn d3d9(command: D3d9Command) -> Result<(), Failure> {
+    use shaderfs::shader::d3d9::{asm, ctab::ConstantTable, disasm};
+    let read = |path: &Path| {
+        std::fs::read(path).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+    };
+    let write = |path: &Path, bytes: &[u8]| {
+        std::fs::write(path, bytes).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+    };
+    let malformed = |path: &Path, e: &dyn std::fmt::Display| Failure {
+        code: EXIT_MALFORMED,
+        message: format!("{}: {e}", path.display()),
+    };
+    match command {
+        D3d9Command::Disasm { file, out } => {
+            let text = disasm::disassemble(&read(&file)?).map_err(|e| malformed(&file, &e))?;
+            match out {
+                Some(out) => write(&out, text.as_bytes()),
+                None => std::io::stdout()
+                    .write_all(text.as_bytes())
+                    .map_err(write_failure),
+            }
+        }
+        D3d9Command::Asm {
+            file,
+            out,
+            no_validate,
+        } => {
+            let bytes = read(&file)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|e| malformed(&file, &format!("not UTF-8 text: {e}")))?;
+            let code = if no_validate {
+                asm::assemble_unvalidated(&text)
+            } else {
+                asm::assemble(&text)
+            }
+            .map_err(|e| malformed(&file, &e))?;
+            write(&out, &code)
+        }
+        D3d9Command::Ctab { file } => {
+            let table = ConstantTable::from_bytecode(&read(&file)?).map_err(|e| malformed(&file, &e))?;
+            let mut json = serde_json::to_vec_pretty(&table).expect("tables serialise");
+            json.push(b'\n');
+            std::io::stdout().write_all(&json).map_err(write_failure)
         }
     }
 }

@@ -321,6 +321,9 @@ impl Vfs {
         let snap = self.snapshot(id);
         let root = self.archives[id].root;
         for entry in snap.archive.entries() {
+            if tree.is_hidden(id, &entry.path) {
+                continue;
+            }
             let (parent_path, leaf) = match entry.path.rfind('/') {
                 Some(i) => (&entry.path[..i], &entry.path[i + 1..]),
                 None => ("", entry.path.as_str()),
@@ -1018,10 +1021,26 @@ impl Vfs {
             self.rebuild(&mut state, id)
         };
         log::info!("committed {user_path} into {}", mounted.path.display());
+        self.send(inval);
+        Ok(())
+    }
+
+    fn send(&self, inval: Vec<Invalidation>) {
         if let Some(notify) = self.notify.lock().as_ref() {
             notify(inval);
         }
-        Ok(())
+    }
+
+    /// The key of an archive file by its path, hidden or not.
+    fn key_of(&self, id: ArchiveId, path: &str) -> Option<FileKey> {
+        self.snapshot(id)
+            .archive
+            .entries()
+            .into_iter()
+            .find_map(|e| match e.kind {
+                EntryKind::File { key, .. } if e.path == path => Some(key),
+                _ => None,
+            })
     }
 
     // ---- names ------------------------------------------------------------------------
@@ -1045,8 +1064,19 @@ impl Vfs {
             if !self.opts.writable {
                 return Err(libc::EROFS);
             }
-            let path = join_path(&dir.path, leaf);
-            let origin = if self.snapshot(id).archive.accepts_new(&dir.path, leaf) {
+            let dir_path = dir.path.clone();
+            let path = join_path(&dir_path, leaf);
+            // A file renamed aside comes back under its name: this is its new content.
+            if state.tree.unhide(id, &path) {
+                state.tree.unbind_path(id, &path);
+                let inval = self.rebuild(&mut state, id);
+                drop(state);
+                self.send(inval);
+                let ino = self.lookup(parent, leaf)?.ino;
+                let opened = self.open(ino, flags | libc::O_TRUNC)?;
+                return Ok((self.getattr(ino)?, opened));
+            }
+            let origin = if self.snapshot(id).archive.accepts_new(&dir_path, leaf) {
                 Origin::Pending
             } else {
                 Origin::Scratch
@@ -1144,7 +1174,18 @@ impl Vfs {
             .snapshot(id)
             .archive
             .accepts_new(&target_dir.path, new_leaf);
+        let target_hidden = state.tree.is_hidden(id, &to_path);
         drop(state);
+        // Back over a file that was renamed aside (an editor restoring its backup, or
+        // saving its new text by rename): a save of that file.
+        let target_origin = match (target_hidden, target_origin) {
+            (true, None) => self.key_of(id, &to_path).map(|key| Origin::Archive {
+                key,
+                size: None,
+                writable: true,
+            }),
+            (_, origin) => origin,
+        };
 
         let (dir, name) = split_path(&to_path);
         // Moves the inode with its name, as the kernel's dentry does.
@@ -1164,6 +1205,7 @@ impl Vfs {
                 };
                 self.commit(id, &to_path, &edit, |tree| {
                     tree.remove(ino);
+                    tree.unhide(id, &to_path);
                     rebind(tree);
                 })
             }
@@ -1197,6 +1239,38 @@ impl Vfs {
                     *origin = Origin::Scratch;
                 }
                 state.tree.insert(ino, node);
+                Ok(())
+            }
+            // Renamed to a name that is no archive member (`X.asm~`, an editor's backup):
+            // the content moves to a scratch file of that name and the original is hidden
+            // until a file of its name is written again. The archive does not change.
+            (Origin::Archive { .. }, None | Some(Origin::Scratch)) if !accepts => {
+                let mut state = self.state.write();
+                let content = self.committed(&state, ino)?;
+                if let Some(t) = target_ino {
+                    state.tree.remove(t);
+                }
+                state.tree.remove(ino);
+                state.tree.unbind_path(id, &from_path);
+                state.tree.hide(id, &from_path);
+                state.tree.insert(
+                    ino,
+                    Node {
+                        parent: new_parent,
+                        name: new_leaf.to_string(),
+                        archive: Some(id),
+                        path: to_path.clone(),
+                        kind: NodeKind::File {
+                            origin: Origin::Scratch,
+                            buffer: Some(WriteBuffer {
+                                data: content.as_slice().to_vec(),
+                                dirty: false,
+                            }),
+                            writers: 0,
+                            changes: 1,
+                        },
+                    },
+                );
                 Ok(())
             }
             (Origin::Archive { key, .. }, _) => {

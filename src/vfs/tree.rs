@@ -5,7 +5,7 @@
 //! archive's subtree gives every surviving path its old number, so `ls -i`, `find` and the
 //! kernel's dentries stay valid. Numbers are never reused.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::fs::WriteBuffer;
 use super::FileKey;
@@ -71,6 +71,9 @@ pub enum Origin {
 pub struct Tree {
     nodes: HashMap<Ino, Node>,
     by_path: HashMap<(ArchiveId, String), Ino>,
+    /// Archive files renamed aside (an editor's backup): not shown until a file of that
+    /// name is written again. The archive still holds them.
+    hidden: HashSet<(ArchiveId, String)>,
     next: Ino,
 }
 
@@ -79,6 +82,7 @@ impl Tree {
         let mut tree = Tree {
             nodes: HashMap::new(),
             by_path: HashMap::new(),
+            hidden: HashSet::new(),
             next: ROOT_INO + 1,
         };
         tree.nodes.insert(
@@ -142,6 +146,19 @@ impl Tree {
 
     pub fn unbind_path(&mut self, archive: ArchiveId, path: &str) {
         self.by_path.remove(&(archive, path.to_string()));
+    }
+
+    pub fn hide(&mut self, archive: ArchiveId, path: &str) {
+        self.hidden.insert((archive, path.to_string()));
+    }
+
+    /// Show a hidden path again; whether it was hidden.
+    pub fn unhide(&mut self, archive: ArchiveId, path: &str) -> bool {
+        self.hidden.remove(&(archive, path.to_string()))
+    }
+
+    pub fn is_hidden(&self, archive: ArchiveId, path: &str) -> bool {
+        self.hidden.contains(&(archive, path.to_string()))
     }
 
     /// Insert `node` as `ino` under its parent.

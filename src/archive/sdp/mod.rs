@@ -4,11 +4,16 @@
 //! ```text
 //! archive.json              header word, shader count, sizes, writability, warnings
 //! shaders/<name>            the record's bytecode: read, overwrite, create, remove, rename
-//! ctab/<name>.json          the decoded constant table
+//! asm/<name>.asm            the disassembly; saving it assembles it back
+//! ctab/<name>.json          the decoded constant table (`null` for none); saving re-encodes it
 //! ```
 //!
 //! A write to `shaders/` stores exactly the bytes written, once they parse as a D3D9
-//! shader of the kind the name's extension says (`.vso` vertex, `.pso` pixel).
+//! shader of the kind the name's extension says (`.vso` vertex, `.pso` pixel). A saved
+//! `asm/` file is assembled and checked against its shader model; when the new text holds
+//! no constant table of its own, the shader keeps the one it had (the engine reads it:
+//! `sdp.md` §4). A saved `ctab/` file replaces the table and nothing else. Saving a view
+//! unchanged leaves the record byte-identical.
 
 pub mod read;
 pub mod write;
@@ -26,6 +31,8 @@ use self::read::{Index, Record};
 use self::write::NameField;
 use super::{has_extension, json_view};
 use crate::shader::d3d9::bytecode::{self, ShaderKind, Version};
+use crate::shader::d3d9::ctab::{self, ConstantTable};
+use crate::shader::d3d9::{asm, disasm};
 use crate::vfs::name::Namer;
 use crate::vfs::{
     Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, ViewError,
@@ -73,6 +80,38 @@ impl Format for SdpFormat {
 enum View {
     Shader = 0,
     Ctab = 1,
+    Asm = 2,
+}
+
+impl View {
+    const ALL: [View; 3] = [View::Shader, View::Asm, View::Ctab];
+
+    fn dir(self) -> &'static str {
+        match self {
+            View::Shader => "shaders",
+            View::Asm => "asm",
+            View::Ctab => "ctab",
+        }
+    }
+
+    /// What the view adds to the record's file name.
+    fn suffix(self) -> &'static str {
+        match self {
+            View::Shader => "",
+            View::Asm => ".asm",
+            View::Ctab => ".json",
+        }
+    }
+
+    fn of_dir(dir: &str) -> Option<View> {
+        View::ALL.into_iter().find(|v| v.dir() == dir)
+    }
+
+    /// The record name a file name of this view stands for (`X.vso.asm` → `X.vso`).
+    fn record_name(self, file: &str) -> Option<&str> {
+        let base = file.strip_suffix(self.suffix())?;
+        (!base.is_empty()).then_some(base)
+    }
 }
 
 const ARCHIVE_JSON: FileKey = u64::MAX;
@@ -82,9 +121,13 @@ fn key(record: usize, view: View) -> FileKey {
 }
 
 fn unkey(key: FileKey) -> (usize, Option<View>) {
+    if key == ARCHIVE_JSON {
+        return (usize::MAX, None);
+    }
     let view = match key & 3 {
         0 => Some(View::Shader),
         1 => Some(View::Ctab),
+        2 => Some(View::Asm),
         _ => None,
     };
     ((key >> 2) as usize, view)
@@ -138,26 +181,93 @@ fn profile_of(data: &[u8]) -> String {
 
 /// Check that `data` is a D3D9 shader of the kind `name`'s extension calls for.
 fn validate_shader(name: &str, data: &[u8]) -> Result<(), ViewError> {
-    let shader = bytecode::parse(data)
+    bytecode::parse(data)
         .map_err(|e| ViewError::Invalid(format!("not D3D9 shader bytecode: {e}")))?;
+    validate_kind(name, data)
+}
+
+/// A `.vso` record holds a vertex shader, a `.pso` record a pixel shader (`sdp.md` §3).
+fn validate_kind(name: &str, data: &[u8]) -> Result<(), ViewError> {
     let wanted = if has_extension(name, "vso") {
-        Some(ShaderKind::Vertex)
+        ShaderKind::Vertex
     } else if has_extension(name, "pso") {
-        Some(ShaderKind::Pixel)
+        ShaderKind::Pixel
     } else {
-        None
+        return Ok(());
     };
-    match wanted {
-        Some(kind) if kind != shader.version.kind => Err(ViewError::Invalid(format!(
-            "{name} must hold a {} shader, this is {}",
-            match kind {
+    match bytecode::shader_version(data) {
+        Some(version) if version.kind != wanted => Err(ViewError::Invalid(format!(
+            "{name} must hold a {} shader, this is {version}",
+            match wanted {
                 ShaderKind::Vertex => "vertex (vs_*)",
                 ShaderKind::Pixel => "pixel (ps_*)",
             },
-            shader.version
         ))),
         _ => Ok(()),
     }
+}
+
+/// Assemble a saved `asm/` file. Unedited text gives back the current bytes; text without a
+/// constant table keeps the one the shader had.
+fn assemble_keeping_ctab(content: &[u8], current: Option<&[u8]>) -> Result<Vec<u8>, ViewError> {
+    let text = std::str::from_utf8(content).map_err(|e| {
+        ViewError::Invalid(format!(
+            "not UTF-8 text (byte {} cannot be read)",
+            e.valid_up_to()
+        ))
+    })?;
+    if let Some(current) = current {
+        if disasm::disassemble(current).is_ok_and(|t| t == text) {
+            return Ok(current.to_vec());
+        }
+    }
+    let code = match asm::assemble(text) {
+        Ok(code) => code,
+        // A shader that breaks its model's limits as it stands (some compilers write such)
+        // may still be saved unchanged in another layout.
+        Err(e) => match (asm::assemble_unvalidated(text), current) {
+            (Ok(code), Some(current)) if code == current => code,
+            _ => return Err(ViewError::Invalid(e.to_string())),
+        },
+    };
+    let own = ctab::find_ctab(&code).map_err(|e| ViewError::Invalid(e.to_string()))?;
+    match (own, current.and_then(|c| ctab::find_ctab(c).ok().flatten().map(|l| (c, l)))) {
+        (None, Some((current, location))) if !location.truncated => {
+            ctab::replace_ctab(&code, &current[location.payload])
+                .map_err(|e| ViewError::Invalid(e.to_string()))
+        }
+        _ => Ok(code),
+    }
+}
+
+/// `current` with the constant table a saved `ctab/` file holds (`null`: none).
+fn with_table(current: &[u8], content: &[u8]) -> Result<Vec<u8>, ViewError> {
+    let table: Option<ConstantTable> = serde_json::from_slice(content).map_err(|e| {
+        ViewError::Invalid(format!("{}:{}: {e}", e.line(), e.column()))
+    })?;
+    let location = ctab::find_ctab(current).map_err(|e| ViewError::Invalid(e.to_string()))?;
+    let spliced = match table {
+        None => ctab::remove_ctab(current),
+        Some(table) => {
+            let version = ctab::shader_version_token(current)
+                .map_err(|e| ViewError::Invalid(e.to_string()))?;
+            if table.version != version {
+                return Err(ViewError::Invalid(format!(
+                    "\"version\" is {}, but the shader is {}: a table names its own shader's \
+                     version",
+                    ctab::version_name(table.version)
+                        .unwrap_or_else(|| format!("{:#010x}", table.version)),
+                    ctab::version_name(version).unwrap_or_else(|| format!("{version:#010x}")),
+                )));
+            }
+            let payload = match &location {
+                Some(l) => ctab::reencode_preserving(&current[l.payload.clone()], &table),
+                None => table.encode(),
+            };
+            ctab::replace_ctab(current, &payload)
+        }
+    };
+    spliced.map_err(|e| ViewError::Invalid(e.to_string()))
 }
 
 /// A name a new or renamed record may take (`sdp.md` §3 and §5 rule 8).
@@ -223,6 +333,43 @@ impl Package {
 
 
 
+    fn ctab_json(&self, data: &[u8]) -> Result<Blob, ViewError> {
+        let table = ConstantTable::from_bytecode(data)
+            .map_err(|e| ViewError::Corrupt(format!("the constant table: {e}")))?;
+        Ok(json_view(&table))
+    }
+
+    fn asm_text(&self, data: &[u8]) -> Result<Blob, ViewError> {
+        let text = disasm::disassemble(data)
+            .map_err(|e| ViewError::Corrupt(format!("not D3D9 shader bytecode: {e}")))?;
+        Ok(Blob::owned(text.into_bytes()))
+    }
+
+    /// The bytecode a view's new content stands for, given the record's current bytecode
+    /// (`None` for a new record).
+    fn bytecode_from(
+        &self,
+        view: View,
+        name: &str,
+        current: Option<&[u8]>,
+        content: &[u8],
+    ) -> Result<Vec<u8>, ViewError> {
+        let code = match view {
+            View::Shader => content.to_vec(),
+            View::Asm => assemble_keeping_ctab(content, current)?,
+            View::Ctab => {
+                let current = current.ok_or_else(|| {
+                    ViewError::NotPermitted(
+                        "a new shader starts in shaders/ or asm/, not ctab/".into(),
+                    )
+                })?;
+                with_table(current, content)?
+            }
+        };
+        validate_shader(name, &code)?;
+        Ok(code)
+    }
+
     /// The package with `records` (name field, bytecode) in place of the current ones.
     fn serialise<'a>(
         &self,
@@ -262,15 +409,23 @@ impl Archive for Package {
             path: "shaders".into(),
             kind: EntryKind::Dir,
         });
-        for (i, (r, name)) in self.index.records.iter().zip(&self.names).enumerate() {
-            out.push(Entry {
-                path: format!("shaders/{name}"),
-                kind: EntryKind::File {
-                    key: key(i, View::Shader),
-                    size: Some(r.data.len() as u64),
-                    writable,
-                },
-            });
+        for view in View::ALL {
+            if view != View::Shader {
+                out.push(Entry {
+                    path: view.dir().into(),
+                    kind: EntryKind::Dir,
+                });
+            }
+            for (i, (r, name)) in self.index.records.iter().zip(&self.names).enumerate() {
+                out.push(Entry {
+                    path: format!("{}/{name}{}", view.dir(), view.suffix()),
+                    kind: EntryKind::File {
+                        key: key(i, view),
+                        size: (view == View::Shader).then_some(r.data.len() as u64),
+                        writable,
+                    },
+                });
+            }
         }
         out
     }
@@ -283,41 +438,50 @@ impl Archive for Package {
         let r = self.record(i)?;
         match view {
             Some(View::Shader) => Ok(Blob::Mapped(self.map.clone(), r.data.clone())),
-            Some(View::Ctab) => Err(ViewError::Corrupt(format!("no view {key:#x}"))),
+            Some(View::Ctab) => self.ctab_json(self.data(r)),
+            Some(View::Asm) => self.asm_text(self.data(r)),
             None => Err(ViewError::Corrupt(format!("no view {key:#x}"))),
         }
     }
 
     fn accepts_new(&self, dir: &str, name: &str) -> bool {
-        dir == "shaders" && check_new_name(name).is_ok()
+        match View::of_dir(dir) {
+            Some(view @ (View::Shader | View::Asm)) => view
+                .record_name(name)
+                .is_some_and(|base| check_new_name(base).is_ok()),
+            _ => false,
+        }
     }
 
     fn apply(&self, edit: &Edit<'_>) -> Result<Vec<u8>, ViewError> {
         let mut records = self.current();
+        let replaced: Vec<u8>;
         match *edit {
             Edit::Write { key, data } => {
                 let (i, view) = unkey(key);
-                if key == ARCHIVE_JSON || view != Some(View::Shader) {
-                    return Err(ViewError::NotPermitted(
-                        "this view is read-only; write shaders/ instead".into(),
-                    ));
-                }
-                self.record(i)?;
-                validate_shader(&self.names[i], data)?;
-                records[i].1 = data;
+                let view = view.ok_or_else(|| {
+                    ViewError::NotPermitted("archive.json is read-only".into())
+                })?;
+                let r = self.record(i)?;
+                replaced = self.bytecode_from(view, &self.names[i], Some(self.data(r)), data)?;
+                records[i].1 = &replaced;
             }
             Edit::Create { dir, name, data } => {
-                if dir != "shaders" {
-                    return Err(ViewError::NotPermitted(format!(
-                        "new shaders go in shaders/, not {dir}/"
-                    )));
-                }
-                let field = check_new_name(name)?;
-                validate_shader(name, data)?;
-                records.push((field, data));
+                let view = View::of_dir(dir).ok_or_else(|| {
+                    ViewError::NotPermitted(format!("new shaders go in shaders/, not {dir}/"))
+                })?;
+                let base = view.record_name(name).ok_or_else(|| {
+                    ViewError::NotPermitted(format!(
+                        "{name}: files in {dir}/ are named <shader>{}",
+                        view.suffix()
+                    ))
+                })?;
+                let field = check_new_name(base)?;
+                replaced = self.bytecode_from(view, base, None, data)?;
+                records.push((field, &replaced));
             }
             Edit::Remove { key } => match unkey(key) {
-                (i, Some(View::Shader)) if key != ARCHIVE_JSON => {
+                (i, Some(View::Shader)) => {
                     self.record(i)?;
                     records.remove(i);
                 }
@@ -329,21 +493,21 @@ impl Archive for Package {
             },
             Edit::Rename { key, dir, name } => {
                 let (i, view) = unkey(key);
-                if key == ARCHIVE_JSON || view != Some(View::Shader) || dir != "shaders" {
-                    return Err(ViewError::NotPermitted(
-                        "only shaders/ files can be renamed, within shaders/".into(),
-                    ));
-                }
+                let view = view
+                    .filter(|v| v.dir() == dir)
+                    .ok_or_else(|| ViewError::NotPermitted("renames stay in one folder".into()))?;
                 self.record(i)?;
-                let field = check_new_name(name)?;
-                if (has_extension(name, "vso") != has_extension(&self.names[i], "vso"))
-                    || (has_extension(name, "pso") != has_extension(&self.names[i], "pso"))
-                {
-                    validate_shader(name, records[i].1)?;
-                }
+                let base = view.record_name(name).ok_or_else(|| {
+                    ViewError::NotPermitted(format!(
+                        "{name}: files in {dir}/ are named <shader>{}",
+                        view.suffix()
+                    ))
+                })?;
+                let field = check_new_name(base)?;
+                validate_kind(base, records[i].1)?;
                 records[i].0 = field;
                 // Renaming over another shader replaces it, as `mv` does.
-                if let Some(j) = self.find_name(name).filter(|&j| j != i) {
+                if let Some(j) = self.find_name(base).filter(|&j| j != i) {
                     records.remove(j);
                 }
             }

@@ -26,6 +26,7 @@
 mod decode;
 mod encode;
 mod json;
+mod listing;
 #[cfg(test)]
 mod tests;
 
@@ -256,6 +257,26 @@ pub fn replace_ctab(bytecode: &[u8], payload: &[u8]) -> Result<Vec<u8>, CtabErro
     out.extend_from_slice(payload);
     out.extend_from_slice(&bytecode[splice.end..]);
     Ok(out)
+}
+
+/// Returns `bytecode` without its CTAB comment (unchanged when it has none).
+pub fn remove_ctab(bytecode: &[u8]) -> Result<Vec<u8>, CtabError> {
+    match find_ctab(bytecode)? {
+        Some(location) if location.truncated => {
+            let token = token_at(bytecode, location.comment.start / 4);
+            Err(CtabError::CommentPastEnd {
+                offset: location.comment.start,
+                declared: ((token >> 16) & 0x7FFF) as usize,
+                available: (bytecode.len() - location.payload.start) / 4,
+            })
+        }
+        Some(location) => {
+            let mut out = bytecode[..location.comment.start].to_vec();
+            out.extend_from_slice(&bytecode[location.comment.end..]);
+            Ok(out)
+        }
+        None => Ok(bytecode.to_vec()),
+    }
 }
 
 fn check_payload_framing(payload: &[u8]) -> Result<(), CtabError> {

@@ -35,6 +35,7 @@ use super::registers::{register_name, RegisterType};
 use super::syntax::{
     format_mask, format_swizzle, RESULT_MODIFIERS, SAMPLER_TYPES, SHIFTS, SOURCE_MODIFIERS, USAGES,
 };
+use super::ctab::ConstantTable;
 use super::validate;
 
 /// Names of the data-comment kinds (see the module documentation).
@@ -56,7 +57,7 @@ pub fn disassemble_shader(shader: &Shader) -> String {
     let mut out = String::new();
     for c in shader.comments() {
         if c.payload.first() == Some(&CTAB) {
-            if let Some(header) = ctab_header(&c.payload[1..]) {
+            if let Some(header) = ctab_header(c, v) {
                 for line in header.lines() {
                     let _ = writeln!(out, "{}", format!("// {line}").trim_end());
                 }
@@ -121,11 +122,13 @@ pub fn disassemble_shader(shader: &Shader) -> String {
     out
 }
 
-/// The D3DX-style `//` header describing a CTAB (`payload` starts after the FourCC).
-/// Left to the constant-table module; until it is connected the CTAB shows only as its
-/// `comment-block`, which is what makes the round trip exact either way.
-fn ctab_header(_payload: &[u32]) -> Option<String> {
-    None
+/// The D3DX-style `//` header describing a CTAB. A table that does not decode gets none;
+/// it still travels, exactly, as its `comment-block`.
+fn ctab_header(comment: &bytecode::Comment, v: Version) -> Option<String> {
+    let payload: Vec<u8> = comment.payload.iter().flat_map(|d| d.to_le_bytes()).collect();
+    ConstantTable::decode(&payload, v.token())
+        .ok()
+        .map(|t| t.listing())
 }
 
 /// `// approximately N instruction slots used (T texture, A arithmetic)` (§9).

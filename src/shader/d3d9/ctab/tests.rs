@@ -270,6 +270,8 @@ fn replace_ctab_replaces_inserts_and_refuses_truncated() {
         replace_ctab(&bare, &payload[4..]),
         Err(CtabError::MissingFourcc { .. })
     ));
+    assert_eq!(remove_ctab(&with), Ok(bare.clone()));
+    assert_eq!(remove_ctab(&bare), Ok(bare.clone()));
 }
 
 #[test]
