@@ -84,10 +84,17 @@ fn ctab_views_agree_with_the_independent_decoding() {
     let m = Mount::new(&s.package, &s.mnt, &["-o", "ro"]);
     for shader in &s.shaders {
         let txt = fs::read_to_string(shader.source.with_extension("ctab.txt")).unwrap();
-        let json: Value =
-            serde_json::from_slice(&fs::read(m.path(&format!("ctab/{}.json", shader.name))).unwrap())
-                .unwrap();
-        let creator = txt.split("Creator='").nth(1).unwrap().split('\'').next().unwrap();
+        let json: Value = serde_json::from_slice(
+            &fs::read(m.path(&format!("ctab/{}.json", shader.name))).unwrap(),
+        )
+        .unwrap();
+        let creator = txt
+            .split("Creator='")
+            .nth(1)
+            .unwrap()
+            .split('\'')
+            .next()
+            .unwrap();
         assert_eq!(json["creator"], creator, "{}", shader.name);
         let got: Vec<[String; 9]> = json["constants"]
             .as_array()
@@ -114,7 +121,10 @@ fn ctab_views_agree_with_the_independent_decoding() {
         assert_eq!(got, listed_constants(&txt), "{}", shader.name);
     }
     // grep -r finds a constant across the package, as a modder would look for one.
-    let (code, out, _) = sh(&format!("grep -rl '\"name\": \"wvp\"' {}", m.path("ctab").display()));
+    let (code, out, _) = sh(&format!(
+        "grep -rl '\"name\": \"wvp\"' {}",
+        m.path("ctab").display()
+    ));
     assert_eq!(code, 0);
     let mut want: Vec<String> = s
         .shaders
@@ -124,7 +134,11 @@ fn ctab_views_agree_with_the_independent_decoding() {
                 .unwrap()
                 .contains("] wvp ")
         })
-        .map(|x| m.path(&format!("ctab/{}.json", x.name)).display().to_string())
+        .map(|x| {
+            m.path(&format!("ctab/{}.json", x.name))
+                .display()
+                .to_string()
+        })
         .collect();
     want.sort();
     let mut got: Vec<&str> = out.lines().collect();
@@ -155,7 +169,10 @@ fn asm_saved_by_sed_vim_cp_redirection_truncate_and_rename() {
     let original_table = ConstantTable::from_bytecode(&record(&s.package, &name)).unwrap();
     assert!(original_table.is_some());
     assert!(original_text.contains("    vs_2_0\n"));
-    assert!(original_text.contains("//   wvp          c8       4\n"), "{original_text}");
+    assert!(
+        original_text.contains("//   wvp          c8       4\n"),
+        "{original_text}"
+    );
     assert!(original_text.lines().any(|l| l.starts_with("    def c1,")));
 
     // Each way of saving puts a different value into `def c1`, then the package holds it.
@@ -174,16 +191,32 @@ fn asm_saved_by_sed_vim_cp_redirection_truncate_and_rename() {
         assert_eq!(code, 0, "{how}: {err}");
         let value = 11 + i;
         let text = fs::read_to_string(&asm).unwrap();
-        assert!(text.contains(&format!("    def c1, {value}, 0, 0, 0\n")), "{how}: mount shows\n{text}");
+        assert!(
+            text.contains(&format!("    def c1, {value}, 0, 0, 0\n")),
+            "{how}: mount shows\n{text}"
+        );
         let code = record(&s.package, &name);
         let again = shaderfs::shader::d3d9::disasm::disassemble(&code).unwrap();
-        assert!(again.contains(&format!("def c1, {value}, 0, 0, 0")), "{how}: package holds\n{again}");
-        assert_eq!(ConstantTable::from_bytecode(&code).unwrap(), original_table, "{how}: CTAB kept");
+        assert!(
+            again.contains(&format!("def c1, {value}, 0, 0, 0")),
+            "{how}: package holds\n{again}"
+        );
+        assert_eq!(
+            ConstantTable::from_bytecode(&code).unwrap(),
+            original_table,
+            "{how}: CTAB kept"
+        );
     }
     // No editor left anything behind, and nothing of theirs entered the package.
     let (_, listing, _) = sh(&format!("ls -A {}", asm.parent().unwrap().display()));
     assert_eq!(listing.lines().count(), s.shaders.len(), "{listing}");
-    assert_eq!(read::index(&fs::read(&s.package).unwrap()).unwrap().records.len(), s.shaders.len());
+    assert_eq!(
+        read::index(&fs::read(&s.package).unwrap())
+            .unwrap()
+            .records
+            .len(),
+        s.shaders.len()
+    );
 }
 
 #[test]
@@ -195,13 +228,18 @@ fn asm_without_a_ctab_keeps_the_shaders_table_and_errors_refuse_the_save() {
     let table = ConstantTable::from_bytecode(&record(&s.package, &name)).unwrap();
 
     // Text as a person writes it: no header, no data comments, dotted version, `;` comments.
-    let text = "vs.2.0 ; hand written\ndcl_position v0\nm4x4 oPos, v0, c8 // transform\nmov oD0, c12\n";
+    let text =
+        "vs.2.0 ; hand written\ndcl_position v0\nm4x4 oPos, v0, c8 // transform\nmov oD0, c12\n";
     let file = Path::new("/tmp/shaderfs-hand.asm");
     fs::write(file, text).unwrap();
     let (code, _, err) = sh(&format!("cp {} {}", file.display(), asm.display()));
     assert_eq!(code, 0, "{err}");
     let stored = record(&s.package, &name);
-    assert_eq!(ConstantTable::from_bytecode(&stored).unwrap(), table, "the CTAB travels");
+    assert_eq!(
+        ConstantTable::from_bytecode(&stored).unwrap(),
+        table,
+        "the CTAB travels"
+    );
     let shown = fs::read_to_string(&asm).unwrap();
     assert!(shown.contains("    m4x4 oPos, v0, c8\n"), "{shown}");
 
@@ -236,7 +274,10 @@ fn ctab_json_edits_reencode_the_table() {
     let code_before = record(&s.package, &name);
 
     // Saving it unchanged leaves the shader byte-identical.
-    let (code, _, err) = sh(&format!("cat {p} > /tmp/shaderfs-ctab.json && cp /tmp/shaderfs-ctab.json {p}", p = json_path.display()));
+    let (code, _, err) = sh(&format!(
+        "cat {p} > /tmp/shaderfs-ctab.json && cp /tmp/shaderfs-ctab.json {p}",
+        p = json_path.display()
+    ));
     assert_eq!(code, 0, "{err}");
     assert_eq!(record(&s.package, &name), code_before);
 
@@ -250,8 +291,15 @@ fn ctab_json_edits_reencode_the_table() {
     extra["register_index"] = 30.into();
     extra.as_object_mut().unwrap().remove("default_value");
     json["constants"].as_array_mut().unwrap().push(extra);
-    fs::write("/tmp/shaderfs-ctab.json", serde_json::to_vec_pretty(&json).unwrap()).unwrap();
-    let (code, _, err) = sh(&format!("cp /tmp/shaderfs-ctab.json {}", json_path.display()));
+    fs::write(
+        "/tmp/shaderfs-ctab.json",
+        serde_json::to_vec_pretty(&json).unwrap(),
+    )
+    .unwrap();
+    let (code, _, err) = sh(&format!(
+        "cp /tmp/shaderfs-ctab.json {}",
+        json_path.display()
+    ));
     assert_eq!(code, 0, "{err}");
     let table = ConstantTable::from_bytecode(&record(&s.package, &name))
         .unwrap()
@@ -262,7 +310,12 @@ fn ctab_json_edits_reencode_the_table() {
     assert_eq!(table.constants[2].register_index, 30);
     assert_eq!(
         table.constants[0].default_value,
-        Some([1.0f32, 0.5, 0.25, 1.0].iter().map(|f| f.to_bits()).collect())
+        Some(
+            [1.0f32, 0.5, 0.25, 1.0]
+                .iter()
+                .map(|f| f.to_bits())
+                .collect()
+        )
     );
     // The code itself did not move: only the comment changed.
     let after = record(&s.package, &name);
@@ -270,15 +323,27 @@ fn ctab_json_edits_reencode_the_table() {
 
     // Remove a constant; then bad JSON is refused with the place.
     json["constants"].as_array_mut().unwrap().pop();
-    fs::write("/tmp/shaderfs-ctab.json", serde_json::to_vec_pretty(&json).unwrap()).unwrap();
-    let (code, _, _) = sh(&format!("cp /tmp/shaderfs-ctab.json {}", json_path.display()));
+    fs::write(
+        "/tmp/shaderfs-ctab.json",
+        serde_json::to_vec_pretty(&json).unwrap(),
+    )
+    .unwrap();
+    let (code, _, _) = sh(&format!(
+        "cp /tmp/shaderfs-ctab.json {}",
+        json_path.display()
+    ));
     assert_eq!(code, 0);
-    let table = ConstantTable::from_bytecode(&record(&s.package, &name)).unwrap().unwrap();
+    let table = ConstantTable::from_bytecode(&record(&s.package, &name))
+        .unwrap()
+        .unwrap();
     assert_eq!(table.constants.len(), 2);
 
     let before = fs::read(&s.package).unwrap();
     fs::write("/tmp/shaderfs-ctab.json", "{\n  \"creator\": 5\n}\n").unwrap();
-    let (code, _, err) = sh(&format!("cp /tmp/shaderfs-ctab.json {}", json_path.display()));
+    let (code, _, err) = sh(&format!(
+        "cp /tmp/shaderfs-ctab.json {}",
+        json_path.display()
+    ));
     assert_ne!(code, 0);
     assert!(err.contains("Invalid argument"), "{err}");
     let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
@@ -287,8 +352,14 @@ fn ctab_json_edits_reencode_the_table() {
 
     // `null` removes the table; the shader still assembles.
     fs::write("/tmp/shaderfs-ctab.json", "null\n").unwrap();
-    let (code, _, err) = sh(&format!("cp /tmp/shaderfs-ctab.json {}", json_path.display()));
+    let (code, _, err) = sh(&format!(
+        "cp /tmp/shaderfs-ctab.json {}",
+        json_path.display()
+    ));
     assert_eq!(code, 0, "{err}");
-    assert_eq!(ConstantTable::from_bytecode(&record(&s.package, &name)).unwrap(), None);
+    assert_eq!(
+        ConstantTable::from_bytecode(&record(&s.package, &name)).unwrap(),
+        None
+    );
     assert_eq!(fs::read_to_string(&json_path).unwrap(), "null\n");
 }

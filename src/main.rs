@@ -20,8 +20,10 @@ use shaderfs::vfs::{Vfs, VfsOptions};
 /// atomically, when the file is closed.
 #[derive(Parser)]
 #[command(name = "shaderfs", version, about, long_about)]
-#[command(after_help = "The mount.fuse3 form is also accepted: shaderfs SOURCE MOUNTPOINT [-o OPTIONS]\n\
-Exit codes: 0 success, 1 usage error, 2 malformed archive, 3 mount failed.")]
+#[command(
+    after_help = "The mount.fuse3 form is also accepted: shaderfs SOURCE MOUNTPOINT [-o OPTIONS]\n\
+Exit codes: 0 success, 1 usage error, 2 malformed archive, 3 mount failed."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -72,6 +74,21 @@ enum Command {
     /// Direct3D 9 shaders on their own, with the code the mount uses.
     #[command(subcommand)]
     D3d9(D3d9Command),
+    /// Bethesda shader packages.
+    #[command(subcommand)]
+    Sdp(SdpCommand),
+}
+
+#[derive(Subcommand)]
+enum SdpCommand {
+    /// Make a package from loose shaders: bytecode (NAME.vso, NAME.pso) or asm text
+    /// (NAME.vso.asm, NAME.pso.asm), each with an optional constant table in NAME.vso.json
+    /// (the ctab/ view's format) beside it. Records keep the order given.
+    Pack {
+        out: PathBuf,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -97,7 +114,7 @@ enum D3d9Command {
 }
 
 const SUBCOMMANDS: &[&str] = &[
-    "mount", "umount", "ls", "cat", "extract", "info", "check", "d3d9", "help",
+    "mount", "umount", "ls", "cat", "extract", "info", "check", "d3d9", "sdp", "help",
 ];
 
 fn main() -> ExitCode {
@@ -133,8 +150,8 @@ fn run(command: Command) -> Result<(), Failure> {
             foreground,
             options,
         } => {
-            let opts = MountOptions::parse(options.iter().map(String::as_str))
-                .map_err(Failure::usage)?;
+            let opts =
+                MountOptions::parse(options.iter().map(String::as_str)).map_err(Failure::usage)?;
             if opts.debug {
                 log::set_max_level(log::LevelFilter::Debug);
             }
@@ -200,7 +217,47 @@ fn run(command: Command) -> Result<(), Failure> {
             Ok(())
         }
         Command::D3d9(command) => d3d9(command),
+        Command::Sdp(SdpCommand::Pack { out, files }) => pack(&out, &files),
     }
+}
+
+fn pack(out: &Path, files: &[PathBuf]) -> Result<(), Failure> {
+    use shaderfs::archive::sdp::{pack, PackInput};
+    let read = |path: &Path| {
+        std::fs::read(path).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+    };
+    let mut loaded = Vec::new();
+    for file in files {
+        let file_name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| Failure::usage(format!("{}: not a file name", file.display())))?;
+        let (name, is_asm) = match file_name.strip_suffix(".asm") {
+            Some(base) => (base.to_string(), true),
+            None => (file_name.to_string(), false),
+        };
+        let table_path = file.with_file_name(format!("{name}.json"));
+        let table = if table_path.exists() {
+            Some(read(&table_path)?)
+        } else {
+            None
+        };
+        loaded.push((name, read(file)?, is_asm, table));
+    }
+    let inputs: Vec<PackInput> = loaded
+        .iter()
+        .map(|(name, content, is_asm, table)| PackInput {
+            name,
+            content,
+            is_asm: *is_asm,
+            table: table.as_deref(),
+        })
+        .collect();
+    let bytes = pack(&inputs).map_err(|message| Failure {
+        code: EXIT_MALFORMED,
+        message,
+    })?;
+    std::fs::write(out, bytes).map_err(|e| Failure::usage(format!("{}: {e}", out.display())))
 }
 
 fn d3d9(command: D3d9Command) -> Result<(), Failure> {
@@ -242,7 +299,8 @@ fn d3d9(command: D3d9Command) -> Result<(), Failure> {
             write(&out, &code)
         }
         D3d9Command::Ctab { file } => {
-            let table = ConstantTable::from_bytecode(&read(&file)?).map_err(|e| malformed(&file, &e))?;
+            let table =
+                ConstantTable::from_bytecode(&read(&file)?).map_err(|e| malformed(&file, &e))?;
             let mut json = serde_json::to_vec_pretty(&table).expect("tables serialise");
             json.push(b'\n');
             std::io::stdout().write_all(&json).map_err(write_failure)
@@ -275,7 +333,11 @@ fn read_all(vfs: &Vfs, ino: u64, path: &str) -> Result<Vec<u8>, Failure> {
     let fail = |e: i32| {
         let detail = String::from_utf8_lossy(&vfs.errors().render()).into_owned();
         Failure {
-            code: if e == libc::EIO { EXIT_MALFORMED } else { EXIT_USAGE },
+            code: if e == libc::EIO {
+                EXIT_MALFORMED
+            } else {
+                EXIT_USAGE
+            },
             message: format!(
                 "{path}: {}{}",
                 std::io::Error::from_raw_os_error(e),
@@ -322,7 +384,9 @@ fn list(
         Ok(entries) => entries,
         Err(_) => {
             // A file: list just it.
-            let attr = vfs.getattr(ino).map_err(std::io::Error::from_raw_os_error)?;
+            let attr = vfs
+                .getattr(ino)
+                .map_err(std::io::Error::from_raw_os_error)?;
             return writeln!(out, "{}", attr.size);
         }
     };

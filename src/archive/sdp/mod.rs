@@ -57,8 +57,8 @@ impl Format for SdpFormat {
         map: Arc<Mmap>,
         ctx: OpenContext,
     ) -> Result<Arc<dyn Archive>, FormatError> {
-        let index = read::index(&map)
-            .map_err(|e| FormatError::new(format!("{}: {e}", path.display())))?;
+        let index =
+            read::index(&map).map_err(|e| FormatError::new(format!("{}: {e}", path.display())))?;
         let mut namer = Namer::new();
         let names = index
             .records
@@ -179,6 +179,62 @@ fn profile_of(data: &[u8]) -> String {
     }
 }
 
+/// The bytecode a view's new content stands for, given the record's current bytecode
+/// (`None` for a new record).
+fn bytecode_from(
+    view: View,
+    name: &str,
+    current: Option<&[u8]>,
+    content: &[u8],
+) -> Result<Vec<u8>, ViewError> {
+    let code = match view {
+        View::Shader => content.to_vec(),
+        View::Asm => assemble_keeping_ctab(content, current)?,
+        View::Ctab => {
+            let current = current.ok_or_else(|| {
+                ViewError::NotPermitted("a new shader starts in shaders/ or asm/, not ctab/".into())
+            })?;
+            with_table(current, content)?
+        }
+    };
+    validate_shader(name, &code)?;
+    Ok(code)
+}
+
+/// One shader for [`pack`]: its record name and the files it is made from.
+pub struct PackInput<'a> {
+    pub name: &'a str,
+    /// Bytecode, or asm text when `is_asm`.
+    pub content: &'a [u8],
+    pub is_asm: bool,
+    /// A `ctab/`-style JSON table to put in the shader.
+    pub table: Option<&'a [u8]>,
+}
+
+/// A new package of the given shaders, each checked as a save through the mount would
+/// check it (`shaderfs sdp pack`).
+pub fn pack(inputs: &[PackInput<'_>]) -> Result<Vec<u8>, String> {
+    let mut records = Vec::new();
+    for input in inputs {
+        let fail = |e: ViewError| format!("{}: {e}", input.name);
+        let field = check_new_name(input.name).map_err(fail)?;
+        let view = if input.is_asm {
+            View::Asm
+        } else {
+            View::Shader
+        };
+        let mut code = bytecode_from(view, input.name, None, input.content).map_err(fail)?;
+        if let Some(table) = input.table {
+            code = bytecode_from(View::Ctab, input.name, Some(&code), table).map_err(fail)?;
+        }
+        records.push((field, code));
+    }
+    write::serialise(
+        read::EXPECTED_MAGIC,
+        records.iter().map(|(n, d)| (n, d.as_slice())),
+    )
+}
+
 /// Check that `data` is a D3D9 shader of the kind `name`'s extension calls for.
 fn validate_shader(name: &str, data: &[u8]) -> Result<(), ViewError> {
     bytecode::parse(data)
@@ -231,7 +287,10 @@ fn assemble_keeping_ctab(content: &[u8], current: Option<&[u8]>) -> Result<Vec<u
         },
     };
     let own = ctab::find_ctab(&code).map_err(|e| ViewError::Invalid(e.to_string()))?;
-    match (own, current.and_then(|c| ctab::find_ctab(c).ok().flatten().map(|l| (c, l)))) {
+    match (
+        own,
+        current.and_then(|c| ctab::find_ctab(c).ok().flatten().map(|l| (c, l))),
+    ) {
         (None, Some((current, location))) if !location.truncated => {
             ctab::replace_ctab(&code, &current[location.payload])
                 .map_err(|e| ViewError::Invalid(e.to_string()))
@@ -242,9 +301,8 @@ fn assemble_keeping_ctab(content: &[u8], current: Option<&[u8]>) -> Result<Vec<u
 
 /// `current` with the constant table a saved `ctab/` file holds (`null`: none).
 fn with_table(current: &[u8], content: &[u8]) -> Result<Vec<u8>, ViewError> {
-    let table: Option<ConstantTable> = serde_json::from_slice(content).map_err(|e| {
-        ViewError::Invalid(format!("{}:{}: {e}", e.line(), e.column()))
-    })?;
+    let table: Option<ConstantTable> = serde_json::from_slice(content)
+        .map_err(|e| ViewError::Invalid(format!("{}:{}: {e}", e.line(), e.column())))?;
     let location = ctab::find_ctab(current).map_err(|e| ViewError::Invalid(e.to_string()))?;
     let spliced = match table {
         None => ctab::remove_ctab(current),
@@ -331,8 +389,6 @@ impl Package {
         })
     }
 
-
-
     fn ctab_json(&self, data: &[u8]) -> Result<Blob, ViewError> {
         let table = ConstantTable::from_bytecode(data)
             .map_err(|e| ViewError::Corrupt(format!("the constant table: {e}")))?;
@@ -343,31 +399,6 @@ impl Package {
         let text = disasm::disassemble(data)
             .map_err(|e| ViewError::Corrupt(format!("not D3D9 shader bytecode: {e}")))?;
         Ok(Blob::owned(text.into_bytes()))
-    }
-
-    /// The bytecode a view's new content stands for, given the record's current bytecode
-    /// (`None` for a new record).
-    fn bytecode_from(
-        &self,
-        view: View,
-        name: &str,
-        current: Option<&[u8]>,
-        content: &[u8],
-    ) -> Result<Vec<u8>, ViewError> {
-        let code = match view {
-            View::Shader => content.to_vec(),
-            View::Asm => assemble_keeping_ctab(content, current)?,
-            View::Ctab => {
-                let current = current.ok_or_else(|| {
-                    ViewError::NotPermitted(
-                        "a new shader starts in shaders/ or asm/, not ctab/".into(),
-                    )
-                })?;
-                with_table(current, content)?
-            }
-        };
-        validate_shader(name, &code)?;
-        Ok(code)
     }
 
     /// The package with `records` (name field, bytecode) in place of the current ones.
@@ -459,11 +490,10 @@ impl Archive for Package {
         match *edit {
             Edit::Write { key, data } => {
                 let (i, view) = unkey(key);
-                let view = view.ok_or_else(|| {
-                    ViewError::NotPermitted("archive.json is read-only".into())
-                })?;
+                let view = view
+                    .ok_or_else(|| ViewError::NotPermitted("archive.json is read-only".into()))?;
                 let r = self.record(i)?;
-                replaced = self.bytecode_from(view, &self.names[i], Some(self.data(r)), data)?;
+                replaced = bytecode_from(view, &self.names[i], Some(self.data(r)), data)?;
                 records[i].1 = &replaced;
             }
             Edit::Create { dir, name, data } => {
@@ -477,7 +507,7 @@ impl Archive for Package {
                     ))
                 })?;
                 let field = check_new_name(base)?;
-                replaced = self.bytecode_from(view, base, None, data)?;
+                replaced = bytecode_from(view, base, None, data)?;
                 records.push((field, &replaced));
             }
             Edit::Remove { key } => match unkey(key) {

@@ -30,12 +30,12 @@
 use std::fmt::Write;
 
 use super::bytecode::{self, BytecodeError, Instruction, Item, Param, Shader, ShaderKind, Version};
+use super::ctab::ConstantTable;
 use super::opcodes::{Controls, Layout, COMPARISONS, TEXLD_VARIANTS};
 use super::registers::{register_name, RegisterType};
 use super::syntax::{
     format_mask, format_swizzle, RESULT_MODIFIERS, SAMPLER_TYPES, SHIFTS, SOURCE_MODIFIERS, USAGES,
 };
-use super::ctab::ConstantTable;
 use super::validate;
 
 /// Names of the data-comment kinds (see the module documentation).
@@ -125,7 +125,11 @@ pub fn disassemble_shader(shader: &Shader) -> String {
 /// The D3DX-style `//` header describing a CTAB. A table that does not decode gets none;
 /// it still travels, exactly, as its `comment-block`.
 fn ctab_header(comment: &bytecode::Comment, v: Version) -> Option<String> {
-    let payload: Vec<u8> = comment.payload.iter().flat_map(|d| d.to_le_bytes()).collect();
+    let payload: Vec<u8> = comment
+        .payload
+        .iter()
+        .flat_map(|d| d.to_le_bytes())
+        .collect();
     ConstantTable::decode(&payload, v.token())
         .ok()
         .map(|t| t.listing())
