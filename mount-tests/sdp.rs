@@ -10,7 +10,7 @@ use std::sync::Arc;
 use shaderfs::archive::sdp::read;
 
 use crate::support::{
-    can_mount, compiled_shaders, run, sh, shaderfs, write_package, Mount, Shader,
+    can_mount, package_setup, run, sh, shaderfs, write_package, Mount, PackageSetup, Shader,
 };
 
 /// The records of a package on disk, read with the project's reader.
@@ -29,29 +29,8 @@ fn records(path: &Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-struct Setup {
-    _tmp: tempfile::TempDir,
-    package: std::path::PathBuf,
-    mnt: std::path::PathBuf,
-    shaders: Vec<Shader>,
-}
-
-/// A package of every compiled corpus shader, and a mount point beside it.
-fn setup() -> Option<Setup> {
-    if !can_mount() {
-        return None;
-    }
-    let shaders = compiled_shaders()?;
-    let tmp = tempfile::tempdir().unwrap();
-    let package = tmp.path().join("shaderpackage003.sdp");
-    write_package(&package, &shaders.iter().collect::<Vec<_>>());
-    let mnt = tmp.path().join("mnt");
-    Some(Setup {
-        _tmp: tmp,
-        package,
-        mnt,
-        shaders,
-    })
+fn setup() -> Option<PackageSetup> {
+    package_setup("shaderpackage003.sdp")
 }
 
 #[test]

@@ -8,30 +8,10 @@ use serde_json::Value;
 use shaderfs::archive::sdp::read;
 use shaderfs::shader::d3d9::ctab::ConstantTable;
 
-use crate::support::{can_mount, compiled_shaders, sh, write_package, Mount, Shader};
+use crate::support::{package_setup, sh, Mount, PackageSetup};
 
-struct Setup {
-    _tmp: tempfile::TempDir,
-    package: PathBuf,
-    mnt: PathBuf,
-    shaders: Vec<Shader>,
-}
-
-fn setup() -> Option<Setup> {
-    if !can_mount() {
-        return None;
-    }
-    let shaders = compiled_shaders()?;
-    let tmp = tempfile::tempdir().unwrap();
-    let package = tmp.path().join("shaderpackage007.sdp");
-    write_package(&package, &shaders.iter().collect::<Vec<_>>());
-    let mnt = tmp.path().join("mnt");
-    Some(Setup {
-        _tmp: tmp,
-        package,
-        mnt,
-        shaders,
-    })
+fn setup() -> Option<PackageSetup> {
+    package_setup("shaderpackage007.sdp")
 }
 
 /// The bytecode of record `name` in the package on disk.
@@ -148,7 +128,7 @@ fn ctab_views_agree_with_the_independent_decoding() {
 }
 
 /// A vs_2_0 shader of the corpus with a CTAB, its asm path and its record name.
-fn target(s: &Setup, m: &Mount) -> (String, PathBuf) {
+fn target(s: &PackageSetup, m: &Mount) -> (String, PathBuf) {
     let shader = s
         .shaders
         .iter()

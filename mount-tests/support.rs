@@ -187,3 +187,31 @@ impl Drop for Mount {
         }
     }
 }
+
+/// A package of every compiled corpus shader (written with the project's writer) and a
+/// mount point beside it, in a folder of its own.
+pub struct PackageSetup {
+    _tmp: tempfile::TempDir,
+    pub package: PathBuf,
+    pub mnt: PathBuf,
+    pub shaders: Vec<Shader>,
+}
+
+/// `None` (with the reason printed) where the machine cannot mount or the corpus is
+/// missing; both are failures under CI=true.
+pub fn package_setup(file_name: &str) -> Option<PackageSetup> {
+    if !can_mount() {
+        return None;
+    }
+    let shaders = compiled_shaders()?;
+    let tmp = tempfile::tempdir().unwrap();
+    let package = tmp.path().join(file_name);
+    write_package(&package, &shaders.iter().collect::<Vec<_>>());
+    let mnt = tmp.path().join("mnt");
+    Some(PackageSetup {
+        _tmp: tmp,
+        package,
+        mnt,
+        shaders,
+    })
+}

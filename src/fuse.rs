@@ -1,8 +1,9 @@
 //! The fuser adapter: translates kernel requests into [`Vfs`] calls. Knows no format.
 //!
 //! Choices, per DESIGN.md "Architecture": several fuser threads; `init` turns on
-//! readdirplus, parallel directory operations and atomic `O_TRUNC`; unchanged files are
-//! opened with `FOPEN_KEEP_CACHE`; read-only mounts get long attribute and entry timeouts.
+//! readdirplus, parallel directory operations and atomic `O_TRUNC`; files of read-only
+//! mounts are opened with `FOPEN_KEEP_CACHE` and get long attribute and entry timeouts;
+//! files of writable mounts are opened for direct I/O (see `Vfs::open` for why).
 //! Kernel caches a commit made stale are invalidated from a thread of their own, never
 //! from inside a request (the kernel may hold the locks an invalidation needs).
 
@@ -135,7 +136,9 @@ impl fuser::Filesystem for FuseFs {
             | InitFlags::FUSE_PARALLEL_DIROPS
             | InitFlags::FUSE_ATOMIC_O_TRUNC
             | InitFlags::FUSE_BIG_WRITES
-            | InitFlags::FUSE_ASYNC_READ;
+            | InitFlags::FUSE_ASYNC_READ
+            // Direct-I/O files (every file of a writable mount) can still be mapped.
+            | InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP;
         let offered = config.capabilities();
         let _ = config.add_capabilities(wanted & offered);
         let _ = config.set_max_write(1 << 20);

@@ -75,7 +75,7 @@ pub struct Opened {
     pub fh: u64,
     /// The kernel may keep its page cache from earlier opens.
     pub keep_cache: bool,
-    /// Bypass the page cache (files whose size changes without a commit).
+    /// Bypass the page cache (see `open`).
     pub direct_io: bool,
 }
 
@@ -387,21 +387,16 @@ impl Vfs {
                     kept.insert(ino);
                     if let (
                         NodeKind::File {
-                            buffer,
-                            writers,
-                            changes,
-                            ..
+                            buffer, writers, ..
                         },
                         NodeKind::File {
                             buffer: old_buffer,
                             writers: old_writers,
-                            changes: old_changes,
                             ..
                         },
                     ) = (&mut new_node.kind, &old_node.kind)
                     {
                         *writers = *old_writers;
-                        *changes = old_changes + 1;
                         *buffer = old_buffer.as_ref().map(|b| WriteBuffer {
                             data: b.data.clone(),
                             dirty: b.dirty,
@@ -692,25 +687,19 @@ impl Vfs {
         let truncate = flags & libc::O_TRUNC != 0;
         let mut state = self.state.write();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-        let (origin, changes, buffered) = match &node.kind {
-            NodeKind::File {
-                origin,
-                changes,
-                buffer,
-                ..
-            } => (origin.clone(), *changes, buffer.is_some()),
+        let origin = match &node.kind {
+            NodeKind::File { origin, .. } => origin.clone(),
             NodeKind::Dir { .. } => return Err(libc::EISDIR),
             NodeKind::Symlink { .. } => return Err(libc::ELOOP),
         };
         if writes {
             self.check_writable(&origin)?;
         }
-        // Files that change without a commit, and files a commit has changed: the page
-        // cache is shared by every opener, so a reader that opened before a commit could
-        // refill it with old pages that a later reader would then see. Without it each
-        // handle reads its own pinned content.
-        let direct_io = buffered
-            || changes > 0
+        // The kernel's page cache and file size are shared by every opener, while each
+        // handle here reads what it opened (a reader keeps the content it opened across
+        // commits; a writer sees its own buffer). In a writable mount the two can differ,
+        // so reads bypass the page cache; a read-only mount never changes and keeps it.
+        let direct_io = self.opts.writable
             || matches!(origin, Origin::ErrorLog | Origin::Scratch | Origin::Pending);
         let pinned = if writes || matches!(origin, Origin::ErrorLog | Origin::Scratch) {
             None
@@ -763,7 +752,7 @@ impl Vfs {
         );
         Ok(Opened {
             fh,
-            keep_cache: !writes && !direct_io && changes == 0,
+            keep_cache: !direct_io,
             direct_io,
         })
     }
@@ -1107,7 +1096,6 @@ impl Vfs {
                             dirty: true,
                         }),
                         writers: 0,
-                        changes: 0,
                     },
                 },
             );
@@ -1278,7 +1266,6 @@ impl Vfs {
                                 dirty: false,
                             }),
                             writers: 0,
-                            changes: 1,
                         },
                     },
                 );
@@ -1314,7 +1301,6 @@ fn file_kind(origin: Origin) -> NodeKind {
         origin,
         buffer: None,
         writers: 0,
-        changes: 0,
     }
 }
 

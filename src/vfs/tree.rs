@@ -40,9 +40,6 @@ pub enum NodeKind {
         buffer: Option<WriteBuffer>,
         /// Handles open for writing.
         writers: u32,
-        /// Bumped each time a commit changes this file: opens after a change drop the
-        /// kernel's page cache.
-        changes: u64,
     },
     Symlink {
         target: String,

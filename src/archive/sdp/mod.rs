@@ -112,6 +112,18 @@ impl View {
         let base = file.strip_suffix(self.suffix())?;
         (!base.is_empty()).then_some(base)
     }
+
+    /// The record name a new or renamed file of this view gives its shader, checked.
+    fn new_record_name(self, file: &str) -> Result<(&str, NameField), ViewError> {
+        let base = self.record_name(file).ok_or_else(|| {
+            ViewError::NotPermitted(format!(
+                "{file}: files in {}/ are named <shader>{}",
+                self.dir(),
+                self.suffix()
+            ))
+        })?;
+        Ok((base, check_new_name(base)?))
+    }
 }
 
 const ARCHIVE_JSON: FileKey = u64::MAX;
@@ -500,13 +512,7 @@ impl Archive for Package {
                 let view = View::of_dir(dir).ok_or_else(|| {
                     ViewError::NotPermitted(format!("new shaders go in shaders/, not {dir}/"))
                 })?;
-                let base = view.record_name(name).ok_or_else(|| {
-                    ViewError::NotPermitted(format!(
-                        "{name}: files in {dir}/ are named <shader>{}",
-                        view.suffix()
-                    ))
-                })?;
-                let field = check_new_name(base)?;
+                let (base, field) = view.new_record_name(name)?;
                 replaced = bytecode_from(view, base, None, data)?;
                 records.push((field, &replaced));
             }
@@ -527,13 +533,7 @@ impl Archive for Package {
                     .filter(|v| v.dir() == dir)
                     .ok_or_else(|| ViewError::NotPermitted("renames stay in one folder".into()))?;
                 self.record(i)?;
-                let base = view.record_name(name).ok_or_else(|| {
-                    ViewError::NotPermitted(format!(
-                        "{name}: files in {dir}/ are named <shader>{}",
-                        view.suffix()
-                    ))
-                })?;
-                let field = check_new_name(base)?;
+                let (base, field) = view.new_record_name(name)?;
                 validate_kind(base, records[i].1)?;
                 records[i].0 = field;
                 // Renaming over another shader replaces it, as `mv` does.
