@@ -461,8 +461,19 @@ fn the_mount_fuse3_form_and_an_empty_package() {
 
 #[test]
 fn an_archive_truncated_under_the_mount_is_reported_not_a_crash() {
+    truncated_under(&[]);
+}
+
+#[test]
+fn an_archive_truncated_under_a_read_only_mount_is_reported_not_a_crash() {
+    truncated_under(&["-o", "ro"]);
+}
+
+fn truncated_under(args: &[&str]) {
     let Some(s) = setup() else { return };
-    let m = Mount::new(&s.package, &s.mnt, &[]);
+    let m = Mount::new(&s.package, &s.mnt, args);
+    // Read the log once, so a stale cached copy would show.
+    assert_eq!(fs::read_to_string(m.path(".shaderfs/errors")).unwrap(), "");
     let first = m.path(&format!("shaders/{}", s.shaders[0].name));
     let last = m.path(&format!("shaders/{}", s.shaders.last().unwrap().name));
     assert_eq!(fs::read(&first).unwrap(), s.shaders[0].bytes);

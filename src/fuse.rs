@@ -24,6 +24,10 @@ use crate::vfs::Vfs;
 
 pub struct FuseFs {
     vfs: Arc<Vfs>,
+    /// Read-only mount whose kernel took `FUSE_NO_OPEN_SUPPORT`: `open` answers ENOSYS
+    /// once and the kernel stops sending open, flush and release, keeping its page cache.
+    /// Nothing is pinned per handle then, which a mount that never changes does not need.
+    no_open: bool,
     /// Entry and attribute timeout for files that change only through commits (whose
     /// caches are invalidated explicitly).
     ttl: Duration,
@@ -36,7 +40,11 @@ impl FuseFs {
         } else {
             Duration::from_secs(3600)
         };
-        FuseFs { vfs, ttl }
+        FuseFs {
+            vfs,
+            ttl,
+            no_open: false,
+        }
     }
 
     /// Forward the vfs's invalidations to the kernel through `notifier`, from a thread.
@@ -141,6 +149,14 @@ impl fuser::Filesystem for FuseFs {
             | InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP;
         let offered = config.capabilities();
         let _ = config.add_capabilities(wanted & offered);
+        if !self.vfs.options().writable
+            && offered.contains(InitFlags::FUSE_NO_OPEN_SUPPORT)
+            && config
+                .add_capabilities(InitFlags::FUSE_NO_OPEN_SUPPORT)
+                .is_ok()
+        {
+            self.no_open = true;
+        }
         let _ = config.set_max_write(1 << 20);
         let _ = config.set_max_readahead(1 << 20);
         Ok(())
@@ -258,6 +274,10 @@ impl fuser::Filesystem for FuseFs {
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        if self.no_open {
+            reply.error(Errno::ENOSYS);
+            return;
+        }
         match self.vfs.open(ino.0, flags.0) {
             Ok(opened) => reply.opened(FileHandle(opened.fh), Self::open_flags(opened)),
             Err(e) => reply.error(errno(e)),
@@ -307,6 +327,11 @@ impl fuser::Filesystem for FuseFs {
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
+        if !self.vfs.options().writable {
+            // Nothing to commit, ever: ENOSYS tells the kernel to stop asking on close.
+            reply.error(Errno::ENOSYS);
+            return;
+        }
         match self.vfs.flush(ino.0) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(e)),

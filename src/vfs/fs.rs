@@ -142,6 +142,8 @@ pub struct Vfs {
     errors: ErrorLog,
     notify: Mutex<Option<Notify>>,
     started: SystemTime,
+    /// `.shaderfs/errors`, whose cached pages go stale with every report.
+    errors_ino: Ino,
 }
 
 fn open_snapshot(
@@ -255,7 +257,7 @@ impl Vfs {
                 changed_reported: AtomicBool::new(false),
             });
         }
-        let vfs = Vfs {
+        let mut vfs = Vfs {
             opts,
             archives,
             state: RwLock::new(State {
@@ -269,13 +271,16 @@ impl Vfs {
             errors: ErrorLog::default(),
             notify: Mutex::new(None),
             started: SystemTime::now(),
+            errors_ino: 0,
         };
+        let errors_ino;
         {
             let mut state = vfs.state.write();
             let tree = &mut state.tree;
             let dir = tree.fresh();
             tree.insert(dir, dir_node(ROOT_INO, ".shaderfs", None, ""));
             let log = tree.fresh();
+            errors_ino = log;
             tree.insert(
                 log,
                 Node {
@@ -290,6 +295,7 @@ impl Vfs {
                 vfs.build_subtree(tree, id);
             }
         }
+        vfs.errors_ino = errors_ino;
         Ok(vfs)
     }
 
@@ -603,8 +609,7 @@ impl Vfs {
                 Ok(blob)
             }
             Err(e) => {
-                self.errors
-                    .record(&self.user_path(id, path), &format!("cannot read: {e}"));
+                self.report(&self.user_path(id, path), &format!("cannot read: {e}"));
                 Err(libc::EIO)
             }
         }
@@ -635,7 +640,7 @@ impl Vfs {
                 .changed_reported
                 .swap(true, Ordering::Relaxed)
         {
-            self.errors.record(
+            self.report(
                 &self.user_path(id, ""),
                 "the archive was changed by another program while mounted; \
                  unmount and mount it again",
@@ -974,7 +979,7 @@ impl Vfs {
         let bytes = match old.archive.apply(edit) {
             Ok(bytes) => bytes,
             Err(e) => {
-                self.errors.record(&user_path, &format!("refused: {e}"));
+                self.report(&user_path, &format!("refused: {e}"));
                 return Err(match e {
                     ViewError::Invalid(_) => libc::EINVAL,
                     ViewError::NotPermitted(_) => libc::EPERM,
@@ -994,7 +999,7 @@ impl Vfs {
         let replaced = match replaced {
             Ok(r) => r,
             Err(e) => {
-                self.errors.record(&user_path, &format!("not saved: {e}"));
+                self.report(&user_path, &format!("not saved: {e}"));
                 return Err(match e {
                     CommitError::Io { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
                     CommitError::Reread { .. } => libc::EIO,
@@ -1023,6 +1028,12 @@ impl Vfs {
         log::info!("committed {user_path} into {}", mounted.path.display());
         self.send(inval);
         Ok(())
+    }
+
+    /// Record a diagnostic in `.shaderfs/errors` (and the log).
+    fn report(&self, path: &str, message: &str) {
+        self.errors.record(path, message);
+        self.send(vec![Invalidation::Inode(self.errors_ino)]);
     }
 
     fn send(&self, inval: Vec<Invalidation>) {
