@@ -84,11 +84,19 @@ fn sed_on_pixel_asm_changes_only_that_line() {
         p(&m.path("effect.fx"))
     ));
     assert_eq!(code, 0, "the effect on disk and effect.fx differ: {out}");
+
+    // A pass edited as JSON: only the assignment that changed is rewritten.
+    let (code, _, err) = sh(&format!(
+        "sed -i 's/<Tex2>/<Tex1>/' {}",
+        p(&m.path("passes/T0/P0.json"))
+    ));
+    assert_eq!(code, 0, "sed -i on the pass: {err}");
     m.unmount();
     let now = String::from_utf8(fs::read(&s.effect).unwrap()).unwrap();
     let want = String::from_utf8(s.original.clone())
         .unwrap()
-        .replace("\t\tmul\tr0, r0, r1\n", "\t\tmul_x2\tr0, r0, r1\n");
+        .replace("\t\tmul\tr0, r0, r1\n", "\t\tmul_x2\tr0, r0, r1\n")
+        .replace("Texture[2] = <Tex2>;", "Texture[2] = <Tex1>;");
     assert_eq!(now, want);
 }
 

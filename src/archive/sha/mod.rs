@@ -47,7 +47,7 @@ pub mod effect;
 mod tests;
 
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use memmap2::Mmap;
@@ -94,7 +94,6 @@ impl Format for ShaFormat {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mut sha = Sha {
-            path: path.to_path_buf(),
             file,
             lines: Lines::new(&map),
             map,
@@ -123,8 +122,6 @@ enum View {
 
 /// An opened effect.
 struct Sha {
-    #[allow(dead_code)]
-    path: PathBuf,
     /// The file's name, which messages start with (`demo.sha:12:3: …`).
     file: String,
     map: Arc<Mmap>,
