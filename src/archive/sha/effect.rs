@@ -551,14 +551,14 @@ impl Parser<'_> {
             }
         }
         self.annotations()?;
-        if self.punct(b'{')?.is_none() {
+        let Some(open) = self.punct(b'{')? else {
             return Ok(false);
-        }
+        };
         let mut passes = Vec::new();
         loop {
             let token = self.lx.peek()?;
             match &token {
-                None => return error(start, "the technique's '{' is never closed"),
+                None => return error(open, "the technique's '{' is never closed"),
                 Some(t) if t.kind == Kind::Punct(b'}') => {
                     self.lx.next()?;
                     let mut end = t.span.end;
