@@ -6,3 +6,4 @@ mod support;
 
 mod sdp;
 mod sdp_views;
+mod sha;

@@ -215,3 +215,21 @@ pub fn package_setup(file_name: &str) -> Option<PackageSetup> {
         shaders,
     })
 }
+
+// ---- FlatOut .sha effects ------------------------------------------------------------
+
+/// The effects of `corpus/sha`, sorted, or `None` (with the reason printed) without the
+/// corpus.
+pub fn sha_effects() -> Option<Vec<PathBuf>> {
+    let dir = corpus("sha")?;
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sha"))
+        .collect();
+    paths.sort();
+    Some(paths)
+}
+
+/// The corpus README's two effects a correct validator refuses.
+pub const SHA_KNOWN_BAD: [&str; 2] = ["demo_helloworld.sha", "demo_static2x.sha"];

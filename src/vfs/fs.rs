@@ -240,6 +240,11 @@ impl Vfs {
             let snapshot = open_snapshot(format, &path, ctx, 0)?;
             let root = if dir_name.is_empty() {
                 tree.bind_path(id, "", ROOT_INO);
+                // The root is the archive's root: editors' temporary files (sed -i,
+                // atomic saves) are created beside views that live there.
+                if let Some(node) = tree.get_mut(ROOT_INO) {
+                    node.archive = Some(id);
+                }
                 ROOT_INO
             } else {
                 let ino = tree.ino_for(id, "");
