@@ -119,7 +119,7 @@ impl FuseFs {
         match result {
             Ok(attr) => {
                 let ttl = self.attr_ttl(&attr);
-                reply.entry_with_ttls(&self.ttl, &ttl, &to_fuse(&attr), Generation(0));
+                reply.entry_with_ttls(&ttl.min(self.ttl), &ttl, &to_fuse(&attr), Generation(0));
             }
             Err(e) => reply.error(errno(e)),
         }
@@ -403,7 +403,7 @@ impl fuser::Filesystem for FuseFs {
         match self.vfs.readdir(ino.0, offset as usize) {
             Ok(entries) => {
                 for (i, (child, name, _)) in entries.into_iter().enumerate() {
-                    let Ok(attr) = self.vfs.getattr(child) else {
+                    let Ok(attr) = self.vfs.listing_attr(child) else {
                         continue;
                     };
                     let ttl = self.attr_ttl(&attr);

@@ -199,10 +199,12 @@ fn run(command: Command) -> Result<(), Failure> {
                 if path.starts_with(".shaderfs") {
                     continue;
                 }
-                if let Ok(attr) = vfs.getattr(ino) {
-                    if attr.kind == FileType::File && read_all(&vfs, ino, &path).is_err() {
-                        problems += 1;
-                    }
+                let unreadable = match vfs.getattr(ino) {
+                    Ok(attr) => attr.kind == FileType::File && read_all(&vfs, ino, &path).is_err(),
+                    Err(_) => true,
+                };
+                if unreadable {
+                    problems += 1;
                 }
             }
             let log = String::from_utf8_lossy(&vfs.errors().render()).into_owned();

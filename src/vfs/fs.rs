@@ -447,7 +447,9 @@ impl Vfs {
 
     // ---- attributes -------------------------------------------------------------------
 
-    fn attr_of(&self, ino: Ino, node: &Node) -> Attr {
+    /// A file whose view cannot be rendered has no size to show: EIO, as reading it would
+    /// give (a size of 0 would let the kernel's page cache answer an empty file instead).
+    fn attr_of(&self, ino: Ino, node: &Node) -> Result<Attr, Errno> {
         let (mtime, writable_archive) = match node.archive {
             Some(id) => (self.snapshot(id).mtime, self.opts.writable),
             None => (self.started, false),
@@ -477,7 +479,7 @@ impl Vfs {
                 };
                 let size = match buffer {
                     Some(b) => b.data.len() as u64,
-                    None => self.content_size(node, origin),
+                    None => self.content_size(node, origin)?,
                 };
                 (FileType::File, size, if writable { 0o644 } else { 0o444 })
             }
@@ -486,7 +488,7 @@ impl Vfs {
             Some(umask) if kind != FileType::Symlink => perm & !(umask as u16) & 0o777,
             _ => perm,
         };
-        Attr {
+        Ok(Attr {
             ino,
             kind,
             size,
@@ -496,30 +498,50 @@ impl Vfs {
             gid: self.opts.gid,
             mtime,
             volatile,
-        }
+        })
     }
 
-    fn content_size(&self, node: &Node, origin: &Origin) -> u64 {
-        match origin {
+    fn content_size(&self, node: &Node, origin: &Origin) -> Result<u64, Errno> {
+        Ok(match origin {
             Origin::Archive {
                 size: Some(size), ..
             } => *size,
-            Origin::Archive { key, .. } => match node.archive {
-                Some(id) => self
-                    .render(id, *key, &node.path)
-                    .map(|b| b.len() as u64)
-                    .unwrap_or(0),
-                None => 0,
-            },
+            Origin::Archive { key, .. } => {
+                let id = node.archive.ok_or(libc::EIO)?;
+                self.render(id, *key, &node.path)?.len() as u64
+            }
             Origin::ErrorLog => self.errors.render().len() as u64,
             Origin::Pending | Origin::Scratch => 0,
-        }
+        })
     }
 
     pub fn getattr(&self, ino: Ino) -> Result<Attr, Errno> {
         let state = self.state.read();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-        Ok(self.attr_of(ino, node))
+        self.attr_of(ino, node)
+    }
+
+    /// Attributes for a directory listing: an unreadable file is listed all the same,
+    /// with no size and nothing the kernel may keep (its lookup then reports EIO).
+    pub fn listing_attr(&self, ino: Ino) -> Result<Attr, Errno> {
+        let state = self.state.read();
+        let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        self.attr_of(ino, node).or_else(|e| {
+            if e != libc::EIO {
+                return Err(e);
+            }
+            Ok(Attr {
+                ino,
+                kind: FileType::File,
+                size: 0,
+                perm: 0o444,
+                nlink: 1,
+                uid: self.opts.uid,
+                gid: self.opts.gid,
+                mtime: self.started,
+                volatile: true,
+            })
+        })
     }
 
     pub fn lookup(&self, parent: Ino, name: &str) -> Result<Attr, Errno> {
@@ -533,7 +555,7 @@ impl Vfs {
             Some(_) => return Err(libc::ENOTDIR),
         };
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-        Ok(self.attr_of(ino, node))
+        self.attr_of(ino, node)
     }
 
     /// Entries of a directory from `offset` on, with `.` and `..` first.
