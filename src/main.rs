@@ -16,8 +16,9 @@ use shaderfs::vfs::{Vfs, VfsOptions};
 /// Mount game shader archives as directory trees.
 ///
 /// Bethesda .sdp shader packages (Oblivion, Fallout 3, New Vegas) appear as folders of
-/// shaders and decoded constant tables; edits are written back into the archive,
-/// atomically, when the file is closed.
+/// shaders, disassemblies and constant tables; FlatOut .sha effects as their text, asm
+/// blocks, passes and assembled shaders. Edits are checked and written back into the
+/// archive, atomically, when the file is closed.
 #[derive(Parser)]
 #[command(name = "shaderfs", version, about, long_about)]
 #[command(
