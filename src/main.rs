@@ -210,10 +210,14 @@ fn run(command: Command) -> Result<(), Failure> {
             }
             let log = String::from_utf8_lossy(&vfs.errors().render()).into_owned();
             eprint!("{log}");
+            for problem in vfs.problems() {
+                eprintln!("{problem}");
+                problems += 1;
+            }
             if problems > 0 {
                 return Err(Failure {
                     code: EXIT_MALFORMED,
-                    message: format!("{}: {problems} unreadable file(s)", source.display()),
+                    message: format!("{}: {problems} problem(s)", source.display()),
                 });
             }
             println!("{}: ok", source.display());

@@ -151,3 +151,26 @@ fn malformed_packages_exit_2_with_the_place() {
     let (code, _, err) = shaderfs(&["ls", tmp.path().join("none.sdp").to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
 }
+
+/// A FlatOut effect written for this test (no corpus needed).
+const EFFECT: &str = "Texture Tex0;\n\nconst string inputStreamFormat = \"PosprojTex1\";\n\npixelshader pSdr =\n\tasm\n\t{\n\t\tps.1.3\n\t\ttex t0\n\t\tmul r0, t0, c3\n\t};\n\nTechnique T0\n{\n\tPass P0\n\t{\n\t\tTexture[0] = <Tex0>;\n\t\tVertexShader = null;\n\t\tPixelShader = <pSdr>;\n\t}\n}\n";
+
+#[test]
+fn check_reports_what_the_game_would_refuse_in_an_effect() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("good.sha");
+    fs::write(&good, EFFECT).unwrap();
+    let (code, _, err) = shaderfs(&["check", good.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = shaderfs(&["cat", good.to_str().unwrap(), "pixel.asm"]);
+    assert_eq!(code, 0);
+    assert!(String::from_utf8(out).unwrap().contains("mul r0, t0, c3"));
+
+    // An undeclared texture: every file still reads, but the game would refuse it.
+    let bad = tmp.path().join("bad.sha");
+    fs::write(&bad, EFFECT.replace("<Tex0>", "<Tex9>")).unwrap();
+    let (code, _, err) = shaderfs(&["check", bad.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad.sha:17:"), "{err}");
+    assert!(err.contains("Tex9"), "{err}");
+}

@@ -318,6 +318,23 @@ impl Vfs {
         &self.errors
     }
 
+    /// Every archive's [`Archive::problems`], each with the archive's path in the mount.
+    pub fn problems(&self) -> Vec<String> {
+        (0..self.archives.len())
+            .flat_map(|id| {
+                let place = self.user_path(id, "");
+                self.snapshot(id)
+                    .archive
+                    .problems()
+                    .into_iter()
+                    .map(move |p| match place.is_empty() {
+                        true => p,
+                        false => format!("{place}: {p}"),
+                    })
+            })
+            .collect()
+    }
+
     /// The archive files behind this mount.
     pub fn archive_paths(&self) -> Vec<&Path> {
         self.archives.iter().map(|m| m.path.as_path()).collect()

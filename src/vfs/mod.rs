@@ -135,6 +135,11 @@ pub trait Archive: Send + Sync {
     fn accepts_new(&self, dir: &str, name: &str) -> bool;
     /// Validate an edit and return the complete bytes of the new archive.
     fn apply(&self, edit: &Edit<'_>) -> Result<Vec<u8>, ViewError>;
+    /// What the game would refuse in the archive as it stands, beyond views that cannot
+    /// be read (`shaderfs check` reports both). Each message names its place.
+    fn problems(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Why an archive could not be opened: names the archive, the record, the byte offset and

@@ -251,6 +251,19 @@ impl Sha {
         s
     }
 
+    /// What the game's effect compiler would refuse, and what it would only warn about.
+    fn findings(&self, effect: &Effect) -> (Vec<String>, Vec<String>) {
+        let (mut problems, mut warnings) = (Vec::new(), Vec::new());
+        for f in check::check(self.text(), effect) {
+            let message = self.finding(&self.lines, &f, &self.stems);
+            match f.severity {
+                Severity::Error => problems.push(message),
+                Severity::Warning(_) => warnings.push(message),
+            }
+        }
+        (problems, warnings)
+    }
+
     fn archive_json(&self) -> Result<Blob, ViewError> {
         let effect = self.effect()?;
         let t = self.text();
@@ -309,14 +322,7 @@ impl Sha {
                     .collect(),
             })
             .collect();
-        let (mut problems, mut warnings) = (Vec::new(), Vec::new());
-        for f in check::check(t, effect) {
-            let message = self.finding(&self.lines, &f, &self.stems);
-            match f.severity {
-                Severity::Error => problems.push(message),
-                Severity::Warning(_) => warnings.push(message),
-            }
-        }
+        let (problems, warnings) = self.findings(effect);
         Ok(json_view(&ArchiveJson {
             format: "sha",
             file: self.file.clone(),
@@ -606,6 +612,13 @@ struct PassInput {
 impl Archive for Sha {
     fn entries(&self) -> Vec<Entry> {
         self.entries.clone()
+    }
+
+    fn problems(&self) -> Vec<String> {
+        match self.effect() {
+            Ok(effect) => self.findings(effect).0,
+            Err(e) => vec![e.to_string()],
+        }
     }
 
     fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
