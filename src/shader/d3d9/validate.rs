@@ -91,28 +91,35 @@ pub fn validate_at(shader: &Shader, level: Level) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut budget = Budget::default();
     let mut previous: Option<&Instruction> = None;
+    for ins in shader.instructions() {
+        let mut report = |message: String| {
+            out.push(Diagnostic {
+                offset: ins.offset,
+                message,
+            })
+        };
+        check_instruction(ins, previous, v, lim, &mut report);
+        budget.add(ins, v, lim, &mut report);
+        previous = Some(ins);
+    }
+    // The full rules read operands the syntax level has accepted, so they run on a shader
+    // without syntax-level findings (which therefore come first for the user, too).
+    if level == Level::Syntax || !out.is_empty() {
+        return out;
+    }
     let has_phase = shader.instructions().any(|i| i.opcode() == OP_PHASE);
     let mut rules = Rules::new(v, lim, has_phase);
     for ins in shader.instructions() {
-        let mut found = Vec::new();
-        let mut report = |message: String| found.push(message);
-        check_instruction(ins, previous, v, lim, &mut report);
-        budget.add(ins, v, lim, &mut report);
-        // Full rules read operands the syntax level has accepted.
-        if level == Level::Full && found.is_empty() {
-            rules.instruction(ins, &mut |message| found.push(message));
-        }
-        out.extend(found.into_iter().map(|message| Diagnostic {
-            offset: ins.offset,
-            message,
-        }));
-        previous = Some(ins);
-    }
-    if level == Level::Full && out.is_empty() {
-        rules.finish(shader.end_offset, &mut |offset, message| {
-            out.push(Diagnostic { offset, message })
+        rules.instruction(ins, &mut |message| {
+            out.push(Diagnostic {
+                offset: ins.offset,
+                message,
+            })
         });
     }
+    rules.finish(shader.end_offset, &mut |offset, message| {
+        out.push(Diagnostic { offset, message })
+    });
     out
 }
 
