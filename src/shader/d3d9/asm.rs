@@ -37,17 +37,23 @@ pub struct AsmError {
     pub message: String,
 }
 
-/// Assembles and validates for the declared shader model.
+/// Assembles and validates for the declared shader model ([`validate::Level::Full`]).
 pub fn assemble(text: &str) -> Result<Vec<u8>, AsmError> {
-    assemble_with(text, true)
+    assemble_with(text, Some(validate::Level::Full))
+}
+
+/// Assembles with only the checks D3DX's assembler makes under
+/// `D3DCOMPILE_SKIP_VALIDATION` ([`validate::Level::Syntax`]).
+pub fn assemble_skip_validation(text: &str) -> Result<Vec<u8>, AsmError> {
+    assemble_with(text, Some(validate::Level::Syntax))
 }
 
 /// Assembles without the per-model validation (encoding errors are still errors).
 pub fn assemble_unvalidated(text: &str) -> Result<Vec<u8>, AsmError> {
-    assemble_with(text, false)
+    assemble_with(text, None)
 }
 
-fn assemble_with(text: &str, validate: bool) -> Result<Vec<u8>, AsmError> {
+fn assemble_with(text: &str, level: Option<validate::Level>) -> Result<Vec<u8>, AsmError> {
     let lines = preprocess(text)?;
     let mut asm = Assembler::default();
     for line in &lines {
@@ -65,8 +71,8 @@ fn assemble_with(text: &str, validate: bool) -> Result<Vec<u8>, AsmError> {
     }
     let shader =
         bytecode::parse(&out).map_err(|e| asm.error_at_offset(e.offset(), e.to_string()))?;
-    if validate {
-        if let Some(d) = validate::validate(&shader).into_iter().next() {
+    if let Some(level) = level {
+        if let Some(d) = validate::validate_at(&shader, level).into_iter().next() {
             return Err(asm.error_at_offset(d.offset, d.message));
         }
     }

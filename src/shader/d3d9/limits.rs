@@ -1,6 +1,8 @@
 //! Shader-model limits (`shared/formats/d3d9-bytecode.md` §8): which register types each
-//! model has, how many of each, and its instruction-slot budget. One table, read by the
-//! validator and by the disassembler's slot-count footer.
+//! model has, how many of each, its instruction-slot budget, and the per-model facts the
+//! full validation reads (source swizzles, read-only and write-only registers, what must
+//! be declared, label numbers, flow-control nesting). One table, read by the validator
+//! (which the assembler runs) and by the disassembler's slot-count footer.
 //!
 //! Where §8 gives a caps-dependent range (vs_2_x temps, vs_3_0 slots, …) the table holds
 //! the largest value a device may report, so every shader some device accepts passes;
@@ -28,6 +30,55 @@ pub struct ModelLimits {
     /// once as `Const` (c0 … count−1, spanning `CONST2`…`CONST4` beyond c2047).
     pub registers: &'static [(RegisterType, u32)],
     pub slots: Slots,
+    /// Source swizzles the model allows on arithmetic instructions.
+    pub swizzles: Swizzles,
+    /// Register types no instruction may write (`dcl`, `def*` and `texkill`, whose operand
+    /// is encoded as a destination but read, excepted). Microsoft's register pages
+    /// ("Read-only, Read/Write" of `…-ps-registers-ps-1-x.md`; "I/O permissions" of the
+    /// register pages of the later models).
+    pub read_only: &'static [RegisterType],
+    /// Register types no instruction may read (outputs).
+    pub write_only: &'static [RegisterType],
+    /// Register types whose registers must be declared with `dcl` before they are used.
+    pub declared: &'static [RegisterType],
+    /// Label numbers `l0` … `l(labels − 1)` (`label---vs.md`, `label---ps.md`: 0–15 in
+    /// vs_2_0/vs_2_x/ps_2_x, 0–2047 in the 3_0 models).
+    pub labels: u32,
+    /// Flow-control nesting limits; `None`: no flow control.
+    pub flow: Option<FlowLimits>,
+}
+
+/// Source swizzles allowed on arithmetic instructions (Microsoft, "Source Register
+/// Swizzling", `dx9-graphics-reference-asm-ps-registers-modifiers-source-register-swizzling.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swizzles {
+    /// ps_1_1–1_3: `.xyzw`, `.w`, and `.z` only when the destination mask is `.w`.
+    Ps11,
+    /// ps_1_4: `.xyzw` and the four replicates.
+    Ps14,
+    /// ps_2_0: `.xyzw`, the replicates, `.yzxw`, `.zxyw`, `.wzyx`.
+    Ps20,
+    /// Every swizzle (vertex shaders, ps_2_x, ps_3_0).
+    Any,
+}
+
+/// Flow-control nesting limits (Microsoft, "Flow Control Nesting Limits",
+/// `dx9-graphics-reference-asm-vs-instructions-flow-control.md`, and "Flow Control
+/// Limitations", `dx9-graphics-reference-asm-ps-instructions-flow-control.md`). Where a
+/// limit depends on the device's caps, the largest value a device may report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowLimits {
+    /// loop/rep blocks inside each other.
+    pub loop_rep: u32,
+    /// Subroutine calls inside each other.
+    pub call: u32,
+    /// `if b#` blocks inside each other (`None`: bounded only by `static_count`).
+    pub static_depth: Option<u32>,
+    /// `if_comp`/`if p0`/`break_comp`/`callnz p0` inside each other.
+    pub dynamic_depth: u32,
+    /// Static flow instructions in the whole shader (`if b#`, its `else`, `loop`, `rep`,
+    /// `call`, `callnz b#`); `None`: no limit.
+    pub static_count: Option<u32>,
 }
 
 use RegisterType::*;
@@ -55,6 +106,12 @@ pub static LIMITS: &[ModelLimits] = &[
             VS_OUT_1[2],
         ],
         slots: Slots::Total(128),
+        swizzles: Swizzles::Any,
+        read_only: VS_READ_ONLY,
+        write_only: VS_WRITE_ONLY,
+        declared: &[Input],
+        labels: 0,
+        flow: None,
     },
     ModelLimits {
         version: ver(VS, 2, 0),
@@ -72,6 +129,18 @@ pub static LIMITS: &[ModelLimits] = &[
             (Label, 2048),
         ],
         slots: Slots::Total(256),
+        swizzles: Swizzles::Any,
+        read_only: VS_READ_ONLY,
+        write_only: VS_WRITE_ONLY,
+        declared: &[Input],
+        labels: 16,
+        flow: Some(FlowLimits {
+            loop_rep: 1,
+            call: 1,
+            static_depth: None,
+            dynamic_depth: 0,
+            static_count: Some(16),
+        }),
     },
     ModelLimits {
         version: ver(VS, 2, 1),
@@ -90,6 +159,18 @@ pub static LIMITS: &[ModelLimits] = &[
             (Predicate, 1),
         ],
         slots: Slots::Total(256),
+        swizzles: Swizzles::Any,
+        read_only: VS_READ_ONLY,
+        write_only: VS_WRITE_ONLY,
+        declared: &[Input],
+        labels: 16,
+        flow: Some(FlowLimits {
+            loop_rep: 4,
+            call: 4,
+            static_depth: None,
+            dynamic_depth: 24,
+            static_count: Some(16),
+        }),
     },
     ModelLimits {
         version: ver(VS, 3, 0),
@@ -107,21 +188,45 @@ pub static LIMITS: &[ModelLimits] = &[
             (Sampler, 4),
         ],
         slots: Slots::Total(32768),
+        swizzles: Swizzles::Any,
+        read_only: VS_READ_ONLY,
+        write_only: &[Output],
+        declared: &[Input, Output, Sampler],
+        labels: 2048,
+        flow: Some(SM3_FLOW),
     },
     ModelLimits {
         version: ver(PS, 1, 1),
         registers: PS1X,
         slots: PS1X_SLOTS,
+        swizzles: Swizzles::Ps11,
+        read_only: &[Input, Const],
+        write_only: &[],
+        declared: &[],
+        labels: 0,
+        flow: None,
     },
     ModelLimits {
         version: ver(PS, 1, 2),
         registers: PS1X,
         slots: PS1X_SLOTS,
+        swizzles: Swizzles::Ps11,
+        read_only: &[Input, Const],
+        write_only: &[],
+        declared: &[],
+        labels: 0,
+        flow: None,
     },
     ModelLimits {
         version: ver(PS, 1, 3),
         registers: PS1X,
         slots: PS1X_SLOTS,
+        swizzles: Swizzles::Ps11,
+        read_only: &[Input, Const],
+        write_only: &[],
+        declared: &[],
+        labels: 0,
+        flow: None,
     },
     ModelLimits {
         version: ver(PS, 1, 4),
@@ -130,6 +235,12 @@ pub static LIMITS: &[ModelLimits] = &[
             texture: 6,
             arithmetic: 8,
         },
+        swizzles: Swizzles::Ps14,
+        read_only: &[Input, Const, AddrOrTexture],
+        write_only: &[],
+        declared: &[],
+        labels: 0,
+        flow: None,
     },
     ModelLimits {
         version: ver(PS, 2, 0),
@@ -146,6 +257,12 @@ pub static LIMITS: &[ModelLimits] = &[
             texture: 32,
             arithmetic: 64,
         },
+        swizzles: Swizzles::Ps20,
+        read_only: PS2_READ_ONLY,
+        write_only: &[ColorOut, DepthOut],
+        declared: &[Input, AddrOrTexture, Sampler],
+        labels: 0,
+        flow: None,
     },
     ModelLimits {
         version: ver(PS, 2, 1),
@@ -163,6 +280,18 @@ pub static LIMITS: &[ModelLimits] = &[
             (Predicate, 1),
         ],
         slots: Slots::Total(512),
+        swizzles: Swizzles::Any,
+        read_only: PS2_READ_ONLY,
+        write_only: &[ColorOut, DepthOut],
+        declared: &[Input, AddrOrTexture, Sampler],
+        labels: 16,
+        flow: Some(FlowLimits {
+            loop_rep: 4,
+            call: 4,
+            static_depth: Some(24),
+            dynamic_depth: 24,
+            static_count: None,
+        }),
     },
     ModelLimits {
         version: ver(PS, 3, 0),
@@ -181,8 +310,39 @@ pub static LIMITS: &[ModelLimits] = &[
             (MiscType, 2),
         ],
         slots: Slots::Total(32768),
+        swizzles: Swizzles::Any,
+        read_only: &[
+            Input, Const, Sampler, ConstInt, ConstBool, Loop, Label, MiscType,
+        ],
+        write_only: &[ColorOut, DepthOut],
+        declared: &[Input, Sampler],
+        labels: 2048,
+        flow: Some(SM3_FLOW),
     },
 ];
+
+/// Vertex-shader inputs, constants, samplers, aL and labels are read-only.
+const VS_READ_ONLY: &[RegisterType] = &[Input, Const, ConstInt, ConstBool, Sampler, Loop, Label];
+/// The outputs before vs_3_0 are write-only.
+const VS_WRITE_ONLY: &[RegisterType] = &[RastOut, AttrOut, Output];
+/// ps_2_0/ps_2_x: `v#`, `t#` (texture coordinates from ps_1_4 on) and `s#` are inputs.
+const PS2_READ_ONLY: &[RegisterType] = &[
+    Input,
+    Const,
+    AddrOrTexture,
+    Sampler,
+    ConstInt,
+    ConstBool,
+    Label,
+];
+/// vs_3_0 and ps_3_0: 24 static and dynamic levels, 4 loop/rep, 4 call.
+const SM3_FLOW: FlowLimits = FlowLimits {
+    loop_rep: 4,
+    call: 4,
+    static_depth: Some(24),
+    dynamic_depth: 24,
+    static_count: None,
+};
 
 const PS1X: &[(RegisterType, u32)] = &[(Temp, 2), (Input, 2), (Const, 8), (AddrOrTexture, 4)];
 const PS1X_SLOTS: Slots = Slots::Split {

@@ -7,6 +7,7 @@ pub mod disasm;
 pub mod limits;
 pub mod opcodes;
 pub mod registers;
+mod rules;
 pub mod syntax;
 pub mod validate;
 

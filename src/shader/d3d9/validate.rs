@@ -11,6 +11,7 @@ use super::bytecode::{Instruction, Param, Shader, ShaderKind, Version};
 use super::limits::{self, ModelLimits, Slots};
 use super::opcodes::{Class, Layout, OP_DEF, OP_DEFB, OP_DEFI, OP_PHASE};
 use super::registers::{register_name, RegisterType, CONST_BANK_SIZE};
+use super::rules::Rules;
 
 /// Instruction slots a shader uses, by budget (§8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,6 +50,21 @@ fn add_slots(u: &mut SlotUsage, info: &super::opcodes::OpcodeInfo, v: Version) {
     }
 }
 
+/// How much [`validate_at`] checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// What D3DX's assembler refuses even with `D3DCOMPILE_SKIP_VALIDATION`, the flag
+    /// Wine's assembler tests (`dlls/d3dcompiler_43/tests/asm.c`, `exec_tests`) pass: the
+    /// instruction exists in the model, registers exist and are in range, modifiers,
+    /// masks and swizzles the syntax of the model has, slot budgets.
+    Syntax,
+    /// Everything the model's reference pages require of a shader the runtime accepts
+    /// ([`super::rules`]): co-issue pairing, ps_1_4 phases and texld/texcrd forms, source
+    /// swizzles per model, read-only and write-only registers, operand roles,
+    /// declarations, flow-control structure and nesting, label numbers.
+    Full,
+}
+
 /// A validation finding at the byte offset of an instruction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
@@ -56,8 +72,15 @@ pub struct Diagnostic {
     pub message: String,
 }
 
-/// Everything `shader` does that its model does not allow, in stream order.
+/// Everything `shader` does that its model does not allow, in stream order
+/// ([`Level::Full`]).
 pub fn validate(shader: &Shader) -> Vec<Diagnostic> {
+    validate_at(shader, Level::Full)
+}
+
+/// What `shader` does that its model does not allow at `level`, in stream order (the
+/// checks of the whole stream, such as blocks left open, at the end).
+pub fn validate_at(shader: &Shader, level: Level) -> Vec<Diagnostic> {
     let v = shader.version;
     let Some(lim) = limits::limits(v) else {
         return vec![Diagnostic {
@@ -79,6 +102,24 @@ pub fn validate(shader: &Shader) -> Vec<Diagnostic> {
         budget.add(ins, v, lim, &mut report);
         previous = Some(ins);
     }
+    // The full rules read operands the syntax level has accepted, so they run on a shader
+    // without syntax-level findings (which therefore come first for the user, too).
+    if level == Level::Syntax || !out.is_empty() {
+        return out;
+    }
+    let has_phase = shader.instructions().any(|i| i.opcode() == OP_PHASE);
+    let mut rules = Rules::new(v, lim, has_phase);
+    for ins in shader.instructions() {
+        rules.instruction(ins, &mut |message| {
+            out.push(Diagnostic {
+                offset: ins.offset,
+                message,
+            })
+        });
+    }
+    rules.finish(shader.end_offset, &mut |offset, message| {
+        out.push(Diagnostic { offset, message })
+    });
     out
 }
 
@@ -423,7 +464,8 @@ mod tests {
             "ps_1_3\ntex t0\nmul r0.rgb, t0, c3\n+mov r0.a, c4\nmul_x2 r0, r0, v0",
             "ps_1_4\ntexld r0, t0\nmov r1, r0\nphase\ntexld r2, r1\nmov r0, r2",
             "vs_2_x\nsetp_gt p0, r0, r1\n(!p0) add r2, r2, r3",
-            "vs_3_0\nmov o[a0.x + 12], r0\nadd r0, v0[aL], r2",
+            "vs_3_0\ndcl_position v0\nmov o[a0.x + 12], r0\n\
+             loop aL, i0\nadd r0, v0[aL], r2\nendloop",
             "ps_3_0\ndcl_texcoord0_centroid v0\nmov r0, r1_abs",
         ] {
             assert_eq!(messages(text), Vec::<String>::new(), "{text}");
@@ -449,6 +491,156 @@ mod tests {
             let m = messages(text);
             assert!(m.iter().any(|m| m.contains(needle)), "{text}: {m:?}");
         }
+    }
+
+    /// Each rule of full validation fires, with its message, and the syntax level lets the
+    /// shader through.
+    #[test]
+    fn full_rules_fire() {
+        for (text, needle) in [
+            // Co-issue.
+            (
+                "ps_1_1\nmov r0.rgb, r1\n+mov r0.rgb, r1",
+                "colour (.rgb) in one and alpha (.a)",
+            ),
+            (
+                "ps_1_4\nmov r0.xy, r1\n+mov r0.a, r1\n+mov r1.a, r1",
+                "a pair is two",
+            ),
+            (
+                "ps_1_1\ntex t0\n+mov r0.a, t0",
+                "only arithmetic instructions co-issue",
+            ),
+            // ps_1_4 phases and texld/texcrd.
+            (
+                "ps_1_4\ntexld r0, r1",
+                "r# coordinates are allowed in phase 2 only",
+            ),
+            ("ps_1_4\ntexcrd r0, r1", "reads its coordinates from r1: t#"),
+            (
+                "ps_1_4\ntexld r0, t0.xzy",
+                "the selectors are .xyz and .xyw",
+            ),
+            (
+                "ps_1_4\ntexld r0, t0.xyz\ntexld r1, t0.xyw",
+                "same selector",
+            ),
+            ("ps_1_4\ntexld r0, t0_dw", "_dw divides t#.xyw"),
+            ("ps_1_4\nmov r0, t0", "arithmetic instructions cannot"),
+            (
+                "ps_1_4\nmov r0, v0\nphase\nmov r0, r0",
+                "phase 2 (after 'phase')",
+            ),
+            (
+                "ps_1_4\nmov r0, c0\nphase\ntexld r1, r0_dz\ntexld r2, r0_dz\ntexld r3, r0_dz",
+                "more than twice",
+            ),
+            // Masks, swizzles and operand roles.
+            ("ps_1_3\ndp3 r0.a, r1, r0", "dp3 writes .rgb or .rgba"),
+            (
+                "ps_1_3\nmov r0.rgb, r1.b",
+                "when the destination mask is .w",
+            ),
+            (
+                "ps_1_4\nmov r0, r1.xxyy",
+                "swizzle .xxyy of r1 is not allowed in ps_1_4",
+            ),
+            (
+                "ps_2_0\nmov r0, r1.yxzw",
+                "swizzle .yxzw of r1 is not allowed in ps_2_0",
+            ),
+            ("ps_1_3\ncnd r0, r1, r0, v0", "cnd compares r0.a"),
+            ("ps_1_1\nmov v0, r0", "v# registers are read-only"),
+            (
+                "vs_1_1\ndcl_position v0\nmov c0, v0",
+                "c# registers are read-only",
+            ),
+            ("vs_1_1\nmov r0, oPos", "write-only"),
+            ("ps_2_0\ndcl t0\nmov t0, r0", "t# registers are read-only"),
+            (
+                "ps_2_0\ndcl t0\ndcl_2d s0\ntexld r0, t0, t0",
+                "the second source is a sampler",
+            ),
+            (
+                "ps_2_0\ndcl t0\ndcl_2d s0\ntexld r0.xy, t0, s0",
+                "writes a whole r#",
+            ),
+            (
+                "ps_2_0\ndcl t0\ndcl_2d s0\ntexld r0, t0.yxzw, s0",
+                "no swizzle or modifier",
+            ),
+            // Declarations.
+            ("ps_2_0\nmov r0, t0", "uses t0 without a dcl"),
+            ("vs_2_0\nmov oPos, v0", "uses v0 without a dcl"),
+            (
+                "vs_3_0\ndcl_position v0\nmov o0, v0",
+                "uses o0 without a dcl",
+            ),
+            (
+                "ps_2_0\nmov r0, c0\ndcl t0",
+                "dcl after the first executable",
+            ),
+            // Flow control.
+            (
+                "vs_2_0\nif b0\nendloop",
+                "closes 'loop', but the innermost open block is 'if'",
+            ),
+            ("vs_2_0\nloop aL, i0\nendrep", "closes 'rep'"),
+            ("vs_2_0\nelse", "'else' without an open if"),
+            ("vs_2_0\nif b0\nelse\nelse\nendif", "a second 'else'"),
+            ("vs_2_0\nif b0", "ends inside a 'if' block"),
+            ("vs_2_x\nbreak", "outside a loop or rep"),
+            ("vs_2_0\nrep i0\nrep i1\nendrep\nendrep", "vs_2_0 allows 1"),
+            ("vs_2_0\nmov r0, c[aL]", "uses aL outside a loop"),
+            ("vs_2_0\ncall l0\nret", "which no 'label' defines"),
+            (
+                "vs_2_0\nmov r0, c0\nlabel l0\nret",
+                "'label' must directly follow 'ret'",
+            ),
+            (
+                "vs_2_0\nret\nmov r0, c0",
+                "follows 'ret' outside any subroutine",
+            ),
+            ("vs_2_0\ncall l16\nret\nlabel l16\nret", "l0 to l15"),
+            ("vs_2_0\nret\nlabel l0\nret\nlabel l0\nret", "defined twice"),
+            (
+                "vs_2_0\nif b0\nret\nendif",
+                "'ret' inside an open 'if' block",
+            ),
+            (
+                "vs_2_0\ncall l0\nret\nlabel l0\ncall l1\nret\nlabel l1\nret",
+                "nests calls 2 deep (vs_2_0 allows 1)",
+            ),
+            (
+                "vs_3_0\ncall l0\nret\nlabel l0\ncall l0\nret",
+                "no recursion",
+            ),
+        ] {
+            let b = assemble_unvalidated(text).unwrap();
+            let shader = bytecode::parse(&b).unwrap();
+            assert_eq!(validate_at(&shader, Level::Syntax), vec![], "{text}");
+            let m = messages(text);
+            assert!(m.iter().any(|m| m.contains(needle)), "{text}: {m:?}");
+        }
+        // Nesting limits and the static flow count.
+        let nest = |open: &str, close: &str, n: usize| {
+            format!(
+                "vs_3_0\n{}{}",
+                format!("{open}\n").repeat(n),
+                format!("{close}\n").repeat(n)
+            )
+        };
+        assert!(messages(&nest("rep i0", "endrep", 4)).is_empty());
+        assert!(messages(&nest("rep i0", "endrep", 5))[0].contains("vs_3_0 allows 4"));
+        assert!(messages(&nest("if b0", "endif", 24)).is_empty());
+        assert!(messages(&nest("if b0", "endif", 25))[0].contains("vs_3_0 allows 24"));
+        assert!(messages(&nest("if_lt r0, r1", "endif", 25))[0].contains("dynamic"));
+        let many = format!("vs_2_0\n{}", "if b0\nendif\n".repeat(17));
+        assert!(messages(&many)[0].contains("vs_2_0 allows 16 a shader"));
+        // A message reaches the assembler's caller as line:column.
+        let e = assemble("ps_1_1\ntex t0\n  +mov r0.a, t0").unwrap_err();
+        assert_eq!((e.line, e.column), (3, 3));
+        assert!(e.to_string().starts_with("3:3: "), "{e}");
     }
 
     #[test]
