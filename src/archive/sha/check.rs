@@ -134,26 +134,15 @@ pub fn assemble(text: &[u8], effect: &Effect, index: usize) -> Result<Vec<u8>, F
             format!("{what}: the asm block is not text (byte is not ASCII/UTF-8)"),
         )
     })?;
-    let bytes = asm::assemble(source).map_err(|e| {
-        let line_start = body_line_start(body, e.line);
-        Finding {
-            severity: Severity::Error,
-            offset: (shader.asm.start + line_start + e.column.saturating_sub(1))
-                .min(shader.asm.end),
-            message: format!("{what}: {}", e.message),
-            block: Some((index, e.line, e.column)),
-        }
-    })?;
-    let kind = bytecode::shader_version(&bytes).map(|v| v.kind);
     let wanted = match shader.stage {
         Stage::Vertex => ShaderKind::Vertex,
         Stage::Pixel => ShaderKind::Pixel,
     };
-    if kind != Some(wanted) {
+    let wrong_kind = || {
         let at = first_code(text, &shader.asm);
         let lines = effect::Lines::new(body);
         let (line, column) = lines.position(at - shader.asm.start);
-        return Err(Finding {
+        Finding {
             severity: Severity::Error,
             offset: at,
             message: format!(
@@ -166,7 +155,33 @@ pub fn assemble(text: &[u8], effect: &Effect, index: usize) -> Result<Vec<u8>, F
                 version_word(text, &shader.asm).unwrap_or_default()
             ),
             block: Some((index, line, column)),
-        });
+        }
+    };
+    // The block's kind first: a vertex block in a pixel shader is that mistake, whatever
+    // its instructions would then be found to break.
+    let word = version_word(text, &shader.asm)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let written = match word.get(..2) {
+        Some("vs") => Some(ShaderKind::Vertex),
+        Some("ps") => Some(ShaderKind::Pixel),
+        _ => None,
+    };
+    if written.is_some_and(|k| k != wanted) {
+        return Err(wrong_kind());
+    }
+    let bytes = asm::assemble(source).map_err(|e| {
+        let line_start = body_line_start(body, e.line);
+        Finding {
+            severity: Severity::Error,
+            offset: (shader.asm.start + line_start + e.column.saturating_sub(1))
+                .min(shader.asm.end),
+            message: format!("{what}: {}", e.message),
+            block: Some((index, e.line, e.column)),
+        }
+    })?;
+    if bytecode::shader_version(&bytes).map(|v| v.kind) != Some(wanted) {
+        return Err(wrong_kind());
     }
     Ok(bytes)
 }
