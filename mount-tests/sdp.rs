@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use shaderfs::archive::sdp::read;
 
-use crate::support::{compiled_shaders, can_mount, run, sh, shaderfs, write_package, Mount, Shader};
+use crate::support::{
+    can_mount, compiled_shaders, run, sh, shaderfs, write_package, Mount, Shader,
+};
 
 /// The records of a package on disk, read with the project's reader.
 fn records(path: &Path) -> Vec<(String, Vec<u8>)> {
@@ -65,9 +67,22 @@ fn ls_stat_and_cat_show_the_package() {
     for shader in &s.shaders {
         let path = m.path(&format!("shaders/{}", shader.name));
         let meta = fs::metadata(&path).unwrap();
-        assert_eq!(meta.len(), shader.bytes.len() as u64, "ls -l size of {}", shader.name);
-        let (code, _, err) = sh(&format!("cat {} | cmp - {}", path.display(), shader.source.display()));
-        assert_eq!(code, 0, "cat {} differs from its source: {err}", shader.name);
+        assert_eq!(
+            meta.len(),
+            shader.bytes.len() as u64,
+            "ls -l size of {}",
+            shader.name
+        );
+        let (code, _, err) = sh(&format!(
+            "cat {} | cmp - {}",
+            path.display(),
+            shader.source.display()
+        ));
+        assert_eq!(
+            code, 0,
+            "cat {} differs from its source: {err}",
+            shader.name
+        );
     }
 
     // Reads at odd offsets and sizes.
@@ -104,14 +119,21 @@ fn inode_numbers_are_stable_across_commits() {
             .unwrap()
             .map(|e| {
                 let e = e.unwrap();
-                (e.file_name().into_string().unwrap(), e.metadata().unwrap().ino())
+                (
+                    e.file_name().into_string().unwrap(),
+                    e.metadata().unwrap().ino(),
+                )
             })
             .collect()
     };
     let before = inos(&m.path("shaders"));
     let victim = &s.shaders[1];
     let replacement = &s.shaders[2];
-    fs::copy(&replacement.source, m.path(&format!("shaders/{}", victim.name))).unwrap();
+    fs::copy(
+        &replacement.source,
+        m.path(&format!("shaders/{}", victim.name)),
+    )
+    .unwrap();
     let after = inos(&m.path("shaders"));
     assert_eq!(before, after, "a commit renumbered files");
 }
@@ -122,7 +144,11 @@ fn cp_rm_mv_land_in_the_package() {
     let m = Mount::new(&s.package, &s.mnt, &[]);
     let shaders = |name: &str| m.path(&format!("shaders/{name}"));
     let (a, b, c) = (&s.shaders[0], &s.shaders[3], &s.shaders[4]);
-    let vertex = s.shaders.iter().find(|x| x.name.ends_with(".vso") && x.name != a.name).unwrap();
+    let vertex = s
+        .shaders
+        .iter()
+        .find(|x| x.name.ends_with(".vso") && x.name != a.name)
+        .unwrap();
 
     // Replace, add, rename, remove: each with the real program.
     let script = format!(
@@ -188,17 +214,29 @@ fn a_refused_write_fails_close_and_leaves_the_package() {
 
     let cases: Vec<(&str, Vec<u8>, &Path)> = vec![
         ("not bytecode", b"this is not a shader\n".to_vec(), &target),
-        ("no end token", s.shaders[0].bytes[..s.shaders[0].bytes.len() - 4].to_vec(), &target),
-        ("bad version token", {
-            let mut b = s.shaders[0].bytes.clone();
-            b[2..4].copy_from_slice(&[0x12, 0x34]);
-            b
-        }, &target),
-        ("comment past the end", {
-            let mut b = s.shaders[0].bytes[..12].to_vec();
-            b[4..8].copy_from_slice(&0x7fff_fffeu32.to_le_bytes());
-            b
-        }, &target),
+        (
+            "no end token",
+            s.shaders[0].bytes[..s.shaders[0].bytes.len() - 4].to_vec(),
+            &target,
+        ),
+        (
+            "bad version token",
+            {
+                let mut b = s.shaders[0].bytes.clone();
+                b[2..4].copy_from_slice(&[0x12, 0x34]);
+                b
+            },
+            &target,
+        ),
+        (
+            "comment past the end",
+            {
+                let mut b = s.shaders[0].bytes[..12].to_vec();
+                b[4..8].copy_from_slice(&0x7fff_fffeu32.to_le_bytes());
+                b
+            },
+            &target,
+        ),
         ("pixel shader as .vso", pixel.bytes.clone(), &vertex_target),
     ];
     for (what, bytes, target) in cases {
@@ -209,13 +247,21 @@ fn a_refused_write_fails_close_and_leaves_the_package() {
         assert!(err.contains("Invalid argument"), "{what}: {err}");
     }
     let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
-    assert_eq!(log.lines().filter(|l| l.contains("refused")).count(), 5, "{log}");
+    assert_eq!(
+        log.lines().filter(|l| l.contains("refused")).count(),
+        5,
+        "{log}"
+    );
     assert!(log.contains("expected the end token"), "{log}");
     assert!(log.contains("must hold a vertex"), "{log}");
     // The mount still shows the old bytes.
     assert_eq!(fs::read(&target).unwrap(), s.shaders[0].bytes);
     m.unmount();
-    assert_eq!(fs::read(&s.package).unwrap(), original, "the package changed");
+    assert_eq!(
+        fs::read(&s.package).unwrap(),
+        original,
+        "the package changed"
+    );
 }
 
 #[test]
@@ -227,7 +273,11 @@ fn read_only_mounts_refuse_writes() {
     for script in [
         format!("cp {} {}", s.shaders[1].source.display(), target.display()),
         format!("rm {}", target.display()),
-        format!("mv {} {}", target.display(), m.path("shaders/X.vso").display()),
+        format!(
+            "mv {} {}",
+            target.display(),
+            m.path("shaders/X.vso").display()
+        ),
         format!("touch {}", m.path("shaders/NEW.vso").display()),
     ] {
         let (code, _, err) = sh(&script);
@@ -274,7 +324,15 @@ fn readers_never_see_a_torn_file() {
                 while !stop.load(Ordering::Relaxed) {
                     for (path, ok) in &all {
                         let got = fs::read(path).unwrap();
-                        assert!(ok.contains(&got), "torn read of {}: {} bytes, first diff at {:?}", path.display(), got.len(), ok.iter().map(|o| o.iter().zip(&got).position(|(a, b)| a != b)).collect::<Vec<_>>());
+                        assert!(
+                            ok.contains(&got),
+                            "torn read of {}: {} bytes, first diff at {:?}",
+                            path.display(),
+                            got.len(),
+                            ok.iter()
+                                .map(|o| o.iter().zip(&got).position(|(a, b)| a != b))
+                                .collect::<Vec<_>>()
+                        );
                         reads += 1;
                     }
                 }
@@ -316,7 +374,11 @@ fn a_folder_mounts_every_package() {
     let (code, out, _) = sh(&format!("ls {}", m.dir.display()));
     assert_eq!(code, 0);
     assert_eq!(out, "shaderpackage001.sdp\nshaderpackage002.sdp\n");
-    let count = |pkg: &str| fs::read_dir(m.path(&format!("{pkg}/shaders"))).unwrap().count();
+    let count = |pkg: &str| {
+        fs::read_dir(m.path(&format!("{pkg}/shaders")))
+            .unwrap()
+            .count()
+    };
     assert_eq!(count("shaderpackage001.sdp"), vs.len());
     assert_eq!(count("shaderpackage002.sdp"), ps.len());
     // A write in one package leaves the other alone.
@@ -327,8 +389,14 @@ fn a_folder_mounts_every_package() {
     )
     .unwrap();
     m.unmount();
-    assert_eq!(records(&folder.join("shaderpackage001.sdp"))[0].1, vs[1].bytes);
-    assert_eq!(fs::read(folder.join("shaderpackage002.sdp")).unwrap(), other);
+    assert_eq!(
+        records(&folder.join("shaderpackage001.sdp"))[0].1,
+        vs[1].bytes
+    );
+    assert_eq!(
+        fs::read(folder.join("shaderpackage002.sdp")).unwrap(),
+        other
+    );
 }
 
 #[test]
@@ -355,11 +423,18 @@ fn malformed_packages_and_bad_options_are_refused_with_exit_codes() {
 
     let good = tmp.path().join("good.sdp");
     fs::write(&good, [100, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
-    let out = run(shaderfs().arg("mount").arg(&good).arg(&mnt).args(["-o", "ro,bogus"]));
+    let out = run(shaderfs()
+        .arg("mount")
+        .arg(&good)
+        .arg(&mnt)
+        .args(["-o", "ro,bogus"]));
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown mount option 'bogus'"));
 
-    let out = run(shaderfs().arg("mount").arg(&good).arg(tmp.path().join("missing")));
+    let out = run(shaderfs()
+        .arg("mount")
+        .arg(&good)
+        .arg(tmp.path().join("missing")));
     assert_eq!(out.status.code(), Some(1));
     let out = run(shaderfs().arg("frobnicate"));
     assert_eq!(out.status.code(), Some(1));
@@ -376,14 +451,32 @@ fn the_mount_fuse3_form_and_an_empty_package() {
     let empty = tmp.path().join("empty.sdp");
     fs::write(&empty, [100, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
     // What mount.fuse3 runs for an fstab line of type fuse.shaderfs.
-    let out = run(shaderfs().arg(&empty).arg(&mnt).args(["-o", "ro,nodev,nosuid"]));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let (code, out, _) = sh(&format!("ls -A {}/shaders | wc -l; grep -c ' {} ' /proc/self/mountinfo", mnt.display(), mnt.display()));
+    let out = run(shaderfs()
+        .arg(&empty)
+        .arg(&mnt)
+        .args(["-o", "ro,nodev,nosuid"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, out, _) = sh(&format!(
+        "ls -A {}/shaders | wc -l; grep -c ' {} ' /proc/self/mountinfo",
+        mnt.display(),
+        mnt.display()
+    ));
     assert_eq!(code, 0);
     assert_eq!(out, "0\n1\n");
     let out = run(shaderfs().arg("umount").arg(&mnt));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let (_, out, _) = sh(&format!("grep -c ' {} ' /proc/self/mountinfo", mnt.display()));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, out, _) = sh(&format!(
+        "grep -c ' {} ' /proc/self/mountinfo",
+        mnt.display()
+    ));
     assert_eq!(out.trim(), "0", "still mounted after umount returned");
 }
 
@@ -405,7 +498,11 @@ fn an_archive_truncated_under_the_mount_is_reported_not_a_crash() {
     assert_eq!(err.raw_os_error(), Some(libc::EIO));
     let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
     assert!(log.contains("changed by another program"), "{log}");
-    assert_eq!(log.matches("changed by another program").count(), 1, "{log}");
+    assert_eq!(
+        log.matches("changed by another program").count(),
+        1,
+        "{log}"
+    );
     // The daemon is alive and answers.
     assert!(fs::read_dir(m.path("shaders")).unwrap().count() > 0);
     m.unmount();
@@ -424,15 +521,29 @@ fn owner_mode_and_backup_options() {
     let meta = fs::metadata(&shader).unwrap();
     assert_eq!((meta.uid(), meta.gid()), (1234, 5678));
     assert_eq!(meta.mode() & 0o777, 0o640);
-    assert_eq!(fs::metadata(m.path("shaders")).unwrap().mode() & 0o777, 0o750);
-    assert_eq!(fs::metadata(m.path("archive.json")).unwrap().mode() & 0o777, 0o440);
+    assert_eq!(
+        fs::metadata(m.path("shaders")).unwrap().mode() & 0o777,
+        0o750
+    );
+    assert_eq!(
+        fs::metadata(m.path("archive.json")).unwrap().mode() & 0o777,
+        0o440
+    );
 
     let bak = s.package.with_extension("sdp.bak");
     assert!(!bak.exists(), "no backup before the first commit");
     fs::copy(&s.shaders[1].source, &shader).unwrap();
-    assert_eq!(fs::read(&bak).unwrap(), original, "backup holds the package before the commit");
+    assert_eq!(
+        fs::read(&bak).unwrap(),
+        original,
+        "backup holds the package before the commit"
+    );
     fs::copy(&s.shaders[2].source, &shader).unwrap();
-    assert_eq!(fs::read(&bak).unwrap(), original, "later commits keep the first backup");
+    assert_eq!(
+        fs::read(&bak).unwrap(),
+        original,
+        "later commits keep the first backup"
+    );
     m.unmount();
     assert_eq!(records(&s.package)[0].1, s.shaders[2].bytes);
 }

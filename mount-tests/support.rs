@@ -95,7 +95,11 @@ pub fn compiled_shaders() -> Option<Vec<Shader>> {
                 let file = p.file_name().unwrap().to_string_lossy().into_owned();
                 let mut parts = file.split('.');
                 let (stem, profile) = (parts.next().unwrap(), parts.next().unwrap());
-                let ext = if profile.starts_with("vs") { "vso" } else { "pso" };
+                let ext = if profile.starts_with("vs") {
+                    "vso"
+                } else {
+                    "pso"
+                };
                 let name = format!("{}_{}.{ext}", stem.to_uppercase(), profile.to_uppercase());
                 Shader {
                     name,
@@ -165,10 +169,7 @@ impl Mount {
             // A reader of a test may still be closing its files.
             if Instant::now() > deadline {
                 let _ = run(Command::new("umount").arg("-l").arg(&self.dir));
-                panic!(
-                    "umount failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
+                panic!("umount failed: {}", String::from_utf8_lossy(&out.stderr));
             }
             std::thread::sleep(Duration::from_millis(50));
         }

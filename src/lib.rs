@@ -6,8 +6,8 @@
 //! - [`vfs`]: the virtual tree, inode numbers, write buffers and atomic commit.
 //! - [`fuse`]: the fuser adapter over [`vfs`]; knows no format.
 
-pub mod shader;
-pub mod vfs;
+pub mod archive;
 pub mod fuse;
 pub mod mount;
-pub mod archive;
+pub mod shader;
+pub mod vfs;

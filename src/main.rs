@@ -20,8 +20,10 @@ use shaderfs::vfs::{Vfs, VfsOptions};
 /// atomically, when the file is closed.
 #[derive(Parser)]
 #[command(name = "shaderfs", version, about, long_about)]
-#[command(after_help = "The mount.fuse3 form is also accepted: shaderfs SOURCE MOUNTPOINT [-o OPTIONS]\n\
-Exit codes: 0 success, 1 usage error, 2 malformed archive, 3 mount failed.")]
+#[command(
+    after_help = "The mount.fuse3 form is also accepted: shaderfs SOURCE MOUNTPOINT [-o OPTIONS]\n\
+Exit codes: 0 success, 1 usage error, 2 malformed archive, 3 mount failed."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -108,8 +110,8 @@ fn run(command: Command) -> Result<(), Failure> {
             foreground,
             options,
         } => {
-            let opts = MountOptions::parse(options.iter().map(String::as_str))
-                .map_err(Failure::usage)?;
+            let opts =
+                MountOptions::parse(options.iter().map(String::as_str)).map_err(Failure::usage)?;
             if opts.debug {
                 log::set_max_level(log::LevelFilter::Debug);
             }
@@ -202,7 +204,11 @@ fn read_all(vfs: &Vfs, ino: u64, path: &str) -> Result<Vec<u8>, Failure> {
     let fail = |e: i32| {
         let detail = String::from_utf8_lossy(&vfs.errors().render()).into_owned();
         Failure {
-            code: if e == libc::EIO { EXIT_MALFORMED } else { EXIT_USAGE },
+            code: if e == libc::EIO {
+                EXIT_MALFORMED
+            } else {
+                EXIT_USAGE
+            },
             message: format!(
                 "{path}: {}{}",
                 std::io::Error::from_raw_os_error(e),
@@ -249,7 +255,9 @@ fn list(
         Ok(entries) => entries,
         Err(_) => {
             // A file: list just it.
-            let attr = vfs.getattr(ino).map_err(std::io::Error::from_raw_os_error)?;
+            let attr = vfs
+                .getattr(ino)
+                .map_err(std::io::Error::from_raw_os_error)?;
             return writeln!(out, "{}", attr.size);
         }
     };

@@ -295,7 +295,10 @@ fn detach_stdio(debug: bool, mountpoint: &Path) {
         }
         fs::OpenOptions::new().create(true).append(true).open(log)
     } else {
-        fs::OpenOptions::new().read(true).write(true).open("/dev/null")
+        fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
     };
     if let Ok(file) = target {
         use std::os::fd::AsRawFd;
@@ -483,7 +486,10 @@ mod tests {
         assert!(!o.writable && o.backup);
         assert_eq!((o.uid, o.gid, o.umask), (Some(1000), Some(100), Some(0o22)));
         assert!(MountOptions::parse(["rw"]).unwrap().writable);
-        assert!(MountOptions::parse([""]).unwrap().writable, "read-write by default");
+        assert!(
+            MountOptions::parse([""]).unwrap().writable,
+            "read-write by default"
+        );
         let o = MountOptions::parse(["nodev,nosuid", "noatime"]).unwrap();
         assert_eq!(o.kernel.len(), 3);
     }

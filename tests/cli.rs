@@ -9,15 +9,13 @@ use shaderfs::archive::sdp::write::{self, NameField};
 
 /// `vs_1_1`: `dcl_position v0` / `mov oPos, v0` (shared/formats/sdp.md §2.3).
 const VS: [u32; 8] = [
-    0xFFFE0101, 0x0000001F, 0x80000000, 0x900F0000, 0x00000001, 0xC00F0000, 0x90E40000,
-    0x0000FFFF,
+    0xFFFE0101, 0x0000001F, 0x80000000, 0x900F0000, 0x00000001, 0xC00F0000, 0x90E40000, 0x0000FFFF,
 ];
 /// `ps_2_0` from d3d9-bytecode.md §7.1 (dcl, texld, mul, mov).
 const PS: [u32; 22] = [
-    0xFFFF0200, 0x0200001F, 0x80000000, 0xB00F0000, 0x0200001F, 0x90000000, 0xA00F0800,
-    0x05000051, 0xA00F0000, 0x3F800000, 0x00000000, 0x00000000, 0x3F800000, 0x03000042,
-    0x800F0000, 0xB0E40000, 0xA0E40800, 0x03000005, 0x800F0000, 0x80E40000, 0xA0E40000,
-    0x0000FFFF,
+    0xFFFF0200, 0x0200001F, 0x80000000, 0xB00F0000, 0x0200001F, 0x90000000, 0xA00F0800, 0x05000051,
+    0xA00F0000, 0x3F800000, 0x00000000, 0x00000000, 0x3F800000, 0x03000042, 0x800F0000, 0xB0E40000,
+    0xA0E40800, 0x03000005, 0x800F0000, 0x80E40000, 0xA0E40000, 0x0000FFFF,
 ];
 
 fn bytes(words: &[u32]) -> Vec<u8> {
@@ -125,7 +123,10 @@ fn hostile_names_are_escaped_the_same_in_ls_and_extract() {
         .collect();
     extracted.sort();
     assert_eq!(extracted, want);
-    assert_eq!(fs::read(out_dir.join("shaders/dup~1.vso")).unwrap(), bytes(&PS));
+    assert_eq!(
+        fs::read(out_dir.join("shaders/dup~1.vso")).unwrap(),
+        bytes(&PS)
+    );
     assert!(!tmp.path().join("escape.vso").exists());
     // The archive.json lists the raw names beside the file names.
     let json: serde_json::Value =

@@ -164,7 +164,11 @@ mod tests {
         // A second commit keeps the first backup.
         replace(&target, b"newer", true, |_, _| Ok(())).unwrap();
         assert_eq!(fs::read(dir.path().join("a.sdp.bak")).unwrap(), b"old");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2, "no temporary left");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temporary left"
+        );
     }
 
     #[test]
@@ -175,6 +179,10 @@ mod tests {
         let err = replace(&target, b"bad", false, |_, _| Err::<(), _>("nope".into()));
         assert!(matches!(err, Err(CommitError::Reread { .. })));
         assert_eq!(fs::read(&target).unwrap(), b"old");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary left");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
     }
 }

@@ -76,6 +76,10 @@ mod tests {
         }
         let text = String::from_utf8(log.render()).unwrap();
         assert_eq!(text.lines().count(), KEEP);
-        assert!(text.lines().last().unwrap().ends_with(&format!("e{}", KEEP + 4)));
+        assert!(text
+            .lines()
+            .last()
+            .unwrap()
+            .ends_with(&format!("e{}", KEEP + 4)));
     }
 }

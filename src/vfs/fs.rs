@@ -445,8 +445,13 @@ impl Vfs {
         };
         let volatile = matches!(
             &node.kind,
-            NodeKind::File { origin: Origin::ErrorLog | Origin::Scratch | Origin::Pending, .. }
-                | NodeKind::File { buffer: Some(_), .. }
+            NodeKind::File {
+                origin: Origin::ErrorLog | Origin::Scratch | Origin::Pending,
+                ..
+            } | NodeKind::File {
+                buffer: Some(_),
+                ..
+            }
         );
         let (kind, size, perm) = match &node.kind {
             NodeKind::Dir { .. } => (
@@ -627,7 +632,11 @@ impl Vfs {
             }
             Err(_) => true,
         };
-        if changed && !self.archives[id].changed_reported.swap(true, Ordering::Relaxed) {
+        if changed
+            && !self.archives[id]
+                .changed_reported
+                .swap(true, Ordering::Relaxed)
+        {
             self.errors.record(
                 &self.user_path(id, ""),
                 "the archive was changed by another program while mounted; \
@@ -938,7 +947,9 @@ impl Vfs {
             } = &mut node.kind
             {
                 *writers = writers.saturating_sub(1);
-                let waiting = buffer.as_ref().is_some_and(|b| b.dirty && b.data.is_empty());
+                let waiting = buffer
+                    .as_ref()
+                    .is_some_and(|b| b.dirty && b.data.is_empty());
                 if *writers == 0 && !waiting {
                     match origin {
                         // A scratch file's buffer is its content.

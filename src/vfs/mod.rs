@@ -88,14 +88,19 @@ pub enum EntryKind {
 #[derive(Debug)]
 pub enum Edit<'a> {
     /// New content for an existing file.
-    Write { key: FileKey, data: &'a [u8] },
+    Write {
+        key: FileKey,
+        data: &'a [u8],
+    },
     /// A new file in a directory where the format accepts new names.
     Create {
         dir: &'a str,
         name: &'a str,
         data: &'a [u8],
     },
-    Remove { key: FileKey },
+    Remove {
+        key: FileKey,
+    },
     Rename {
         key: FileKey,
         dir: &'a str,

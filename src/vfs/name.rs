@@ -34,7 +34,10 @@ pub fn escape(raw: &[u8]) -> String {
                 let (good, bad) = rest.split_at(e.valid_up_to());
                 let bad_len = e.error_len().unwrap_or(bad.len());
                 // SAFETY of the unwrap-free path: `good` is valid UTF-8 by construction.
-                (std::str::from_utf8(good).unwrap_or_default(), &bad[..bad_len])
+                (
+                    std::str::from_utf8(good).unwrap_or_default(),
+                    &bad[..bad_len],
+                )
             }
         };
         let chars: Vec<char> = valid.chars().collect();

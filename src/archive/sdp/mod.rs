@@ -50,8 +50,8 @@ impl Format for SdpFormat {
         map: Arc<Mmap>,
         ctx: OpenContext,
     ) -> Result<Arc<dyn Archive>, FormatError> {
-        let index = read::index(&map)
-            .map_err(|e| FormatError::new(format!("{}: {e}", path.display())))?;
+        let index =
+            read::index(&map).map_err(|e| FormatError::new(format!("{}: {e}", path.display())))?;
         let mut namer = Namer::new();
         let names = index
             .records
@@ -220,8 +220,6 @@ impl Package {
             shaders,
         })
     }
-
-
 
     /// The package with `records` (name field, bytecode) in place of the current ones.
     fn serialise<'a>(

@@ -8,8 +8,7 @@ use super::write::{self, NameField};
 
 /// `vs_1_1`: `dcl_position v0` / `mov oPos, v0` (sdp.md §2.3).
 const TEST_VSO: [u32; 8] = [
-    0xFFFE0101, 0x0000001F, 0x80000000, 0x900F0000, 0x00000001, 0xC00F0000, 0x90E40000,
-    0x0000FFFF,
+    0xFFFE0101, 0x0000001F, 0x80000000, 0x900F0000, 0x00000001, 0xC00F0000, 0x90E40000, 0x0000FFFF,
 ];
 
 fn bytes_of(words: &[u32]) -> Vec<u8> {
@@ -83,7 +82,10 @@ fn malformed_headers_name_the_place() {
     bad[4..8].copy_from_slice(&1_000_000u32.to_le_bytes());
     assert!(matches!(
         read::index(&bad),
-        Err(SdpError::CountTooLarge { count: 1_000_000, .. })
+        Err(SdpError::CountTooLarge {
+            count: 1_000_000,
+            ..
+        })
     ));
 
     let mut bad = good.clone();
