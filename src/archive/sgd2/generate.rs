@@ -1,0 +1,1 @@
+//! Writes SGD2 test databases (placeholder).
