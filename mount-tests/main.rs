@@ -5,3 +5,4 @@
 mod support;
 
 mod sdp;
+mod sgd2;
