@@ -15,6 +15,7 @@
 use serde::Serialize;
 
 use super::joaat::{self, Match};
+use super::{hex, hex32, text};
 
 pub const HEADER_LEN: usize = 8;
 pub const RESOURCE_LEN: usize = 28;
@@ -61,20 +62,12 @@ pub fn value_type(code: u8) -> String {
         .unwrap_or_else(|| format!("unknown ({code})"))
 }
 
-pub fn hex32(v: u32) -> String {
-    format!("{v:#010x}")
-}
-
 fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[derive(Debug, Serialize)]
@@ -225,10 +218,6 @@ fn string_at(table: &[u8], at: usize) -> Option<&[u8]> {
     let rest = table.get(at..)?;
     let end = rest.iter().position(|&b| b == 0)?;
     Some(&rest[..end])
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn by_hash(hash: u32, pool: &[&[u8]]) -> Option<ByHash> {

@@ -14,9 +14,10 @@ use std::ops::Range;
 
 use serde_json::{json, Map, Value};
 
-use super::binding::{hex32, resource_type};
+use super::binding::resource_type;
 use super::d3d12;
 use super::joaat::{self, Match};
+use super::{hex, hex32, text};
 
 pub const PASS_LEN: usize = 24;
 pub const RASTERIZER_LEN: usize = 16;
@@ -34,14 +35,6 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 
 fn f32_at(b: &[u8], at: usize) -> f32 {
     f32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// The name starting at `offset` in the name block: it must follow a NUL, be non-empty

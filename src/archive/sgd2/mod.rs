@@ -34,9 +34,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use memmap2::Mmap;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use self::binding::hex32;
 use self::effect::{Decoded, Layout};
 use self::read::{group_dir, Index, Program, STAGES};
 use super::json_view;
@@ -68,6 +68,60 @@ impl Format for Sgd2Format {
             .map_err(|e| FormatError::new(format!("{}: {e}", path.display())))?;
         Ok(Arc::new(db))
     }
+}
+
+/// `programs/<stage>/<n>.json`. Typed rather than built as a `Value`: `ls -l` of a stage
+/// renders thousands of these.
+#[derive(Serialize)]
+struct ProgramJson {
+    stage: String,
+    group: usize,
+    index: usize,
+    offset: usize,
+    name: String,
+    tag: String,
+    wave_size: WaveSize,
+    container: ContainerJson,
+    table: TableJson,
+    bindings: BindingsJson,
+}
+
+#[derive(Serialize)]
+struct WaveSize {
+    public_parser: &'static str,
+    seed: &'static str,
+}
+
+#[derive(Serialize)]
+struct ContainerJson {
+    size: usize,
+    /// zlib CRC-32 of the whole container: the key shader-replacement mods use.
+    crc32: String,
+    program: Option<String>,
+    digest: Option<String>,
+    parts: Vec<PartJson>,
+    /// Why the container is not valid (`dxbc.md` §2); the bytes are served as stored.
+    problem: Option<String>,
+}
+
+#[derive(Serialize)]
+struct PartJson {
+    fourcc: String,
+    offset: usize,
+    size: usize,
+}
+
+#[derive(Serialize)]
+struct TableJson {
+    hash_u64: String,
+    bytes_144: String,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum BindingsJson {
+    Decoded(binding::Bindings),
+    Error { length: usize, error: String },
 }
 
 /// What the tree needs of one effect, found at open.
@@ -125,12 +179,26 @@ fn unkey(key: FileKey) -> Option<View> {
     })
 }
 
+/// Bytes as text, invalid UTF-8 replaced (names are shown, the escaped file names are
+/// what identifies them).
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Bytes as lower-case hex digits, two per byte.
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 * bytes.len());
+    for &b in bytes {
+        out.push(DIGITS[(b >> 4) as usize] as char);
+        out.push(DIGITS[(b & 0xF) as usize] as char);
+    }
+    out
+}
+
+/// A 32-bit hash as the trees show hashes: `"0x1234abcd"`.
+fn hex32(v: u32) -> String {
+    format!("{v:#010x}")
 }
 
 /// The tag byte as the public parser's GUI labels it (`sgd2.md` §3); the seed calls it an
@@ -239,59 +307,62 @@ impl Database {
         })
     }
 
-    fn program_json(&self, group: usize, index: usize) -> Result<Value, ViewError> {
+    fn program_json(&self, group: usize, index: usize) -> Result<ProgramJson, ViewError> {
         let p = self.program(group, index)?;
         let bytes = &self.map[p.container.clone()];
         let table = &self.map[p.table.clone()];
-        let mut c = Map::new();
-        c.insert("size".into(), json!(bytes.len()));
-        c.insert("crc32".into(), json!(hex32(crc32fast::hash(bytes))));
+        let mut c = ContainerJson {
+            size: bytes.len(),
+            crc32: hex32(crc32fast::hash(bytes)),
+            program: None,
+            digest: None,
+            parts: Vec::new(),
+            problem: None,
+        };
         match container::parse(bytes) {
             Ok(parsed) => {
-                c.insert(
-                    "program".into(),
-                    json!(parsed.program_version(bytes).map(|v| v.profile())),
-                );
-                c.insert("digest".into(), json!(hex(&parsed.digest)));
-                let parts: Vec<Value> = parsed
+                c.program = parsed.program_version(bytes).map(|v| v.profile());
+                c.digest = Some(hex(&parsed.digest));
+                c.parts = parsed
                     .parts
                     .iter()
-                    .map(|part| {
-                        json!({
-                            "fourcc": part.name(),
-                            "offset": part.offset,
-                            "size": part.data.len(),
-                        })
+                    .map(|part| PartJson {
+                        fourcc: part.name(),
+                        offset: part.offset,
+                        size: part.data.len(),
                     })
                     .collect();
-                c.insert("parts".into(), json!(parts));
             }
-            Err(e) => {
-                c.insert("problem".into(), json!(e.to_string()));
-            }
+            Err(e) => c.problem = Some(e.to_string()),
         }
         let bindings = match binding::decode(&self.map[p.bindings.clone()]) {
-            Ok(b) => serde_json::to_value(b).map_err(|e| ViewError::Corrupt(e.to_string()))?,
-            Err(why) => json!({ "length": p.bindings.len(), "error": why }),
+            Ok(b) => BindingsJson::Decoded(b),
+            Err(error) => BindingsJson::Error {
+                length: p.bindings.len(),
+                error,
+            },
         };
-        Ok(json!({
-            "stage": group_dir(group),
-            "group": group,
-            "index": index,
-            "offset": p.offset,
-            "name": text(&self.map[p.name.clone()]),
-            "tag": format!("{:#04x}", p.tag),
-            "wave_size": {
-                "public_parser": wave_size(p.tag),
-                "seed": "unknown tag (0x32, 0x41 or 0x42 observed)",
+        Ok(ProgramJson {
+            stage: group_dir(group),
+            group,
+            index,
+            offset: p.offset,
+            name: text(&self.map[p.name.clone()]),
+            tag: format!("{:#04x}", p.tag),
+            wave_size: WaveSize {
+                public_parser: wave_size(p.tag),
+                seed: "unknown tag (0x32, 0x41 or 0x42 observed)",
             },
-            "container": c,
-            "table": {
-                "hash_u64": format!("{:#018x}", u64::from_le_bytes(table[..8].try_into().expect("8 bytes"))),
-                "bytes_144": hex(&table[8..]),
+            container: c,
+            table: TableJson {
+                hash_u64: format!(
+                    "{:#018x}",
+                    u64::from_le_bytes(table[..8].try_into().expect("8 bytes"))
+                ),
+                bytes_144: hex(&table[8..]),
             },
-            "bindings": bindings,
-        }))
+            bindings,
+        })
     }
 
     fn effect_json(&self, i: usize) -> Result<Value, ViewError> {
@@ -576,7 +647,9 @@ impl Archive for Database {
                 let (e, _) = self.effect(effect)?;
                 return Ok(Blob::Mapped(self.map.clone(), e.region.clone()));
             }
-            View::ProgramJson { group, index } => self.program_json(group, index)?,
+            View::ProgramJson { group, index } => {
+                return Ok(json_view(&self.program_json(group, index)?));
+            }
             View::EffectJson { effect } => self.effect_json(effect)?,
             View::State { effect, pass } => self.state_json(effect, pass)?,
         };
