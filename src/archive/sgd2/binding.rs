@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::joaat::{self, Match};
+use super::joaat::{Match, Resolver};
 use super::{hex, hex32, text};
 
 pub const HEADER_LEN: usize = 8;
@@ -220,14 +220,14 @@ fn string_at(table: &[u8], at: usize) -> Option<&[u8]> {
     Some(&rest[..end])
 }
 
-fn by_hash(hash: u32, pool: &[&[u8]]) -> Option<ByHash> {
-    joaat::resolve(hash, pool).map(|(name, how)| ByHash {
+fn by_hash(hash: u32, pool: &Resolver<'_>) -> Option<ByHash> {
+    pool.resolve(hash).map(|(name, how)| ByHash {
         name: text(name),
         how,
     })
 }
 
-fn second(first: u32, second: u32, pool: &[&[u8]]) -> Second {
+fn second(first: u32, second: u32, pool: &Resolver<'_>) -> Second {
     if second == 0 {
         Second::Note("zero")
     } else if second == first {
@@ -291,6 +291,8 @@ pub fn decode(table: &[u8]) -> Result<Bindings, String> {
         .split(|&b| b == 0)
         .filter(|s| !s.is_empty())
         .collect();
+    let names = pool;
+    let pool = Resolver::new(&names);
     let mut warnings = Vec::new();
     if header.public_parser.block_size_copy as usize != len {
         warnings.push(format!(
@@ -474,7 +476,7 @@ pub fn decode(table: &[u8]) -> Result<Bindings, String> {
         header,
         resources,
         constants,
-        names: pool.iter().map(|n| text(n)).collect(),
+        names: names.iter().map(|n| text(n)).collect(),
         warnings,
     })
 }

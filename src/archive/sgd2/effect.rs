@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::binding::resource_type;
 use super::d3d12;
-use super::joaat::{self, Match};
+use super::joaat::{self, Match, Resolver};
 use super::{hex, hex32, text};
 
 pub const PASS_LEN: usize = 24;
@@ -37,15 +37,35 @@ fn f32_at(b: &[u8], at: usize) -> f32 {
     f32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-/// The name starting at `offset` in the name block: it must follow a NUL, be non-empty
-/// and end with a NUL inside the block.
-pub fn name_at(block: &[u8], offset: u32) -> Option<&[u8]> {
-    let at = offset as usize;
-    if at == 0 || at >= block.len() || block[at - 1] != 0 || block[at] == 0 {
-        return None;
+/// Where each name of a name block starts and ends: a name starts right after a NUL, is
+/// not empty and ends at the next NUL inside the block. Found once per block, so checking
+/// an offset is a lookup.
+pub struct NameStarts(Vec<(u32, u32)>);
+
+impl NameStarts {
+    pub fn new(block: &[u8]) -> NameStarts {
+        let mut out = Vec::new();
+        let mut start = None;
+        for (i, &b) in block.iter().enumerate() {
+            match (b, start) {
+                (0, Some(s)) => {
+                    out.push((s as u32, i as u32));
+                    start = None;
+                }
+                (0, None) => {}
+                (_, None) if i > 0 && block[i - 1] == 0 => start = Some(i),
+                _ => {}
+            }
+        }
+        NameStarts(out)
     }
-    let rest = &block[at..];
-    rest.iter().position(|&b| b == 0).map(|end| &rest[..end])
+
+    /// The range of the name starting at `offset`, if one does.
+    pub fn at(&self, offset: u32) -> Option<Range<usize>> {
+        let i = self.0.binary_search_by_key(&offset, |n| n.0).ok()?;
+        let (start, end) = self.0[i];
+        Some(start as usize..end as usize)
+    }
 }
 
 /// The names of a name block, in order (its empty strings dropped, as the public parser
@@ -111,10 +131,19 @@ pub enum Decoded {
 struct Probe<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// Steps left for the whole search (see [`find`]).
+    budget: &'a mut usize,
 }
 
 impl Probe<'_> {
+    /// Spend one step; `None` once the search's budget is gone.
+    fn step(&mut self) -> Option<()> {
+        *self.budget = self.budget.checked_sub(1)?;
+        Some(())
+    }
+
     fn u32(&mut self) -> Option<u32> {
+        self.step()?;
         let v = u32_at(self.bytes, self.at)?;
         self.at += 4;
         Some(v)
@@ -135,8 +164,19 @@ impl Probe<'_> {
 }
 
 /// The layout starting at `at`, if every rule holds there.
-fn probe(region: &[u8], at: usize, lists: [usize; 6], block: &[u8]) -> Option<Layout> {
-    let mut p = Probe { bytes: region, at };
+fn probe(
+    region: &[u8],
+    at: usize,
+    lists: [usize; 6],
+    block: &[u8],
+    names: &NameStarts,
+    budget: &mut usize,
+) -> Option<Layout> {
+    let mut p = Probe {
+        bytes: region,
+        at,
+        budget,
+    };
     let count = p.count(8)?;
     if count == 0 {
         return None;
@@ -146,13 +186,13 @@ fn probe(region: &[u8], at: usize, lists: [usize; 6], block: &[u8]) -> Option<La
     for _ in 0..count {
         let name_offset = p.u32()?;
         let passes = p.u32()? as usize;
-        let name = name_at(block, name_offset)?;
+        let name = names.at(name_offset)?;
         if passes == 0 || passes > region.len() / PASS_LEN {
             return None;
         }
         techniques.push(Technique {
             name_offset,
-            name: name.to_vec(),
+            name: block[name].to_vec(),
             passes: total..total + passes,
         });
         total += passes;
@@ -163,6 +203,7 @@ fn probe(region: &[u8], at: usize, lists: [usize; 6], block: &[u8]) -> Option<La
     }
     let mut passes = Vec::with_capacity(pass_count);
     for _ in 0..pass_count {
+        p.step()?;
         let rec = &region[p.at..p.at + PASS_LEN];
         let mut programs = [0u8; 6];
         programs.copy_from_slice(&rec[..6]);
@@ -204,13 +245,26 @@ fn probe(region: &[u8], at: usize, lists: [usize; 6], block: &[u8]) -> Option<La
     })
 }
 
+/// Steps the search may take per byte of region: a real region costs a few per offset,
+/// a region built so that every offset reads deep into a table cannot make the search
+/// quadratic.
+const STEPS_PER_BYTE: usize = 32;
+
 /// Look for the layout at every offset of the region; decode it only where exactly one
 /// offset validates.
 pub fn find(region: &[u8], lists: [usize; 6], block: &[u8]) -> Decoded {
+    let names = NameStarts::new(block);
+    let mut budget = STEPS_PER_BYTE * region.len() + 4096;
     let mut found: Vec<Layout> = Vec::new();
     let mut others = 0usize;
     for at in 0..region.len().saturating_sub(3) {
-        if let Some(layout) = probe(region, at, lists, block) {
+        if budget == 0 {
+            return Decoded::Undecoded(format!(
+                "the search for the technique table stopped at region offset {at:#x}: it \
+                 took more than {STEPS_PER_BYTE} steps per byte"
+            ));
+        }
+        if let Some(layout) = probe(region, at, lists, block, &names, &mut budget) {
             if found.is_empty() {
                 found.push(layout);
             } else {
@@ -391,7 +445,7 @@ pub fn public_techniques(names: &[&[u8]], referenced: &[u32]) -> Map<String, Val
 /// A proplst section (`sgd2.md` §5.5). Where its bindings start is read from its size
 /// and binding count (the public decoder reads them at 0x18, its encoder writes them at
 /// 0x20); a section that fits neither is shown raw.
-pub fn section_json(index: usize, body: &[u8], names: &[&[u8]]) -> Value {
+pub fn section_json(index: usize, body: &[u8], names: &Resolver<'_>) -> Value {
     let mut out = Map::new();
     out.insert("index".into(), json!(index));
     out.insert("size".into(), json!(body.len()));
@@ -424,7 +478,7 @@ pub fn section_json(index: usize, body: &[u8], names: &[&[u8]]) -> Value {
                     let name = if h == joaat::joaat(b"proplst") {
                         Some(("proplst".to_string(), Match::Lowercase))
                     } else {
-                        joaat::resolve(h, names).map(|(n, how)| (text(n), how))
+                        names.resolve(h).map(|(n, how)| (text(n), how))
                     };
                     json!({
                         "name_hash": hex32(h),

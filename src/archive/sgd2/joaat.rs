@@ -3,6 +3,8 @@
 //! RAGE hashes lower-cased names; the seed found binding-table hashes of exact-case names
 //! too, so resolution tries both, and the `_name` form the public parser gives samplers.
 
+use std::collections::HashMap;
+
 /// Jenkins one-at-a-time over a stream of bytes, 32-bit wrap-around (`sgd2.md` §6).
 fn one_at_a_time(bytes: impl IntoIterator<Item = u8>) -> u32 {
     let mut h: u32 = 0;
@@ -43,23 +45,41 @@ pub enum Match {
     UnderscoreLowercase,
 }
 
-/// The first of `names` whose hash, in one of the three forms, is `hash`.
-pub fn resolve<'a>(hash: u32, names: &[&'a [u8]]) -> Option<(&'a [u8], Match)> {
-    if hash == 0 {
-        return None;
-    }
-    for &name in names {
-        if joaat(name) == hash {
-            return Some((name, Match::ExactCase));
+/// Names by their hashes, in the three forms. Built once per table, so resolving is a
+/// lookup however many names and records a (hostile) table holds.
+pub struct Resolver<'a> {
+    by_hash: HashMap<u32, (&'a [u8], Match)>,
+}
+
+impl<'a> Resolver<'a> {
+    /// The first name, in order, matches: each name's exact-case and lower-case hashes
+    /// before the next name's; the `_name` form only where no name matches otherwise.
+    pub fn new(names: &[&'a [u8]]) -> Resolver<'a> {
+        let mut by_hash = HashMap::with_capacity(names.len() * 3);
+        for &name in names {
+            by_hash
+                .entry(joaat(name))
+                .or_insert((name, Match::ExactCase));
+            by_hash
+                .entry(joaat_lower(name))
+                .or_insert((name, Match::Lowercase));
         }
-        if joaat_lower(name) == hash {
-            return Some((name, Match::Lowercase));
+        for &name in names {
+            by_hash
+                .entry(joaat_underscore(name))
+                .or_insert((name, Match::UnderscoreLowercase));
         }
+        Resolver { by_hash }
     }
-    names
-        .iter()
-        .find(|n| joaat_underscore(n) == hash)
-        .map(|&n| (n, Match::UnderscoreLowercase))
+
+    /// The name whose hash, in one of the three forms, is `hash` (never for 0, the hash
+    /// of nothing).
+    pub fn resolve(&self, hash: u32) -> Option<(&'a [u8], Match)> {
+        if hash == 0 {
+            return None;
+        }
+        self.by_hash.get(&hash).copied()
+    }
 }
 
 #[cfg(test)]
@@ -89,20 +109,20 @@ mod tests {
 
     #[test]
     fn resolution_reports_the_form() {
-        let names: [&[u8]; 2] = [b"specularFresnel", b"DiffuseSampler"];
+        let names = Resolver::new(&[b"specularFresnel", b"DiffuseSampler"]);
         assert_eq!(
-            resolve(0x719E_302A, &names),
+            names.resolve(0x719E_302A),
             Some((&b"specularFresnel"[..], Match::ExactCase))
         );
         assert_eq!(
-            resolve(0x27B9_B2FA, &names),
+            names.resolve(0x27B9_B2FA),
             Some((&b"specularFresnel"[..], Match::Lowercase))
         );
         assert_eq!(
-            resolve(0x63C1_9FC8, &names),
+            names.resolve(0x63C1_9FC8),
             Some((&b"DiffuseSampler"[..], Match::UnderscoreLowercase))
         );
-        assert_eq!(resolve(0, &names), None);
-        assert_eq!(resolve(1, &names), None);
+        assert_eq!(names.resolve(0), None);
+        assert_eq!(names.resolve(1), None);
     }
 }

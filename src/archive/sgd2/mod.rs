@@ -378,10 +378,11 @@ impl Database {
             );
         }
         let bodies: Vec<&[u8]> = e.sections.iter().map(|r| &bytes[r.clone()]).collect();
+        let resolver = joaat::Resolver::new(&names);
         let sections: Vec<Value> = bodies
             .iter()
             .enumerate()
-            .map(|(k, body)| effect::section_json(k, body, &names))
+            .map(|(k, body)| effect::section_json(k, body, &resolver))
             .collect();
         let referenced = effect::referenced_hashes(&bodies);
         let (techniques, table) = match &tree.layout {

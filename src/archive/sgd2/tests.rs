@@ -657,3 +657,45 @@ fn a_region_without_one_structure_stays_undecoded() {
         Decoded::Found(_) => panic!("two structures must not decode"),
     }
 }
+
+#[test]
+fn a_region_built_to_be_slow_to_search_is_given_up() {
+    // Every aligned word reads as a technique count of 1000 whose entries all name a
+    // valid name: without a budget, each offset would read 1000 entries.
+    let mut block = vec![0u8; 1000];
+    block.extend_from_slice(b"x\0");
+    let region: Vec<u8> = std::iter::repeat_n(1000u32.to_le_bytes(), 16 * 1024)
+        .flatten()
+        .collect();
+    let started = std::time::Instant::now();
+    match effect::find(&region, [1; 6], &block) {
+        Decoded::Undecoded(why) => assert!(why.contains("stopped"), "{why}"),
+        Decoded::Found(_) => panic!("nothing here is a technique table"),
+    }
+    assert!(started.elapsed().as_secs() < 5);
+}
+
+#[test]
+fn groups_six_and_seven_appear_only_when_not_empty() {
+    let Some((bytes, _)) = generated(&Spec {
+        programs: [1, 1, 0, 0, 0, 0, 2, 0],
+        effects: 2,
+        hostile_names: false,
+        seed: 3,
+    }) else {
+        return;
+    };
+    let db = open(&bytes).unwrap();
+    let t = tree(&db);
+    assert!(t.contains_key("programs/group6/1.dxil"));
+    assert!(t.contains_key("programs/geometry"));
+    assert!(!t.contains_key("programs/group7"));
+    let archive = json(&db, &t, "archive.json");
+    let warnings = archive["warnings"].as_array().unwrap();
+    assert!(
+        warnings[0].as_str().unwrap().contains("group 6"),
+        "{warnings:?}"
+    );
+    let j = json(&db, &t, "programs/group6/0.json");
+    assert_eq!(j["stage"], "group6");
+}
