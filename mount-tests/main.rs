@@ -6,4 +6,5 @@ mod support;
 
 mod sdp;
 mod sdp_views;
+mod sgd2;
 mod sha;

@@ -78,6 +78,9 @@ enum Command {
     /// Bethesda shader packages.
     #[command(subcommand)]
     Sdp(SdpCommand),
+    /// Tools for shaderfs's own developers.
+    #[command(subcommand, hide = true)]
+    Dev(DevCommand),
 }
 
 #[derive(Subcommand)]
@@ -114,8 +117,28 @@ enum D3d9Command {
     Ctab { file: PathBuf },
 }
 
+#[derive(Subcommand)]
+enum DevCommand {
+    /// Write an SGD2 test database around real DXIL containers.
+    GenSgd2 {
+        out: PathBuf,
+        /// Programs in each of the six stages.
+        #[arg(long, default_value_t = 4, conflicts_with = "full")]
+        programs_per_stage: u32,
+        /// Effects (default: twice the programs per stage, at least 12).
+        #[arg(long, conflicts_with = "full")]
+        effects: Option<u32>,
+        /// The game's full size: 12,405 programs, 388 effects.
+        #[arg(long)]
+        full: bool,
+        /// Folder of .dxil containers to use as programs.
+        #[arg(long, default_value = "../shared/corpus/dxil")]
+        dxil: PathBuf,
+    },
+}
+
 const SUBCOMMANDS: &[&str] = &[
-    "mount", "umount", "ls", "cat", "extract", "info", "check", "d3d9", "sdp", "help",
+    "mount", "umount", "ls", "cat", "extract", "info", "check", "d3d9", "sdp", "dev", "help",
 ];
 
 fn main() -> ExitCode {
@@ -225,6 +248,29 @@ fn run(command: Command) -> Result<(), Failure> {
         }
         Command::D3d9(command) => d3d9(command),
         Command::Sdp(SdpCommand::Pack { out, files }) => pack(&out, &files),
+        Command::Dev(DevCommand::GenSgd2 {
+            out,
+            programs_per_stage,
+            effects,
+            full,
+            dxil,
+        }) => {
+            use shaderfs::archive::sgd2::generate;
+            let mut spec = if full {
+                generate::Spec::full()
+            } else {
+                generate::Spec::per_stage(programs_per_stage)
+            };
+            if let Some(n) = effects {
+                spec.effects = n;
+            }
+            let io = |e: std::io::Error| Failure::usage(format!("{}: {e}", out.display()));
+            let containers = generate::corpus_containers(&dxil)
+                .map_err(|e| Failure::usage(format!("{}: {e}", dxil.display())))?;
+            let summary = generate::write_file(&spec, &containers, &out).map_err(io)?;
+            println!("{}: {summary:?}", out.display());
+            Ok(())
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 //! the one place formats are recognised.
 
 pub mod sdp;
+pub mod sgd2;
 pub mod sha;
 
 use serde::Serialize;
@@ -10,7 +11,7 @@ use serde::Serialize;
 use crate::vfs::{Blob, Format};
 
 /// Every format shaderfs knows, in the order they are tried.
-pub static FORMATS: &[&'static dyn Format] = &[&sdp::SdpFormat, &sha::ShaFormat];
+pub static FORMATS: &[&'static dyn Format] = &[&sdp::SdpFormat, &sha::ShaFormat, &sgd2::Sgd2Format];
 
 /// A JSON view: pretty-printed, keys in the order the type declares them, and a trailing
 /// newline, so `diff` between two archives shows only real differences.

@@ -1,3 +1,4 @@
 //! What lives inside archives. Nothing here knows about archives or trees.
 
 pub mod d3d9;
+pub mod dxbc;

@@ -1,0 +1,669 @@
+//! GTA V Enhanced shader databases (`SGD2`, `sga_win32_60_final*.awc`), read-only, per
+//! `shared/formats/sgd2.md`.
+//!
+//! ```text
+//! archive.json                                   group counts, effect count, file size
+//! programs/<stage>/<n>.dxil                      the DXBC container, bytes as stored
+//! programs/<stage>/<n>.json                      name, tag, 152-byte table, CRC-32,
+//!                                                bindings (both readings), part list
+//! programs/group6/, group7/                      only when not empty
+//! effects/<name>/effect.json                     word, program lists, techniques,
+//!                                                proplst sections, name block
+//! effects/<name>/pre_proplst.bin                 the region before proplst, raw
+//! effects/<name>/programs/<stage>/<k>.dxil       symlinks into programs/
+//! effects/<name>/passes/<technique>/<p>/state.json          rasterizer, depth-stencil,
+//!                                                           blend, samplers
+//! effects/<name>/passes/<technique>/<p>/<stage>.dxil        symlinks into programs/
+//! ```
+//!
+//! Opening indexes the framing ([`read`]) and looks for each effect's technique table
+//! ([`effect::find`], a scan of a few kilobytes per effect, needed to list `passes/`);
+//! programs' JSON is rendered on first `stat` and cached by the vfs.
+
+pub mod binding;
+pub mod d3d12;
+pub mod effect;
+pub mod generate;
+pub mod joaat;
+pub mod read;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use self::effect::{Decoded, Layout};
+use self::read::{group_dir, Index, Program, STAGES};
+use super::json_view;
+use crate::shader::dxbc::container;
+use crate::vfs::name::Namer;
+use crate::vfs::{
+    Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, ViewError,
+};
+
+pub struct Sgd2Format;
+
+impl Format for Sgd2Format {
+    fn name(&self) -> &'static str {
+        "sgd2"
+    }
+
+    /// By the magic only: `.awc` is also GTA's audio container (`sgd2.md` §1).
+    fn recognises(&self, _path: &Path, head: &[u8]) -> bool {
+        head.starts_with(read::MAGIC)
+    }
+
+    fn open(
+        &self,
+        path: &Path,
+        map: Arc<Mmap>,
+        _ctx: OpenContext,
+    ) -> Result<Arc<dyn Archive>, FormatError> {
+        let db = Database::open(path, map)
+            .map_err(|e| FormatError::new(format!("{}: {e}", path.display())))?;
+        Ok(Arc::new(db))
+    }
+}
+
+/// `programs/<stage>/<n>.json`. Typed rather than built as a `Value`: `ls -l` of a stage
+/// renders thousands of these.
+#[derive(Serialize)]
+struct ProgramJson {
+    stage: String,
+    group: usize,
+    index: usize,
+    offset: usize,
+    name: String,
+    tag: String,
+    wave_size: WaveSize,
+    container: ContainerJson,
+    table: TableJson,
+    bindings: BindingsJson,
+}
+
+#[derive(Serialize)]
+struct WaveSize {
+    public_parser: &'static str,
+    seed: &'static str,
+}
+
+#[derive(Serialize)]
+struct ContainerJson {
+    size: usize,
+    /// zlib CRC-32 of the whole container: the key shader-replacement mods use.
+    crc32: String,
+    program: Option<String>,
+    digest: Option<String>,
+    parts: Vec<PartJson>,
+    /// Why the container is not valid (`dxbc.md` §2); the bytes are served as stored.
+    problem: Option<String>,
+}
+
+#[derive(Serialize)]
+struct PartJson {
+    fourcc: String,
+    offset: usize,
+    size: usize,
+}
+
+#[derive(Serialize)]
+struct TableJson {
+    hash_u64: String,
+    bytes_144: String,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum BindingsJson {
+    Decoded(binding::Bindings),
+    Error { length: usize, error: String },
+}
+
+/// What the tree needs of one effect, found at open.
+struct EffectTree {
+    /// The effect's directory name (escaped, unique).
+    dir: String,
+    layout: Decoded,
+    /// Per technique, its directory name under `passes/` (escaped, unique).
+    technique_dirs: Vec<String>,
+}
+
+/// An opened database: the mapping, its framing and each effect's technique layout.
+pub struct Database {
+    path: PathBuf,
+    map: Arc<Mmap>,
+    index: Index,
+    effects: Vec<EffectTree>,
+}
+
+/// Which file a key names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum View {
+    ArchiveJson,
+    ProgramDxil { group: usize, index: usize },
+    ProgramJson { group: usize, index: usize },
+    EffectJson { effect: usize },
+    Region { effect: usize },
+    State { effect: usize, pass: usize },
+}
+
+const FIELD: u64 = (1 << 28) - 1;
+
+fn key(view: View) -> FileKey {
+    let (kind, a, b) = match view {
+        View::ArchiveJson => (0, 0, 0),
+        View::ProgramDxil { group, index } => (1, group, index),
+        View::ProgramJson { group, index } => (2, group, index),
+        View::EffectJson { effect } => (3, effect, 0),
+        View::Region { effect } => (4, effect, 0),
+        View::State { effect, pass } => (5, effect, pass),
+    };
+    kind << 56 | (a as u64 & FIELD) << 28 | (b as u64 & FIELD)
+}
+
+fn unkey(key: FileKey) -> Option<View> {
+    let (a, b) = (((key >> 28) & FIELD) as usize, (key & FIELD) as usize);
+    Some(match key >> 56 {
+        0 => View::ArchiveJson,
+        1 => View::ProgramDxil { group: a, index: b },
+        2 => View::ProgramJson { group: a, index: b },
+        3 => View::EffectJson { effect: a },
+        4 => View::Region { effect: a },
+        5 => View::State { effect: a, pass: b },
+        _ => return None,
+    })
+}
+
+/// Bytes as text, invalid UTF-8 replaced (names are shown, the escaped file names are
+/// what identifies them).
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Bytes as lower-case hex digits, two per byte.
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 * bytes.len());
+    for &b in bytes {
+        out.push(DIGITS[(b >> 4) as usize] as char);
+        out.push(DIGITS[(b & 0xF) as usize] as char);
+    }
+    out
+}
+
+/// A 32-bit hash as the trees show hashes: `"0x1234abcd"`.
+fn hex32(v: u32) -> String {
+    format!("{v:#010x}")
+}
+
+/// The tag byte as the public parser's GUI labels it (`sgd2.md` §3); the seed calls it an
+/// unknown tag.
+fn wave_size(tag: u8) -> &'static str {
+    match tag {
+        0x32 => "Wave32",
+        0x41 => "Wave64 (preferred)",
+        0x42 => "Wave64 (required)",
+        _ => "unknown",
+    }
+}
+
+/// Where a symlink `depth` directories below the archive's root finds a program.
+fn program_link(depth: usize, group: usize, index: u32) -> String {
+    format!(
+        "{}programs/{}/{index}.dxil",
+        "../".repeat(depth),
+        group_dir(group)
+    )
+}
+
+impl Database {
+    /// Index `map` and find each effect's technique table.
+    pub fn open(path: &Path, map: Arc<Mmap>) -> Result<Database, read::Sgd2Error> {
+        let index = read::index(&map)?;
+        let mut namer = Namer::new();
+        let effects = index
+            .effects
+            .iter()
+            .map(|e| {
+                let lists = std::array::from_fn(|s| e.list_len(s));
+                let layout = effect::find(&map[e.region.clone()], lists, &map[e.names.clone()]);
+                let mut techniques = Namer::new();
+                let technique_dirs = match &layout {
+                    Decoded::Found(l) => l
+                        .techniques
+                        .iter()
+                        .map(|t| techniques.name(&t.name))
+                        .collect(),
+                    Decoded::Undecoded(_) => Vec::new(),
+                };
+                EffectTree {
+                    dir: namer.name(&map[e.name.clone()]),
+                    layout,
+                    technique_dirs,
+                }
+            })
+            .collect();
+        Ok(Database {
+            path: path.to_path_buf(),
+            map,
+            index,
+            effects,
+        })
+    }
+
+    fn program(&self, group: usize, index: usize) -> Result<&Program, ViewError> {
+        self.index
+            .groups
+            .get(group)
+            .and_then(|g| g.programs.get(index))
+            .ok_or_else(|| ViewError::Corrupt(format!("no program {index} in group {group}")))
+    }
+
+    fn effect(&self, i: usize) -> Result<(&read::Effect, &EffectTree), ViewError> {
+        match (self.index.effects.get(i), self.effects.get(i)) {
+            (Some(e), Some(t)) => Ok((e, t)),
+            _ => Err(ViewError::Corrupt(format!("no effect {i}"))),
+        }
+    }
+
+    fn archive_json(&self) -> Value {
+        let groups: Vec<Value> = self
+            .index
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(g, group)| {
+                json!({
+                    "group": g,
+                    "stage": STAGES.get(g).copied(),
+                    "directory": group_dir(g),
+                    "offset": group.offset,
+                    "programs": group.programs.len(),
+                })
+            })
+            .collect();
+        let decoded = self
+            .effects
+            .iter()
+            .filter(|e| matches!(e.layout, Decoded::Found(_)))
+            .count();
+        json!({
+            "format": "sgd2",
+            "file": self.path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            "file_size": self.map.len(),
+            "writable": false,
+            "groups": groups,
+            "program_count": self.index.groups.iter().map(|g| g.programs.len()).sum::<usize>(),
+            "effect_count": self.index.effects.len(),
+            "effects_offset": self.index.effects_offset,
+            "effects_with_techniques": decoded,
+            "effects_undecoded": self.effects.len() - decoded,
+            "warnings": self.index.warnings,
+        })
+    }
+
+    fn program_json(&self, group: usize, index: usize) -> Result<ProgramJson, ViewError> {
+        let p = self.program(group, index)?;
+        let bytes = &self.map[p.container.clone()];
+        let table = &self.map[p.table.clone()];
+        let mut c = ContainerJson {
+            size: bytes.len(),
+            crc32: hex32(crc32fast::hash(bytes)),
+            program: None,
+            digest: None,
+            parts: Vec::new(),
+            problem: None,
+        };
+        match container::parse(bytes) {
+            Ok(parsed) => {
+                c.program = parsed.program_version(bytes).map(|v| v.profile());
+                c.digest = Some(hex(&parsed.digest));
+                c.parts = parsed
+                    .parts
+                    .iter()
+                    .map(|part| PartJson {
+                        fourcc: part.name(),
+                        offset: part.offset,
+                        size: part.data.len(),
+                    })
+                    .collect();
+            }
+            Err(e) => c.problem = Some(e.to_string()),
+        }
+        let bindings = match binding::decode(&self.map[p.bindings.clone()]) {
+            Ok(b) => BindingsJson::Decoded(b),
+            Err(error) => BindingsJson::Error {
+                length: p.bindings.len(),
+                error,
+            },
+        };
+        Ok(ProgramJson {
+            stage: group_dir(group),
+            group,
+            index,
+            offset: p.offset,
+            name: text(&self.map[p.name.clone()]),
+            tag: format!("{:#04x}", p.tag),
+            wave_size: WaveSize {
+                public_parser: wave_size(p.tag),
+                seed: "unknown tag (0x32, 0x41 or 0x42 observed)",
+            },
+            container: c,
+            table: TableJson {
+                hash_u64: format!(
+                    "{:#018x}",
+                    u64::from_le_bytes(table[..8].try_into().expect("8 bytes"))
+                ),
+                bytes_144: hex(&table[8..]),
+            },
+            bindings,
+        })
+    }
+
+    fn effect_json(&self, i: usize) -> Result<Value, ViewError> {
+        let (e, tree) = self.effect(i)?;
+        let bytes: &[u8] = &self.map;
+        let block = &bytes[e.names.clone()];
+        let names = effect::names(block);
+        let mut lists = Map::new();
+        for (s, stage) in STAGES.iter().enumerate() {
+            lists.insert(
+                (*stage).into(),
+                json!(e.list(bytes, s).collect::<Vec<u32>>()),
+            );
+        }
+        let bodies: Vec<&[u8]> = e.sections.iter().map(|r| &bytes[r.clone()]).collect();
+        let resolver = joaat::Resolver::new(&names);
+        let sections: Vec<Value> = bodies
+            .iter()
+            .enumerate()
+            .map(|(k, body)| effect::section_json(k, body, &resolver))
+            .collect();
+        let referenced = effect::referenced_hashes(&bodies);
+        let (techniques, table) = match &tree.layout {
+            Decoded::Found(layout) => (
+                self.techniques_json(e, tree, layout, &names),
+                json!({
+                    "found_at": layout.at,
+                    "length": layout.end - layout.at,
+                    "state_tables": {
+                        "rasterizer": layout.state_count(0),
+                        "depth_stencil": layout.state_count(1),
+                        "blend": layout.state_count(2),
+                        "sampler": layout.state_count(3),
+                    },
+                }),
+            ),
+            Decoded::Undecoded(why) => (json!("undecoded"), json!({ "undecoded": why })),
+        };
+        Ok(json!({
+            "name": text(&bytes[e.name.clone()]),
+            "index": i,
+            "offset": e.offset,
+            "word": e.word,
+            "word_readings": {
+                "seed": "purpose unresolved; not the record's size",
+                "public_parser": "data_buffer_size",
+            },
+            "programs": lists,
+            "region": {
+                "offset": e.region.start,
+                "length": e.region.len(),
+                "file": "pre_proplst.bin",
+            },
+            "technique_table": table,
+            "techniques": techniques,
+            "proplst": sections,
+            "name_block": names.iter().map(|n| text(n)).collect::<Vec<_>>(),
+            "public_parser_techniques": effect::public_techniques(&names, &referenced),
+        }))
+    }
+
+    /// The name a pass takes from the name block: its position in the trailing run of
+    /// pass names, when the run is long enough (the public parser's reading).
+    fn pass_name(names: &[&[u8]], k: usize) -> Option<String> {
+        let run = &names[effect::pass_run(names)..];
+        run.get(k).map(|n| text(n))
+    }
+
+    fn pass_programs(&self, e: &read::Effect, pass: &effect::Pass) -> Map<String, Value> {
+        let mut out = Map::new();
+        for (s, &pos) in pass.programs.iter().enumerate() {
+            if pos == 0 {
+                continue;
+            }
+            let program = e.list(&self.map, s).nth(pos as usize - 1);
+            out.insert(
+                STAGES[s].into(),
+                json!({ "position": pos, "program": program }),
+            );
+        }
+        out
+    }
+
+    fn techniques_json(
+        &self,
+        e: &read::Effect,
+        tree: &EffectTree,
+        layout: &Layout,
+        names: &[&[u8]],
+    ) -> Value {
+        let list: Vec<Value> = layout
+            .techniques
+            .iter()
+            .zip(&tree.technique_dirs)
+            .map(|(t, dir)| {
+                let passes: Vec<Value> = t
+                    .passes
+                    .clone()
+                    .enumerate()
+                    .map(|(k, p)| {
+                        let pass = &layout.passes[p];
+                        json!({
+                            "pass": k,
+                            "name": Self::pass_name(names, k),
+                            "programs": self.pass_programs(e, pass),
+                            "rasterizer": pass.rasterizer,
+                            "depth_stencil": pass.depth_stencil,
+                            "blend": pass.blend,
+                        })
+                    })
+                    .collect();
+                json!({
+                    "name": text(&t.name),
+                    "directory": dir,
+                    "name_offset": t.name_offset,
+                    "passes": passes,
+                })
+            })
+            .collect();
+        json!(list)
+    }
+
+    fn state_json(&self, i: usize, p: usize) -> Result<Value, ViewError> {
+        let (e, tree) = self.effect(i)?;
+        let Decoded::Found(layout) = &tree.layout else {
+            return Err(ViewError::Corrupt(format!("effect {i} has no passes")));
+        };
+        let pass = layout
+            .passes
+            .get(p)
+            .ok_or_else(|| ViewError::Corrupt(format!("effect {i} has no pass {p}")))?;
+        let t = layout
+            .techniques
+            .iter()
+            .find(|t| t.passes.contains(&p))
+            .ok_or_else(|| ViewError::Corrupt(format!("pass {p} belongs to no technique")))?;
+        let k = p - t.passes.start;
+        let bytes: &[u8] = &self.map;
+        let region = &bytes[e.region.clone()];
+        let names = effect::names(&bytes[e.names.clone()]);
+        let record = &region[pass.at..pass.at + effect::PASS_LEN];
+        let samplers: Vec<Value> = (0..layout.state_count(3))
+            .map(|s| effect::sampler_json(s, layout.state(region, 3, s)))
+            .collect();
+        Ok(json!({
+            "effect": text(&bytes[e.name.clone()]),
+            "technique": text(&t.name),
+            "pass": k,
+            "name": Self::pass_name(&names, k),
+            "record_offset": e.region.start + pass.at,
+            "programs": self.pass_programs(e, pass),
+            "rasterizer": effect::rasterizer_json(pass.rasterizer as usize, layout.state(region, 0, pass.rasterizer as usize)),
+            "depth_stencil": effect::depth_stencil_json(pass.depth_stencil as usize, layout.state(region, 1, pass.depth_stencil as usize)),
+            "blend": effect::blend_json(pass.blend as usize, layout.state(region, 2, pass.blend as usize)),
+            "samplers": samplers,
+            "samplers_note": "the effect's sampler table; pass records name no sampler",
+            "unknown_06_07": hex(&record[6..8]),
+            "unknown_0b_17": hex(&record[11..24]),
+        }))
+    }
+}
+
+fn dir(path: String) -> Entry {
+    Entry {
+        path,
+        kind: EntryKind::Dir,
+    }
+}
+
+fn file(path: String, view: View, size: Option<u64>) -> Entry {
+    Entry {
+        path,
+        kind: EntryKind::File {
+            key: key(view),
+            size,
+            writable: false,
+        },
+    }
+}
+
+fn link(path: String, target: String) -> Entry {
+    Entry {
+        path,
+        kind: EntryKind::Symlink { target },
+    }
+}
+
+impl Archive for Database {
+    fn entries(&self) -> Vec<Entry> {
+        let bytes: &[u8] = &self.map;
+        let mut out = vec![
+            file("archive.json".into(), View::ArchiveJson, None),
+            dir("programs".into()),
+        ];
+        for (g, group) in self.index.groups.iter().enumerate() {
+            if g >= STAGES.len() && group.programs.is_empty() {
+                continue;
+            }
+            let d = group_dir(g);
+            out.push(dir(format!("programs/{d}")));
+            for (i, p) in group.programs.iter().enumerate() {
+                out.push(file(
+                    format!("programs/{d}/{i}.dxil"),
+                    View::ProgramDxil { group: g, index: i },
+                    Some(p.container.len() as u64),
+                ));
+                out.push(file(
+                    format!("programs/{d}/{i}.json"),
+                    View::ProgramJson { group: g, index: i },
+                    None,
+                ));
+            }
+        }
+        out.push(dir("effects".into()));
+        for (i, (e, tree)) in self.index.effects.iter().zip(&self.effects).enumerate() {
+            let base = format!("effects/{}", tree.dir);
+            out.push(dir(base.clone()));
+            out.push(file(
+                format!("{base}/effect.json"),
+                View::EffectJson { effect: i },
+                None,
+            ));
+            out.push(file(
+                format!("{base}/pre_proplst.bin"),
+                View::Region { effect: i },
+                Some(e.region.len() as u64),
+            ));
+            if (0..STAGES.len()).any(|s| e.list_len(s) > 0) {
+                out.push(dir(format!("{base}/programs")));
+                for (s, stage) in STAGES.iter().enumerate() {
+                    if e.list_len(s) == 0 {
+                        continue;
+                    }
+                    out.push(dir(format!("{base}/programs/{stage}")));
+                    for (k, program) in e.list(bytes, s).enumerate() {
+                        out.push(link(
+                            format!("{base}/programs/{stage}/{k}.dxil"),
+                            program_link(4, s, program),
+                        ));
+                    }
+                }
+            }
+            let Decoded::Found(layout) = &tree.layout else {
+                continue;
+            };
+            out.push(dir(format!("{base}/passes")));
+            for (t, tdir) in layout.techniques.iter().zip(&tree.technique_dirs) {
+                out.push(dir(format!("{base}/passes/{tdir}")));
+                for (k, p) in t.passes.clone().enumerate() {
+                    let pdir = format!("{base}/passes/{tdir}/{k}");
+                    out.push(dir(pdir.clone()));
+                    out.push(file(
+                        format!("{pdir}/state.json"),
+                        View::State { effect: i, pass: p },
+                        None,
+                    ));
+                    for (s, &pos) in layout.passes[p].programs.iter().enumerate() {
+                        if let Some(program) = pos
+                            .checked_sub(1)
+                            .and_then(|q| e.list(bytes, s).nth(q as usize))
+                        {
+                            out.push(link(
+                                format!("{pdir}/{}.dxil", STAGES[s]),
+                                program_link(5, s, program),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
+        let view = unkey(key).ok_or_else(|| ViewError::Corrupt(format!("no view {key:#x}")))?;
+        let value = match view {
+            View::ArchiveJson => self.archive_json(),
+            View::ProgramDxil { group, index } => {
+                let p = self.program(group, index)?;
+                return Ok(Blob::Mapped(self.map.clone(), p.container.clone()));
+            }
+            View::Region { effect } => {
+                let (e, _) = self.effect(effect)?;
+                return Ok(Blob::Mapped(self.map.clone(), e.region.clone()));
+            }
+            View::ProgramJson { group, index } => {
+                return Ok(json_view(&self.program_json(group, index)?));
+            }
+            View::EffectJson { effect } => self.effect_json(effect)?,
+            View::State { effect, pass } => self.state_json(effect, pass)?,
+        };
+        Ok(json_view(&value))
+    }
+
+    fn accepts_new(&self, _dir: &str, _name: &str) -> bool {
+        false
+    }
+
+    fn apply(&self, _edit: &Edit<'_>) -> Result<Vec<u8>, ViewError> {
+        Err(ViewError::NotPermitted(
+            "SGD2 databases are read-only for now: nothing in this tree can be written".into(),
+        ))
+    }
+}
