@@ -19,6 +19,7 @@ use fuser::{
     TimeOrNow, WriteFlags,
 };
 
+use crate::mount::Tuning;
 use crate::vfs::fs::{Attr, FileType, Invalidation};
 use crate::vfs::Vfs;
 
@@ -28,14 +29,15 @@ pub struct FuseFs {
     /// once and the kernel stops sending open, flush and release, keeping its page cache.
     /// Nothing is pinned per handle then, which a mount that never changes does not need.
     no_open: bool,
+    tuning: Tuning,
     /// Entry and attribute timeout for files that change only through commits (whose
     /// caches are invalidated explicitly).
     ttl: Duration,
 }
 
 impl FuseFs {
-    pub fn new(vfs: Arc<Vfs>) -> FuseFs {
-        let ttl = if vfs.options().writable {
+    pub fn new(vfs: Arc<Vfs>, tuning: Tuning) -> FuseFs {
+        let ttl = if vfs.options().writable || !tuning.long_ttl {
             Duration::from_secs(1)
         } else {
             Duration::from_secs(3600)
@@ -44,6 +46,7 @@ impl FuseFs {
             vfs,
             ttl,
             no_open: false,
+            tuning,
         }
     }
 
@@ -125,9 +128,9 @@ impl FuseFs {
         }
     }
 
-    fn open_flags(opened: crate::vfs::fs::Opened) -> FopenFlags {
+    fn open_flags(&self, opened: crate::vfs::fs::Opened) -> FopenFlags {
         let mut flags = FopenFlags::empty();
-        if opened.keep_cache {
+        if opened.keep_cache && self.tuning.keep_cache {
             flags |= FopenFlags::FOPEN_KEEP_CACHE;
         }
         if opened.direct_io {
@@ -139,17 +142,19 @@ impl FuseFs {
 
 impl fuser::Filesystem for FuseFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
-        let wanted = InitFlags::FUSE_DO_READDIRPLUS
-            | InitFlags::FUSE_READDIRPLUS_AUTO
-            | InitFlags::FUSE_PARALLEL_DIROPS
+        let mut wanted = InitFlags::FUSE_PARALLEL_DIROPS
             | InitFlags::FUSE_ATOMIC_O_TRUNC
             | InitFlags::FUSE_BIG_WRITES
             | InitFlags::FUSE_ASYNC_READ
             // Direct-I/O files (every file of a writable mount) can still be mapped.
             | InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP;
+        if self.tuning.readdirplus {
+            wanted |= InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO;
+        }
         let offered = config.capabilities();
         let _ = config.add_capabilities(wanted & offered);
         if !self.vfs.options().writable
+            && self.tuning.no_open
             && offered.contains(InitFlags::FUSE_NO_OPEN_SUPPORT)
             && config
                 .add_capabilities(InitFlags::FUSE_NO_OPEN_SUPPORT)
@@ -158,7 +163,7 @@ impl fuser::Filesystem for FuseFs {
             self.no_open = true;
         }
         let _ = config.set_max_write(1 << 20);
-        let _ = config.set_max_readahead(1 << 20);
+        let _ = config.set_max_readahead(self.tuning.readahead);
         Ok(())
     }
 
@@ -279,7 +284,7 @@ impl fuser::Filesystem for FuseFs {
             return;
         }
         match self.vfs.open(ino.0, flags.0) {
-            Ok(opened) => reply.opened(FileHandle(opened.fh), Self::open_flags(opened)),
+            Ok(opened) => reply.opened(FileHandle(opened.fh), self.open_flags(opened)),
             Err(e) => reply.error(errno(e)),
         }
     }
@@ -463,7 +468,7 @@ impl fuser::Filesystem for FuseFs {
                 &to_fuse(&attr),
                 Generation(0),
                 FileHandle(opened.fh),
-                Self::open_flags(opened),
+                self.open_flags(opened),
             ),
             Err(e) => reply.error(errno(e)),
         }

@@ -119,6 +119,17 @@ enum D3d9Command {
 
 #[derive(Subcommand)]
 enum DevCommand {
+    /// Write a game-sized set of .sdp packages around real D3D9 shaders.
+    GenSdp {
+        out_dir: PathBuf,
+        #[arg(long, default_value_t = 19)]
+        packages: usize,
+        #[arg(long, default_value_t = 6000)]
+        shaders: usize,
+        /// Folder of compiled shaders (.bin/.vso/.pso) to use.
+        #[arg(long, default_value = "../shared/corpus/d3d9/compiled")]
+        d3d9: PathBuf,
+    },
     /// Write an SGD2 test database around real DXIL containers.
     GenSgd2 {
         out: PathBuf,
@@ -248,6 +259,23 @@ fn run(command: Command) -> Result<(), Failure> {
         }
         Command::D3d9(command) => d3d9(command),
         Command::Sdp(SdpCommand::Pack { out, files }) => pack(&out, &files),
+        Command::Dev(DevCommand::GenSdp {
+            out_dir,
+            packages,
+            shaders,
+            d3d9,
+        }) => {
+            use shaderfs::archive::sdp::generate;
+            let io = |p: &Path| {
+                let p = p.to_path_buf();
+                move |e: std::io::Error| Failure::usage(format!("{}: {e}", p.display()))
+            };
+            let sources = generate::shaders_in(&d3d9).map_err(io(&d3d9))?;
+            let files =
+                generate::write_set(&out_dir, packages, shaders, &sources).map_err(io(&out_dir))?;
+            println!("{}: {} packages", out_dir.display(), files.len());
+            Ok(())
+        }
         Command::Dev(DevCommand::GenSgd2 {
             out,
             programs_per_stage,
@@ -373,6 +401,7 @@ fn open_offline(source: &Path) -> Result<Vfs, Failure> {
         uid: unsafe { libc::getuid() },
         gid: unsafe { libc::getgid() },
         umask: None,
+        cache_bytes: shaderfs::vfs::fs::CACHE_BYTES,
     };
     Ok(Vfs::load(source, FORMATS, opts)?)
 }

@@ -152,7 +152,7 @@ impl MountOptions {
         Ok(o)
     }
 
-    pub fn vfs_options(&self) -> VfsOptions {
+    pub fn vfs_options(&self, tuning: &Tuning) -> VfsOptions {
         // SAFETY: getuid/getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         VfsOptions {
@@ -161,10 +161,11 @@ impl MountOptions {
             uid: self.uid.unwrap_or(uid),
             gid: self.gid.unwrap_or(gid),
             umask: self.umask,
+            cache_bytes: tuning.cache_bytes,
         }
     }
 
-    fn fuser_config(&self, source: &Path) -> fuser::Config {
+    fn fuser_config(&self, source: &Path, tuning: &Tuning) -> fuser::Config {
         use fuser::MountOption as K;
         let mut config = fuser::Config::default();
         config.mount_options = vec![
@@ -181,9 +182,70 @@ impl MountOptions {
         } else {
             fuser::SessionACL::Owner
         };
-        config.n_threads = Some(worker_threads());
+        config.n_threads = Some(tuning.threads.unwrap_or_else(worker_threads));
         config.clone_fd = true;
         config
+    }
+}
+
+/// Developer knobs for the benchmark harness, from `SHADERFS_TUNE` (comma-separated):
+/// each turns one technique off, or sizes it, so `bench/run` can measure what it is worth.
+/// `threads=N`, `cache=BYTES`, `no_keep_cache`, `no_open_off` (keep open/flush/release
+/// round trips on read-only mounts), `short_ttl`, `no_readdirplus`, `readahead=BYTES`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tuning {
+    pub threads: Option<usize>,
+    pub cache_bytes: usize,
+    pub keep_cache: bool,
+    pub no_open: bool,
+    pub long_ttl: bool,
+    pub readdirplus: bool,
+    pub readahead: u32,
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            threads: None,
+            cache_bytes: crate::vfs::fs::CACHE_BYTES,
+            keep_cache: true,
+            no_open: true,
+            long_ttl: true,
+            readdirplus: true,
+            readahead: 1 << 20,
+        }
+    }
+}
+
+impl Tuning {
+    pub fn from_env() -> Result<Tuning, String> {
+        match std::env::var("SHADERFS_TUNE") {
+            Ok(list) => Tuning::parse(&list),
+            Err(_) => Ok(Tuning::default()),
+        }
+    }
+
+    pub fn parse(list: &str) -> Result<Tuning, String> {
+        let mut t = Tuning::default();
+        for item in list.split(',').filter(|i| !i.is_empty()) {
+            let (key, value) = item.split_once('=').unwrap_or((item, ""));
+            let number = || {
+                value
+                    .parse::<usize>()
+                    .map_err(|_| format!("SHADERFS_TUNE: {item}: expected {key}=NUMBER"))
+            };
+            match key {
+                "threads" => t.threads = Some(number()?.max(1)),
+                "cache" => t.cache_bytes = number()?,
+                "readahead" => t.readahead = number()?.clamp(4096, 1 << 20) as u32,
+                "no_keep_cache" => t.keep_cache = false,
+                "no_open_off" => t.no_open = false,
+                "short_ttl" => t.long_ttl = false,
+                "no_readdirplus" => t.readdirplus = false,
+                _ => return Err(format!("SHADERFS_TUNE: unknown knob '{item}'")),
+            }
+        }
+        Ok(t)
     }
 }
 
@@ -231,9 +293,10 @@ pub fn mount(
     let mountpoint = canonical_mountpoint(mountpoint)?;
     let source = fs::canonicalize(source)
         .map_err(|e| Failure::usage(format!("{}: {e}", source.display())))?;
-    let vfs = Arc::new(Vfs::load(&source, formats, options.vfs_options())?);
+    let tuning = Tuning::from_env().map_err(Failure::usage)?;
+    let vfs = Arc::new(Vfs::load(&source, formats, options.vfs_options(&tuning))?);
     if foreground {
-        return serve(vfs, &source, &mountpoint, options, None);
+        return serve(vfs, &source, &mountpoint, options, &tuning, None);
     }
 
     let mut fds = [0i32; 2];
@@ -261,7 +324,7 @@ pub fn mount(
                 libc::setsid();
             }
             detach_stdio(options.debug, &mountpoint);
-            let code = match serve(vfs, &source, &mountpoint, options, Some(write_end)) {
+            let code = match serve(vfs, &source, &mountpoint, options, &tuning, Some(write_end)) {
                 Ok(()) => 0,
                 Err(f) => {
                     log::error!("{}", f.message);
@@ -321,6 +384,7 @@ fn serve(
     source: &Path,
     mountpoint: &Path,
     options: &MountOptions,
+    tuning: &Tuning,
     ready: Option<OwnedFd>,
 ) -> Result<(), Failure> {
     let tell = |message: &str| {
@@ -332,15 +396,16 @@ fn serve(
     };
     // Signals that end the daemon are taken by one thread, which unmounts cleanly.
     block_termination_signals();
-    let fs = FuseFs::new(vfs.clone());
-    let mut session = match fuser::Session::new(fs, mountpoint, &options.fuser_config(source)) {
-        Ok(s) => s,
-        Err(e) => {
-            let message = format!("{}: cannot mount: {e}", mountpoint.display());
-            tell(&message);
-            return Err(Failure::mount(message));
-        }
-    };
+    let fs = FuseFs::new(vfs.clone(), tuning.clone());
+    let mut session =
+        match fuser::Session::new(fs, mountpoint, &options.fuser_config(source, tuning)) {
+            Ok(s) => s,
+            Err(e) => {
+                let message = format!("{}: cannot mount: {e}", mountpoint.display());
+                tell(&message);
+                return Err(Failure::mount(message));
+            }
+        };
     FuseFs::start_invalidator(&vfs, session.notifier());
     let mut unmounter = session.unmount_callable();
     let pid_path = pid_file(mountpoint);
@@ -506,6 +571,16 @@ mod tests {
         ] {
             assert!(MountOptions::parse([bad]).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn tuning_knobs_parse_and_refuse_unknown_ones() {
+        assert_eq!(Tuning::parse("").unwrap(), Tuning::default());
+        let t = Tuning::parse("threads=1,no_keep_cache,cache=0,readahead=4096").unwrap();
+        assert_eq!(t.threads, Some(1));
+        assert!(!t.keep_cache && t.cache_bytes == 0 && t.readahead == 4096);
+        assert!(Tuning::parse("threads=x").is_err());
+        assert!(Tuning::parse("turbo").is_err());
     }
 
     #[test]

@@ -4,16 +4,15 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use lru::LruCache;
 use memmap2::Mmap;
 use parking_lot::{Mutex, RwLock};
 
+use super::cache::ViewCache;
 use super::commit::{self, CommitError};
 use super::errors::ErrorLog;
 use super::mapguard;
@@ -24,8 +23,8 @@ use super::{Archive, Blob, Edit, EntryKind, FileKey, Format, OpenContext, ViewEr
 /// Largest file a user may write through the mount; a runaway `cat /dev/zero > x.vso`
 /// must not take the daemon's memory.
 const MAX_BUFFER: usize = 256 << 20;
-/// Rendered views kept (JSON, disassembly).
-const CACHE_ENTRIES: usize = 4096;
+/// Bytes of rendered views (JSON, disassembly) kept by default.
+pub const CACHE_BYTES: usize = 32 << 20;
 
 pub type Errno = i32;
 
@@ -36,6 +35,8 @@ pub struct VfsOptions {
     pub uid: u32,
     pub gid: u32,
     pub umask: Option<u32>,
+    /// Budget of the rendered-view cache, [`CACHE_BYTES`] unless tuned.
+    pub cache_bytes: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,7 +139,7 @@ pub struct Vfs {
     opts: VfsOptions,
     archives: Vec<Mounted>,
     state: RwLock<State>,
-    cache: Mutex<LruCache<(ArchiveId, u64, FileKey), Blob>>,
+    cache: Mutex<ViewCache<(ArchiveId, u64, FileKey)>>,
     errors: ErrorLog,
     notify: Mutex<Option<Notify>>,
     started: SystemTime,
@@ -262,6 +263,7 @@ impl Vfs {
                 changed_reported: AtomicBool::new(false),
             });
         }
+        let cache_bytes = opts.cache_bytes;
         let mut vfs = Vfs {
             opts,
             archives,
@@ -270,9 +272,7 @@ impl Vfs {
                 handles: HashMap::new(),
                 next_fh: 1,
             }),
-            cache: Mutex::new(LruCache::new(
-                NonZeroUsize::new(CACHE_ENTRIES).expect("non-zero"),
-            )),
+            cache: Mutex::new(ViewCache::new(cache_bytes)),
             errors: ErrorLog::default(),
             notify: Mutex::new(None),
             started: SystemTime::now(),

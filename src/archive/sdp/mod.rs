@@ -15,6 +15,7 @@
 //! `sdp.md` §4). A saved `ctab/` file replaces the table and nothing else. Saving a view
 //! unchanged leaves the record byte-identical.
 
+pub mod generate;
 pub mod read;
 pub mod write;
 
