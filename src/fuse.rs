@@ -23,6 +23,9 @@ use crate::mount::Tuning;
 use crate::vfs::fs::{Attr, FileType, Invalidation};
 use crate::vfs::Vfs;
 
+/// Entries taken from the vfs per readdir request: more than a reply buffer holds.
+const READDIR_BATCH: usize = 1024;
+
 pub struct FuseFs {
     vfs: Arc<Vfs>,
     /// Read-only mount whose kernel took `FUSE_NO_OPEN_SUPPORT`: `open` answers ENOSYS
@@ -371,6 +374,21 @@ impl fuser::Filesystem for FuseFs {
         reply.ok();
     }
 
+    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        if let Err(e) = self.vfs.getattr(ino.0) {
+            reply.error(errno(e));
+            return;
+        }
+        // A read-only mount's directories never change: the kernel may keep their
+        // listings (a second `grep -r` or `find` then lists nothing through here).
+        let flags = if self.vfs.options().writable || !self.tuning.keep_cache {
+            FopenFlags::empty()
+        } else {
+            FopenFlags::FOPEN_CACHE_DIR | FopenFlags::FOPEN_KEEP_CACHE
+        };
+        reply.opened(FileHandle(0), flags);
+    }
+
     fn readdir(
         &self,
         _req: &Request,
@@ -379,7 +397,7 @@ impl fuser::Filesystem for FuseFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        match self.vfs.readdir(ino.0, offset as usize) {
+        match self.vfs.readdir(ino.0, offset as usize, READDIR_BATCH) {
             Ok(entries) => {
                 for (i, (child, name, kind)) in entries.into_iter().enumerate() {
                     let kind = match kind {
@@ -405,7 +423,7 @@ impl fuser::Filesystem for FuseFs {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        match self.vfs.readdir(ino.0, offset as usize) {
+        match self.vfs.readdir(ino.0, offset as usize, READDIR_BATCH) {
             Ok(entries) => {
                 for (i, (child, name, _)) in entries.into_iter().enumerate() {
                     let Ok(attr) = self.vfs.listing_attr(child) else {

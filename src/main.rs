@@ -440,7 +440,7 @@ fn read_all(vfs: &Vfs, ino: u64, path: &str) -> Result<Vec<u8>, Failure> {
 /// Every node below `ino`, depth first, with its path from the root of the tree.
 fn walk(vfs: &Vfs, ino: u64, prefix: &str) -> Vec<(u64, String)> {
     let mut out = Vec::new();
-    for (child, name, kind) in vfs.readdir(ino, 2).unwrap_or_default() {
+    for (child, name, kind) in vfs.readdir(ino, 2, usize::MAX).unwrap_or_default() {
         let path = if prefix.is_empty() {
             name
         } else {
@@ -462,7 +462,7 @@ fn list(
     recursive: bool,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    let entries = match vfs.readdir(ino, 2) {
+    let entries = match vfs.readdir(ino, 2, usize::MAX) {
         Ok(entries) => entries,
         Err(_) => {
             // A file: list just it.

@@ -24,7 +24,7 @@ use super::{Archive, Blob, Edit, EntryKind, FileKey, Format, OpenContext, ViewEr
 /// must not take the daemon's memory.
 const MAX_BUFFER: usize = 256 << 20;
 /// Bytes of rendered views (JSON, disassembly) kept by default.
-pub const CACHE_BYTES: usize = 32 << 20;
+pub const CACHE_BYTES: usize = 16 << 20;
 
 pub type Errno = i32;
 
@@ -140,6 +140,9 @@ pub struct Vfs {
     archives: Vec<Mounted>,
     state: RwLock<State>,
     cache: Mutex<ViewCache<(ArchiveId, u64, FileKey)>>,
+    /// Sizes of views rendered once: a listing can then give true sizes without
+    /// rendering again, whatever the cache has let go.
+    sizes: Mutex<HashMap<(ArchiveId, u64, FileKey), u64>>,
     errors: ErrorLog,
     notify: Mutex<Option<Notify>>,
     started: SystemTime,
@@ -273,6 +276,7 @@ impl Vfs {
                 next_fh: 1,
             }),
             cache: Mutex::new(ViewCache::new(cache_bytes)),
+            sizes: Mutex::new(HashMap::new()),
             errors: ErrorLog::default(),
             notify: Mutex::new(None),
             started: SystemTime::now(),
@@ -466,12 +470,17 @@ impl Vfs {
 
     /// A file whose view cannot be rendered has no size to show: EIO, as reading it would
     /// give (a size of 0 would let the kernel's page cache answer an empty file instead).
-    fn attr_of(&self, ino: Ino, node: &Node) -> Result<Attr, Errno> {
+    ///
+    /// `lazy` (for listings): a view never rendered is not rendered for its size; it is
+    /// listed with no size and attributes the kernel must fetch again (`stat`, or a read
+    /// past the size it has, asks for them), so `ls` of 7,594 program JSON files renders
+    /// none of them, and `ls -l` renders each once.
+    fn attr_of(&self, ino: Ino, node: &Node, lazy: bool) -> Result<Attr, Errno> {
         let (mtime, writable_archive) = match node.archive {
             Some(id) => (self.snapshot(id).mtime, self.opts.writable),
             None => (self.started, false),
         };
-        let volatile = matches!(
+        let mut volatile = matches!(
             &node.kind,
             NodeKind::File {
                 origin: Origin::ErrorLog | Origin::Scratch | Origin::Pending,
@@ -496,7 +505,13 @@ impl Vfs {
                 };
                 let size = match buffer {
                     Some(b) => b.data.len() as u64,
-                    None => self.content_size(node, origin)?,
+                    None => match self.content_size(node, origin, lazy)? {
+                        Some(size) => size,
+                        None => {
+                            volatile = true;
+                            0
+                        }
+                    },
                 };
                 (FileType::File, size, if writable { 0o644 } else { 0o444 })
             }
@@ -518,24 +533,31 @@ impl Vfs {
         })
     }
 
-    fn content_size(&self, node: &Node, origin: &Origin) -> Result<u64, Errno> {
-        Ok(match origin {
+    fn content_size(&self, node: &Node, origin: &Origin, lazy: bool) -> Result<Option<u64>, Errno> {
+        Ok(Some(match origin {
             Origin::Archive {
                 size: Some(size), ..
             } => *size,
             Origin::Archive { key, .. } => {
                 let id = node.archive.ok_or(libc::EIO)?;
+                let memo = (id, self.snapshot(id).generation, *key);
+                if let Some(&size) = self.sizes.lock().get(&memo) {
+                    return Ok(Some(size));
+                }
+                if lazy {
+                    return Ok(None);
+                }
                 self.render(id, *key, &node.path)?.len() as u64
             }
             Origin::ErrorLog => self.errors.render().len() as u64,
             Origin::Pending | Origin::Scratch => 0,
-        })
+        }))
     }
 
     pub fn getattr(&self, ino: Ino) -> Result<Attr, Errno> {
         let state = self.state.read();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-        self.attr_of(ino, node)
+        self.attr_of(ino, node, false)
     }
 
     /// Attributes for a directory listing: an unreadable file is listed all the same,
@@ -543,7 +565,7 @@ impl Vfs {
     pub fn listing_attr(&self, ino: Ino) -> Result<Attr, Errno> {
         let state = self.state.read();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-        self.attr_of(ino, node).or_else(|e| {
+        self.attr_of(ino, node, true).or_else(|e| {
             if e != libc::EIO {
                 return Err(e);
             }
@@ -572,11 +594,18 @@ impl Vfs {
             Some(_) => return Err(libc::ENOTDIR),
         };
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-        self.attr_of(ino, node)
+        self.attr_of(ino, node, false)
     }
 
-    /// Entries of a directory from `offset` on, with `.` and `..` first.
-    pub fn readdir(&self, ino: Ino, offset: usize) -> Result<Vec<(Ino, String, FileType)>, Errno> {
+    /// At most `limit` entries of a directory from `offset` on, with `.` and `..` first.
+    /// (A reply to the kernel holds a few dozen; building the whole remaining list for
+    /// each of them would make listing a 15,000-entry folder quadratic.)
+    pub fn readdir(
+        &self,
+        ino: Ino,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<(Ino, String, FileType)>, Errno> {
         let state = self.state.read();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
         let children = state.tree.children(ino).ok_or(libc::ENOTDIR)?;
@@ -592,7 +621,12 @@ impl Vfs {
             };
             Some((child, name.clone(), kind))
         });
-        Ok(dots.into_iter().chain(listed).skip(offset).collect())
+        Ok(dots
+            .into_iter()
+            .chain(listed)
+            .skip(offset)
+            .take(limit)
+            .collect())
     }
 
     pub fn readlink(&self, ino: Ino) -> Result<String, Errno> {
@@ -649,6 +683,7 @@ impl Vfs {
         }
         match snap.archive.read(key) {
             Ok(blob) => {
+                self.sizes.lock().insert(cache_key, blob.len() as u64);
                 self.cache.lock().put(cache_key, blob.clone());
                 Ok(blob)
             }
@@ -1063,7 +1098,11 @@ impl Vfs {
                 .and_then(|m| m.modified().ok())
                 .unwrap_or(SystemTime::UNIX_EPOCH),
         };
+        let generation = snapshot.generation;
         *mounted.snapshot.write() = Arc::new(snapshot);
+        self.sizes
+            .lock()
+            .retain(|&(a, g, _), _| a != id || g == generation);
         let inval = {
             let mut state = self.state.write();
             adjust(&mut state.tree);

@@ -5,7 +5,9 @@
 //! archive's subtree gives every surviving path its old number, so `ls -i`, `find` and the
 //! kernel's dentries stay valid. Numbers are never reused.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::fs::WriteBuffer;
 use super::FileKey;
@@ -66,20 +68,22 @@ pub enum Origin {
 
 #[derive(Debug, Default)]
 pub struct Tree {
-    nodes: HashMap<Ino, Node>,
-    by_path: HashMap<(ArchiveId, String), Ino>,
+    nodes: FxHashMap<Ino, Node>,
+    /// Per archive: path → inode. Looked up by `&str` (no allocation): a database's tree
+    /// has some 40,000 paths, and every one is looked up when the tree is built.
+    by_path: FxHashMap<ArchiveId, FxHashMap<Box<str>, Ino>>,
     /// Archive files renamed aside (an editor's backup): not shown until a file of that
     /// name is written again. The archive still holds them.
-    hidden: HashSet<(ArchiveId, String)>,
+    hidden: FxHashSet<(ArchiveId, Box<str>)>,
     next: Ino,
 }
 
 impl Tree {
     pub fn new() -> Tree {
         let mut tree = Tree {
-            nodes: HashMap::new(),
-            by_path: HashMap::new(),
-            hidden: HashSet::new(),
+            nodes: FxHashMap::default(),
+            by_path: FxHashMap::default(),
+            hidden: FxHashSet::default(),
             next: ROOT_INO + 1,
         };
         tree.nodes.insert(
@@ -121,11 +125,11 @@ impl Tree {
 
     /// The inode number for an archive path: the one it had, or a new one.
     pub fn ino_for(&mut self, archive: ArchiveId, path: &str) -> Ino {
-        if let Some(&ino) = self.by_path.get(&(archive, path.to_string())) {
+        if let Some(&ino) = self.by_path.get(&archive).and_then(|m| m.get(path)) {
             return ino;
         }
         let ino = self.fresh();
-        self.by_path.insert((archive, path.to_string()), ino);
+        self.bind_path(archive, path, ino);
         ino
     }
 
@@ -138,24 +142,29 @@ impl Tree {
     /// Make `path` of `archive` answer to `ino` from now on (a rename moves the inode
     /// with the name, as in any file system).
     pub fn bind_path(&mut self, archive: ArchiveId, path: &str, ino: Ino) {
-        self.by_path.insert((archive, path.to_string()), ino);
+        self.by_path
+            .entry(archive)
+            .or_default()
+            .insert(path.into(), ino);
     }
 
     pub fn unbind_path(&mut self, archive: ArchiveId, path: &str) {
-        self.by_path.remove(&(archive, path.to_string()));
+        if let Some(m) = self.by_path.get_mut(&archive) {
+            m.remove(path);
+        }
     }
 
     pub fn hide(&mut self, archive: ArchiveId, path: &str) {
-        self.hidden.insert((archive, path.to_string()));
+        self.hidden.insert((archive, path.into()));
     }
 
     /// Show a hidden path again; whether it was hidden.
     pub fn unhide(&mut self, archive: ArchiveId, path: &str) -> bool {
-        self.hidden.remove(&(archive, path.to_string()))
+        self.hidden.remove(&(archive, path.into()))
     }
 
     pub fn is_hidden(&self, archive: ArchiveId, path: &str) -> bool {
-        self.hidden.contains(&(archive, path.to_string()))
+        !self.hidden.is_empty() && self.hidden.contains(&(archive, path.into()))
     }
 
     /// Insert `node` as `ino` under its parent.
