@@ -43,7 +43,8 @@ fn the_public_parsers_database_mounts() {
     let index = read::index(&bytes).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let before = md5(&awc);
-    let m = Mount::new(&awc, &tmp.path().join("mnt"), &[]);
+    // Read-only: the corpus is shared test data, never written.
+    let m = Mount::new(&awc, &tmp.path().join("mnt"), &["-o", "ro"]);
     let at = |rel: &str| m.path(rel).display().to_string();
 
     let (code, out, err) = sh(&format!("ls {}", at("programs/pixel")));
