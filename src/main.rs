@@ -438,9 +438,16 @@ fn read_all(vfs: &Vfs, ino: u64, path: &str) -> Result<Vec<u8>, Failure> {
 }
 
 /// Every node below `ino`, depth first, with its path from the root of the tree.
+/// A directory's entries sorted by name, as `ls` shows them.
+fn sorted_entries(vfs: &Vfs, ino: u64) -> Result<Vec<(u64, String, FileType)>, i32> {
+    let mut entries = vfs.readdir(ino, 2, usize::MAX)?;
+    entries.sort_by(|a, b| a.1.cmp(&b.1));
+    Ok(entries)
+}
+
 fn walk(vfs: &Vfs, ino: u64, prefix: &str) -> Vec<(u64, String)> {
     let mut out = Vec::new();
-    for (child, name, kind) in vfs.readdir(ino, 2, usize::MAX).unwrap_or_default() {
+    for (child, name, kind) in sorted_entries(vfs, ino).unwrap_or_default() {
         let path = if prefix.is_empty() {
             name
         } else {
@@ -462,7 +469,7 @@ fn list(
     recursive: bool,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
-    let entries = match vfs.readdir(ino, 2, usize::MAX) {
+    let entries = match sorted_entries(vfs, ino) {
         Ok(entries) => entries,
         Err(_) => {
             // A file: list just it.

@@ -335,6 +335,9 @@ pub fn mount(
         }
         _child => {
             drop(write_end);
+            // The daemon serves its own copy; freeing this one (a database's tree is tens
+            // of thousands of nodes) would only delay the answer.
+            std::mem::forget(vfs);
             let mut answer = String::new();
             let _ = fs::File::from(read_end).read_to_string(&mut answer);
             match answer.strip_prefix("ok") {

@@ -23,6 +23,8 @@ use super::{Archive, Blob, Edit, EntryKind, FileKey, Format, OpenContext, ViewEr
 /// Largest file a user may write through the mount; a runaway `cat /dev/zero > x.vso`
 /// must not take the daemon's memory.
 const MAX_BUFFER: usize = 256 << 20;
+/// Archives up to this size are read ahead whole when they are opened.
+const READ_AHEAD_LIMIT: usize = 512 << 20;
 /// Bytes of rendered views (JSON, disassembly) kept by default.
 pub const CACHE_BYTES: usize = 16 << 20;
 
@@ -163,10 +165,15 @@ fn open_snapshot(
         .map_err(|e| OpenError::Usage(format!("{}: {e}", path.display())))?;
     // SAFETY: the mapping is read-only. Another program truncating the file under us is
     // detected before every read of mapped bytes (`Vfs::check_unchanged`).
-    let map = Arc::new(
-        unsafe { Mmap::map(&file) }
-            .map_err(|e| OpenError::Usage(format!("{}: cannot map: {e}", path.display())))?,
-    );
+    let map = unsafe { Mmap::map(&file) }
+        .map_err(|e| OpenError::Usage(format!("{}: cannot map: {e}", path.display())))?;
+    // Indexing walks the framing from start to end, and the records of a database lie
+    // a page or two apart: ask for the whole file at once (archives are tens of MB), so
+    // a cold mount waits for one read-ahead rather than a page fault per record.
+    if map.len() <= READ_AHEAD_LIMIT {
+        let _ = map.advise(memmap2::Advice::WillNeed);
+    }
+    let map = Arc::new(map);
     let archive = format
         .open(path, map, ctx)
         .map_err(|e| OpenError::Malformed(e.message))?;

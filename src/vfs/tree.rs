@@ -5,14 +5,17 @@
 //! archive's subtree gives every surviving path its old number, so `ls -i`, `find` and the
 //! kernel's dentries stay valid. Numbers are never reused.
 
-use std::collections::BTreeMap;
-
-use rustc_hash::{FxHashMap, FxHashSet};
+use indexmap::IndexMap;
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 
 use super::fs::WriteBuffer;
 use super::FileKey;
 
 pub type Ino = u64;
+
+/// A directory's entries by name, in the order they were added (archive order): lookups
+/// by hash, listings by position.
+pub type Children = IndexMap<String, Ino, FxBuildHasher>;
 
 pub const ROOT_INO: Ino = 1;
 
@@ -34,7 +37,7 @@ pub struct Node {
 #[derive(Debug)]
 pub enum NodeKind {
     Dir {
-        children: BTreeMap<String, Ino>,
+        children: Children,
     },
     File {
         origin: Origin,
@@ -94,7 +97,7 @@ impl Tree {
                 archive: None,
                 path: String::new(),
                 kind: NodeKind::Dir {
-                    children: BTreeMap::new(),
+                    children: Children::default(),
                 },
             },
         );
@@ -116,7 +119,7 @@ impl Tree {
         }
     }
 
-    pub fn children(&self, dir: Ino) -> Option<&BTreeMap<String, Ino>> {
+    pub fn children(&self, dir: Ino) -> Option<&Children> {
         match &self.nodes.get(&dir)?.kind {
             NodeKind::Dir { children } => Some(children),
             _ => None,
@@ -189,7 +192,7 @@ impl Tree {
         }) = self.nodes.get_mut(&node.parent)
         {
             if children.get(&node.name) == Some(&ino) {
-                children.remove(&node.name);
+                children.shift_remove(&node.name);
             }
         }
         if let NodeKind::Dir { children } = &node.kind {
@@ -225,9 +228,7 @@ impl Tree {
             ..
         }) = self.nodes.get_mut(&dir)
         {
-            for name in gone {
-                children.remove(&name);
-            }
+            children.retain(|name, _| !gone.contains(name));
         }
     }
 
