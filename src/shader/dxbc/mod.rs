@@ -3,3 +3,4 @@
 //! the `DXIL` part.
 
 pub mod container;
+pub mod digest;
