@@ -21,7 +21,6 @@
 //! programs' JSON is rendered on first `stat` and cached by the vfs.
 
 pub mod binding;
-pub mod d3d12;
 pub mod effect;
 pub mod generate;
 pub mod joaat;
