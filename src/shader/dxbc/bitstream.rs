@@ -28,7 +28,7 @@ type Abbrev = Rc<Vec<Op>>;
 /// What the reader met next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
-    /// A sub-block starts; read it with further `next` calls or pass it with `skip`.
+    /// A sub-block starts; read it with further `entry` calls or pass it with `skip`.
     Enter(u32),
     /// The current block ended.
     End,
@@ -153,7 +153,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next entry of the current block, or `None` at the end of the input.
-    pub fn next(&mut self) -> Result<Option<Entry>, String> {
+    pub fn entry(&mut self) -> Result<Option<Entry>, String> {
         loop {
             let scope = self.scope();
             let top = self.scopes.len() == 1;

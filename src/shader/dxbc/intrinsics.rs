@@ -109,7 +109,7 @@ impl Module {
     }
 
     fn read_types(&mut self, r: &mut Reader<'_>) -> Result<(), String> {
-        while let Some(entry) = r.next()? {
+        while let Some(entry) = r.entry()? {
             match entry {
                 Entry::End => return Ok(()),
                 Entry::Enter(_) => r.skip()?,
@@ -142,7 +142,7 @@ impl Module {
         next: &mut u32,
         ints: &mut HashMap<u32, i64>,
     ) -> Result<(), String> {
-        while let Some(entry) = r.next()? {
+        while let Some(entry) = r.entry()? {
             match entry {
                 Entry::End => return Ok(()),
                 Entry::Enter(_) => r.skip()?,
@@ -161,7 +161,7 @@ impl Module {
     }
 
     fn read_symtab(&mut self, r: &mut Reader<'_>) -> Result<(), String> {
-        while let Some(entry) = r.next()? {
+        while let Some(entry) = r.entry()? {
             match entry {
                 Entry::End => return Ok(()),
                 Entry::Enter(_) => r.skip()?,
@@ -199,7 +199,7 @@ impl Module {
         let mut next = self.values.saturating_add(params);
         let mut ints: HashMap<u32, i64> = HashMap::new();
         let mut tracking = true;
-        while let Some(entry) = r.next()? {
+        while let Some(entry) = r.entry()? {
             match entry {
                 Entry::End => {
                     if !tracking {
@@ -284,7 +284,7 @@ pub fn usage(bytes: &[u8]) -> Result<Usage, String> {
     };
     let mut in_module = false;
     let mut bodies = 0;
-    while let Some(entry) = r.next()? {
+    while let Some(entry) = r.entry()? {
         match entry {
             Entry::Enter(MODULE) if !in_module => in_module = true,
             Entry::Enter(TYPES) if in_module => m.read_types(&mut r)?,

@@ -18,3 +18,8 @@ pub mod tables;
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[cfg(test)]
+mod corpus;
+#[cfg(test)]
+pub(crate) mod hlsl;
