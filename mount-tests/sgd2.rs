@@ -43,7 +43,8 @@ fn the_public_parsers_database_mounts() {
     let index = read::index(&bytes).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let before = md5(&awc);
-    let m = Mount::new(&awc, &tmp.path().join("mnt"), &[]);
+    // Read-only: the public parser's database is test data shared by every test.
+    let m = Mount::new(&awc, &tmp.path().join("mnt"), &["-o", "ro"]);
     let at = |rel: &str| m.path(rel).display().to_string();
 
     let (code, out, err) = sh(&format!("ls {}", at("programs/pixel")));
@@ -88,7 +89,7 @@ fn the_public_parsers_database_mounts() {
     assert_eq!(code, 0);
     assert!(out.trim().ends_with("programs/pixel/1.json"), "{out}");
 
-    // Read-only: a write is refused and the database is untouched.
+    // Mounted read-only: a write is refused and the database is untouched.
     let (code, _, _) = sh(&format!(
         "cp {} {}",
         at("programs/pixel/0.dxil"),

@@ -47,8 +47,9 @@ pub fn serialise(bytes: &[u8], index: &Index, replace: Option<&Replacement<'_>>)
 
 /// Check a container written over a program of `group` (`dxbc.md` §2, §4, §9): the
 /// envelope DXC would accept, a `DXIL` part whose program is of the group's stage, and a
-/// digest that verifies. With `sign`, a wrong digest is replaced by the retail one.
-/// Returns the container to store.
+/// digest that verifies. With `sign`, a wrong digest is replaced by the retail one (and
+/// a `HASH` part that is not the bitcode's MD5 by the MD5). Returns the container to
+/// store.
 pub fn check_container(data: &[u8], group: usize, sign: bool) -> Result<Vec<u8>, String> {
     let c = container::parse(data).map_err(|e| e.to_string())?;
     if c.size as usize != data.len() {
@@ -80,7 +81,18 @@ pub fn check_container(data: &[u8], group: usize, sign: bool) -> Result<Vec<u8>,
         return Ok(data.to_vec());
     }
     if sign {
+        // As DXC would write it: the HASH part (the bitcode's MD5, `dxbc.md` §7.2) where
+        // the bitcode changed, then the container digest over everything (§9).
         let mut signed = data.to_vec();
+        if let Some(hash) = c.part(b"HASH") {
+            let bitcode =
+                part.data.start + header.bitcode.start..part.data.start + header.bitcode.end;
+            let flags = &data[hash.data.clone()];
+            if hash.data.len() >= 20 && flags[..4] == [0; 4] {
+                let md5 = digest::md5(&data[bitcode]);
+                signed[hash.data.start + 4..hash.data.start + 20].copy_from_slice(&md5);
+            }
+        }
         digest::sign(&mut signed, data.len());
         return Ok(signed);
     }
