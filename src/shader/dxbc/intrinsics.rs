@@ -63,7 +63,6 @@ enum Type {
 struct Function {
     value: u32,
     ty: u64,
-    proto: bool,
 }
 
 #[derive(Default)]
@@ -72,6 +71,10 @@ struct Module {
     /// Module-level values: globals, functions, aliases, then constants.
     values: u32,
     functions: Vec<Function>,
+    /// Function value id → its index in `functions`.
+    by_value: HashMap<u32, usize>,
+    /// The functions with bodies, in order: their bodies come in this order.
+    bodies: Vec<usize>,
     /// Module-level integer constants by value id.
     ints: HashMap<u32, i64>,
     names: HashMap<u32, String>,
@@ -186,11 +189,9 @@ impl Module {
     /// One function body: the `index`th function with a body.
     fn read_body(&mut self, r: &mut Reader<'_>, index: usize) -> Result<(), String> {
         let params = self
-            .functions
-            .iter()
-            .filter(|f| !f.proto)
-            .nth(index)
-            .and_then(|f| self.function_type(f.ty))
+            .bodies
+            .get(index)
+            .and_then(|&f| self.function_type(self.functions[f].ty))
             .map(|(_, params)| params);
         let Some(params) = params else {
             self.complete = false;
@@ -253,12 +254,13 @@ impl Module {
             None
         };
         let callee = next.wrapping_sub(*ops.get(at)? as u32);
+        let function = self.by_value.get(&callee).map(|&f| self.functions[f]);
         let ty = match fnty {
             Some(t) => t,
-            None => self.functions.iter().find(|f| f.value == callee)?.ty,
+            None => function?.ty,
         };
         let (void, _) = self.function_type(ty)?;
-        if self.functions.iter().any(|f| f.value == callee) {
+        if function.is_some() {
             let entry = self.calls.entry(callee).or_default();
             entry.0 += 1;
             if let Some(arg) = ops.get(at + 1) {
@@ -310,10 +312,14 @@ pub fn usage(bytes: &[u8]) -> Result<Usage, String> {
                 // GLOBALVAR, ALIAS_OLD, ALIAS
                 7 | 9 | 14 => m.values = m.values.checked_add(1).ok_or("too many values")?,
                 8 => {
+                    let proto = ops.get(2).copied().unwrap_or(0) != 0;
+                    if !proto {
+                        m.bodies.push(m.functions.len());
+                    }
+                    m.by_value.insert(m.values, m.functions.len());
                     m.functions.push(Function {
                         value: m.values,
                         ty: ops.first().copied().unwrap_or(u64::MAX),
-                        proto: ops.get(2).copied().unwrap_or(0) != 0,
                     });
                     m.values = m.values.checked_add(1).ok_or("too many values")?;
                 }
