@@ -178,4 +178,18 @@ mod tests {
         assert!(features(&[0; 7]).is_err());
         assert!(debug_name(&[0, 0, 9, 0, b'a']).is_err());
     }
+
+    #[test]
+    fn debug_name_and_version() {
+        let mut ildn = vec![0, 0, 9, 0];
+        ildn.extend_from_slice(b"shader.pdb\0\0");
+        ildn[2] = 10;
+        ildn.truncate(16);
+        assert_eq!(debug_name(&ildn).unwrap().name, "shader.pdb");
+        let mut vers = vec![1, 0, 8, 0, 0, 0, 0, 0, 42, 0, 0, 0, 12, 0, 0, 0];
+        vers.extend_from_slice(b"abc1234\0dev\0");
+        let v = compiler_version(&vers).unwrap();
+        assert_eq!((v.version.as_str(), v.commit_count), ("1.8", 42));
+        assert_eq!(v.strings, ["abc1234", "dev"]);
+    }
 }

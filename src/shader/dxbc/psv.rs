@@ -297,3 +297,74 @@ fn element(e: &[u8], strings: &[u8], indexes: &[u32], k: usize) -> Result<Elemen
         stream: (dyn_stream >> 4) & 3,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[u32]) -> Vec<u8> {
+        w.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    /// A compute program's PSV0 at runtime-info version `v`: one structured UAV, no
+    /// signature elements, the entry name `main` from v3 on.
+    fn compute(v: usize) -> Vec<u8> {
+        let size = VERSION_SIZES[v];
+        let mut info = vec![0u8; size];
+        info[16..20].copy_from_slice(&32u32.to_le_bytes());
+        info[20..24].copy_from_slice(&64u32.to_le_bytes());
+        if v >= 1 {
+            info[24] = 5;
+        }
+        if v >= 2 {
+            info[36..48].copy_from_slice(&words(&[8, 4, 2]));
+        }
+        if v >= 3 {
+            info[48..52].copy_from_slice(&0u32.to_le_bytes());
+        }
+        if v >= 4 {
+            info[52..56].copy_from_slice(&1024u32.to_le_bytes());
+        }
+        let mut out = words(&[size as u32]);
+        out.extend(info);
+        let record = if v >= 2 { 24 } else { 16 };
+        out.extend(words(&[1, record]));
+        out.extend(words(&[8, 0, 1, 1]));
+        if v >= 2 {
+            out.extend(words(&[12, 0]));
+        }
+        if v >= 1 {
+            out.extend(words(&[8]));
+            out.extend(b"main\0\0\0\0");
+            out.extend(words(&[0]));
+        }
+        out
+    }
+
+    #[test]
+    fn every_runtime_info_version() {
+        for v in 0..5 {
+            let p = decode(&compute(v), Some(5)).unwrap_or_else(|e| panic!("v{v}: {e}"));
+            assert_eq!(p.version, Some(v as u8));
+            assert_eq!(
+                (p.min_wave_lane_count, p.max_wave_lane_count),
+                (32, Some(64))
+            );
+            let r = &p.resources[0];
+            assert_eq!(
+                (r.res_type.as_str(), r.class, r.lower_bound),
+                ("UAVStructured", Some('u'), 1)
+            );
+            assert_eq!(r.kind.as_deref(), (v >= 2).then_some("StructuredBuffer"));
+            assert_eq!(p.shader_stage.as_deref(), (v >= 1).then_some("compute"));
+            assert_eq!(p.num_threads, (v >= 2).then_some([8, 4, 2]));
+            assert_eq!(p.entry_function.as_deref(), (v >= 3).then_some("main"));
+            assert_eq!(p.group_shared_bytes, (v >= 4).then_some(1024));
+            assert_eq!(p.dependency_table_bytes, 0);
+            let bytes = compute(v);
+            for n in 0..bytes.len() {
+                assert!(decode(&bytes[..n], Some(5)).is_err(), "v{v}, prefix {n}");
+            }
+        }
+    }
+}
