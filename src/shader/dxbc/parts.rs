@@ -181,10 +181,8 @@ mod tests {
 
     #[test]
     fn debug_name_and_version() {
-        let mut ildn = vec![0, 0, 9, 0];
+        let mut ildn = vec![0, 0, 10, 0];
         ildn.extend_from_slice(b"shader.pdb\0\0");
-        ildn[2] = 10;
-        ildn.truncate(16);
         assert_eq!(debug_name(&ildn).unwrap().name, "shader.pdb");
         let mut vers = vec![1, 0, 8, 0, 0, 0, 0, 0, 42, 0, 0, 0, 12, 0, 0, 0];
         vers.extend_from_slice(b"abc1234\0dev\0");
