@@ -7,4 +7,5 @@ mod support;
 mod sdp;
 mod sdp_views;
 mod sgd2;
+mod sgd2_write;
 mod sha;

@@ -89,7 +89,7 @@ fn the_public_parsers_database_mounts() {
     assert_eq!(code, 0);
     assert!(out.trim().ends_with("programs/pixel/1.json"), "{out}");
 
-    // Read-only: a write is refused and the database is untouched.
+    // Mounted read-only: a write is refused and the database is untouched.
     let (code, _, _) = sh(&format!(
         "cp {} {}",
         at("programs/pixel/0.dxil"),

@@ -397,6 +397,7 @@ fn open_offline(source: &Path) -> Result<Vfs, Failure> {
     let opts = VfsOptions {
         writable: false,
         backup: false,
+        sign: false,
         // SAFETY: getuid/getgid cannot fail.
         uid: unsafe { libc::getuid() },
         gid: unsafe { libc::getgid() },

@@ -66,6 +66,9 @@ pub struct MountOptions {
     pub gid: Option<u32>,
     pub umask: Option<u32>,
     pub backup: bool,
+    /// Write the retail digest into saved DXBC containers instead of refusing a wrong
+    /// one (SGD2 program replacement).
+    pub sign: bool,
     pub debug: bool,
     /// Generic mount flags `mount.fuse3` passes on (`nodev`, `noatime`, …), handed to the
     /// kernel as they are.
@@ -82,6 +85,7 @@ impl Default for MountOptions {
             gid: None,
             umask: None,
             backup: false,
+            sign: false,
             debug: false,
             kernel: Vec::new(),
         }
@@ -119,6 +123,7 @@ impl MountOptions {
                     o.umask = Some(m);
                 }
                 ("backup", None) => o.backup = true,
+                ("sign", None) => o.sign = true,
                 ("debug", None) => o.debug = true,
                 ("dev", None) => o.kernel.push(K::Dev),
                 ("nodev", None) => o.kernel.push(K::NoDev),
@@ -133,13 +138,13 @@ impl MountOptions {
                 ("dirsync", None) => o.kernel.push(K::DirSync),
                 // Accepted from fstab lines, meaningless to a FUSE file system.
                 ("nodiratime" | "relatime" | "strictatime" | "lazytime", None) => {}
-                (_, Some(v)) if matches!(key, "ro" | "rw" | "backup" | "debug") => {
+                (_, Some(v)) if matches!(key, "ro" | "rw" | "backup" | "sign" | "debug") => {
                     return Err(format!("option {key} takes no value (got {key}={v})"));
                 }
                 _ => {
                     return Err(format!(
                         "unknown mount option '{opt}' (known: ro, rw, allow_other, allow_root, \
-                         uid=N, gid=N, umask=OCTAL, backup, debug, and the generic flags \
+                         uid=N, gid=N, umask=OCTAL, backup, sign, debug, and the generic flags \
                          dev, nodev, suid, nosuid, exec, noexec, atime, noatime, sync, async, \
                          dirsync)"
                     ));
@@ -158,6 +163,7 @@ impl MountOptions {
         VfsOptions {
             writable: self.writable,
             backup: self.backup,
+            sign: self.sign,
             uid: self.uid.unwrap_or(uid),
             gid: self.gid.unwrap_or(gid),
             umask: self.umask,
@@ -551,7 +557,8 @@ mod tests {
     #[test]
     fn options_parse() {
         let o = MountOptions::parse(["ro,uid=1000,gid=100,umask=022,backup"]).unwrap();
-        assert!(!o.writable && o.backup);
+        assert!(!o.writable && o.backup && !o.sign);
+        assert!(MountOptions::parse(["rw,sign"]).unwrap().sign);
         assert_eq!((o.uid, o.gid, o.umask), (Some(1000), Some(100), Some(0o22)));
         assert!(MountOptions::parse(["rw"]).unwrap().writable);
         assert!(
@@ -570,6 +577,7 @@ mod tests {
             "uid",
             "umask=999",
             "ro=1",
+            "sign=yes",
             "allow_other,allow_root",
         ] {
             assert!(MountOptions::parse([bad]).is_err(), "{bad}");

@@ -9,7 +9,7 @@ _shaderfs() {
         return
     fi
     if [ "$prev" = "-o" ]; then
-        COMPREPLY=($(compgen -W "ro rw allow_other allow_root uid= gid= umask= backup debug" -- "${cur##*,}"))
+        COMPREPLY=($(compgen -W "ro rw allow_other allow_root uid= gid= umask= backup sign debug" -- "${cur##*,}"))
         return
     fi
     COMPREPLY=($(compgen -f -- "$cur"))

@@ -34,6 +34,8 @@ pub type Errno = i32;
 pub struct VfsOptions {
     pub writable: bool,
     pub backup: bool,
+    /// `-o sign`, handed to formats (see [`OpenContext::sign`]).
+    pub sign: bool,
     pub uid: u32,
     pub gid: u32,
     pub umask: Option<u32>,
@@ -210,6 +212,7 @@ impl Vfs {
             .map_err(|e| OpenError::Usage(format!("{}: {e}", source.display())))?;
         let ctx = OpenContext {
             writable: opts.writable,
+            sign: opts.sign,
         };
         let mut found: Vec<(PathBuf, String, &'static dyn Format)> = Vec::new();
         if meta.is_dir() {
@@ -1075,6 +1078,7 @@ impl Vfs {
         };
         let ctx = OpenContext {
             writable: self.opts.writable,
+            sign: self.opts.sign,
         };
         let backup = self.opts.backup && !mounted.backed_up.load(Ordering::Relaxed);
         let format = mounted.format;

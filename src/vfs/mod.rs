@@ -159,10 +159,13 @@ impl FormatError {
     }
 }
 
-/// Options a format sees when opening: only what changes the tree it shows.
+/// Options a format sees when opening: what changes the tree it shows or how it saves.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OpenContext {
     pub writable: bool,
+    /// `-o sign`: a format whose members carry a digest (DXBC containers) writes the
+    /// digest of saved content instead of refusing content whose digest is wrong.
+    pub sign: bool,
 }
 
 /// An archive format: recognises its files and opens them.

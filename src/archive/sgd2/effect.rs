@@ -15,9 +15,9 @@ use std::ops::Range;
 use serde_json::{json, Map, Value};
 
 use super::binding::resource_type;
-use super::d3d12;
 use super::joaat::{self, Match, Resolver};
 use super::{hex, hex32, text};
+use crate::shader::d3d12;
 
 pub const PASS_LEN: usize = 24;
 pub const RASTERIZER_LEN: usize = 16;

@@ -1,11 +1,15 @@
-//! GTA V Enhanced shader databases (`SGD2`, `sga_win32_60_final*.awc`), read-only, per
-//! `shared/formats/sgd2.md`.
+//! GTA V Enhanced shader databases (`SGD2`, `sga_win32_60_final*.awc`), per
+//! `shared/formats/sgd2.md`. Programs can be replaced; everything else is read-only.
 //!
 //! ```text
 //! archive.json                                   group counts, effect count, file size
-//! programs/<stage>/<n>.dxil                      the DXBC container, bytes as stored
+//! census.json                                    the whole database counted (census.rs)
+//! programs/<stage>/<n>.dxil                      the DXBC container, bytes as stored;
+//!                                                writing it replaces the program
 //! programs/<stage>/<n>.json                      name, tag, 152-byte table, CRC-32,
-//!                                                bindings (both readings), part list
+//!                                                bindings (both readings), the container
+//!                                                decoded (digest checked, every part),
+//!                                                the dx.op intrinsics it calls
 //! programs/group6/, group7/                      only when not empty
 //! effects/<name>/effect.json                     word, program lists, techniques,
 //!                                                proplst sections, name block
@@ -18,20 +22,29 @@
 //!
 //! Opening indexes the framing ([`read`]) and looks for each effect's technique table
 //! ([`effect::find`], a scan of a few kilobytes per effect, needed to list `passes/`);
-//! programs' JSON is rendered on first `stat` and cached by the vfs.
+//! programs' JSON is rendered on first `stat` and cached by the vfs; the census is
+//! computed on its first read and kept with the snapshot.
+//!
+//! Writing `programs/<stage>/<n>.dxil` checks the container ([`write::check_container`]:
+//! envelope, a DXIL program of that stage, a digest that verifies, or with `-o sign` the
+//! digest written) and re-serialises the database with it ([`write::serialise`]): every
+//! other byte stays as it was, and effects keep addressing programs by the same indices.
 
 pub mod binding;
-pub mod d3d12;
+pub mod census;
 pub mod effect;
 pub mod generate;
 pub mod joaat;
 pub mod read;
+pub mod write;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_write;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use memmap2::Mmap;
 use serde::Serialize;
@@ -40,7 +53,8 @@ use serde_json::{json, Map, Value};
 use self::effect::{Decoded, Layout};
 use self::read::{group_dir, Index, Program, STAGES};
 use super::json_view;
-use crate::shader::dxbc::container;
+use crate::shader::dxbc::decode::{self, DigestJson, PartJson, ProgramJson as DxilProgram};
+use crate::shader::dxbc::intrinsics::Intrinsic;
 use crate::vfs::name::Namer;
 use crate::vfs::{
     Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, ViewError,
@@ -62,11 +76,11 @@ impl Format for Sgd2Format {
         &self,
         path: &Path,
         map: Arc<Mmap>,
-        _ctx: OpenContext,
+        ctx: OpenContext,
     ) -> Result<Arc<dyn Archive>, FormatError> {
         let db = Database::open(path, map)
             .map_err(|e| FormatError::new(format!("{}: {e}", path.display())))?;
-        Ok(Arc::new(db))
+        Ok(Arc::new(db.with_context(ctx)))
     }
 }
 
@@ -82,6 +96,10 @@ struct ProgramJson {
     tag: String,
     wave_size: WaveSize,
     container: ContainerJson,
+    /// The `dx.op` functions the program declares, with their calls and opcodes.
+    intrinsics: Vec<Intrinsic>,
+    /// Whether every function body was read (so calls and opcodes are complete).
+    intrinsics_complete: bool,
     table: TableJson,
     bindings: BindingsJson,
 }
@@ -97,18 +115,15 @@ struct ContainerJson {
     size: usize,
     /// zlib CRC-32 of the whole container: the key shader-replacement mods use.
     crc32: String,
-    program: Option<String>,
-    digest: Option<String>,
+    version: Option<String>,
+    digest: Option<DigestJson>,
+    program: Option<DxilProgram>,
     parts: Vec<PartJson>,
+    /// What D3D12 or the game would refuse (a digest that does not verify, a part that
+    /// does not decode, …).
+    problems: Vec<String>,
     /// Why the container is not valid (`dxbc.md` §2); the bytes are served as stored.
     problem: Option<String>,
-}
-
-#[derive(Serialize)]
-struct PartJson {
-    fourcc: String,
-    offset: usize,
-    size: usize,
 }
 
 #[derive(Serialize)]
@@ -139,12 +154,19 @@ pub struct Database {
     map: Arc<Mmap>,
     index: Index,
     effects: Vec<EffectTree>,
+    /// Mounted read-write: programs' containers can be replaced.
+    writable: bool,
+    /// `-o sign`: a replacement's digest is written rather than checked.
+    sign: bool,
+    /// `census.json`, rendered on its first read.
+    census: OnceLock<Blob>,
 }
 
 /// Which file a key names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum View {
     ArchiveJson,
+    Census,
     ProgramDxil { group: usize, index: usize },
     ProgramJson { group: usize, index: usize },
     EffectJson { effect: usize },
@@ -162,6 +184,7 @@ fn key(view: View) -> FileKey {
         View::EffectJson { effect } => (3, effect, 0),
         View::Region { effect } => (4, effect, 0),
         View::State { effect, pass } => (5, effect, pass),
+        View::Census => (6, 0, 0),
     };
     kind << 56 | (a as u64 & FIELD) << 28 | (b as u64 & FIELD)
 }
@@ -175,6 +198,7 @@ fn unkey(key: FileKey) -> Option<View> {
         3 => View::EffectJson { effect: a },
         4 => View::Region { effect: a },
         5 => View::State { effect: a, pass: b },
+        6 => View::Census,
         _ => return None,
     })
 }
@@ -253,7 +277,47 @@ impl Database {
             map,
             index,
             effects,
+            writable: false,
+            sign: false,
+            census: OnceLock::new(),
         })
+    }
+
+    /// The database as the mount's options open it (read-write, signing).
+    pub fn with_context(mut self, ctx: OpenContext) -> Database {
+        self.writable = ctx.writable;
+        self.sign = ctx.sign;
+        self
+    }
+
+    /// The whole database re-serialised with no change: byte-identical to the file.
+    pub fn serialise(&self) -> Vec<u8> {
+        write::serialise(&self.map, &self.index, None)
+    }
+
+    fn census(&self) -> Blob {
+        self.census
+            .get_or_init(|| json_view(&census::census(&self.map, &self.index)))
+            .clone()
+    }
+
+    /// Replace a program's container (`write` checks it).
+    fn replace_program(
+        &self,
+        group: usize,
+        index: usize,
+        data: &[u8],
+    ) -> Result<Vec<u8>, ViewError> {
+        self.program(group, index)?;
+        let container = write::check_container(data, group, self.sign).map_err(|e| {
+            ViewError::Invalid(format!("programs/{}/{index}.dxil: {e}", group_dir(group)))
+        })?;
+        let replacement = write::Replacement {
+            group,
+            index,
+            container: &container,
+        };
+        Ok(write::serialise(&self.map, &self.index, Some(&replacement)))
     }
 
     fn program(&self, group: usize, index: usize) -> Result<&Program, ViewError> {
@@ -296,7 +360,8 @@ impl Database {
             "format": "sgd2",
             "file": self.path.file_name().map(|n| n.to_string_lossy().into_owned()),
             "file_size": self.map.len(),
-            "writable": false,
+            "writable": self.writable,
+            "sign": self.sign,
             "groups": groups,
             "program_count": self.index.groups.iter().map(|g| g.programs.len()).sum::<usize>(),
             "effect_count": self.index.effects.len(),
@@ -314,24 +379,23 @@ impl Database {
         let mut c = ContainerJson {
             size: bytes.len(),
             crc32: hex32(crc32fast::hash(bytes)),
-            program: None,
+            version: None,
             digest: None,
+            program: None,
             parts: Vec::new(),
+            problems: Vec::new(),
             problem: None,
         };
-        match container::parse(bytes) {
-            Ok(parsed) => {
-                c.program = parsed.program_version(bytes).map(|v| v.profile());
-                c.digest = Some(hex(&parsed.digest));
-                c.parts = parsed
-                    .parts
-                    .iter()
-                    .map(|part| PartJson {
-                        fourcc: part.name(),
-                        offset: part.offset,
-                        size: part.data.len(),
-                    })
-                    .collect();
+        let (mut intrinsics, mut intrinsics_complete) = (Vec::new(), false);
+        match decode::decode(bytes) {
+            Ok(program) => {
+                c.problems = program.problems();
+                c.version = Some(program.version);
+                c.digest = Some(program.digest);
+                c.program = program.program;
+                c.parts = program.parts;
+                intrinsics = program.intrinsics;
+                intrinsics_complete = program.intrinsics_complete;
             }
             Err(e) => c.problem = Some(e.to_string()),
         }
@@ -354,6 +418,8 @@ impl Database {
                 seed: "unknown tag (0x32, 0x41 or 0x42 observed)",
             },
             container: c,
+            intrinsics,
+            intrinsics_complete,
             table: TableJson {
                 hash_u64: format!(
                     "{:#018x}",
@@ -533,12 +599,16 @@ fn dir(path: String) -> Entry {
 }
 
 fn file(path: String, view: View, size: Option<u64>) -> Entry {
+    writable_file(path, view, size, false)
+}
+
+fn writable_file(path: String, view: View, size: Option<u64>, writable: bool) -> Entry {
     Entry {
         path,
         kind: EntryKind::File {
             key: key(view),
             size,
-            writable: false,
+            writable,
         },
     }
 }
@@ -555,6 +625,7 @@ impl Archive for Database {
         let bytes: &[u8] = &self.map;
         let mut out = vec![
             file("archive.json".into(), View::ArchiveJson, None),
+            file("census.json".into(), View::Census, None),
             dir("programs".into()),
         ];
         for (g, group) in self.index.groups.iter().enumerate() {
@@ -564,10 +635,11 @@ impl Archive for Database {
             let d = group_dir(g);
             out.push(dir(format!("programs/{d}")));
             for (i, p) in group.programs.iter().enumerate() {
-                out.push(file(
+                out.push(writable_file(
                     format!("programs/{d}/{i}.dxil"),
                     View::ProgramDxil { group: g, index: i },
                     Some(p.container.len() as u64),
+                    self.writable,
                 ));
                 out.push(file(
                     format!("programs/{d}/{i}.json"),
@@ -640,6 +712,7 @@ impl Archive for Database {
         let view = unkey(key).ok_or_else(|| ViewError::Corrupt(format!("no view {key:#x}")))?;
         let value = match view {
             View::ArchiveJson => self.archive_json(),
+            View::Census => return Ok(self.census()),
             View::ProgramDxil { group, index } => {
                 let p = self.program(group, index)?;
                 return Ok(Blob::Mapped(self.map.clone(), p.container.clone()));
@@ -661,9 +734,35 @@ impl Archive for Database {
         false
     }
 
-    fn apply(&self, _edit: &Edit<'_>) -> Result<Vec<u8>, ViewError> {
+    fn apply(&self, edit: &Edit<'_>) -> Result<Vec<u8>, ViewError> {
+        if let Edit::Write { key, data } = edit {
+            if let Some(View::ProgramDxil { group, index }) = unkey(*key) {
+                return self.replace_program(group, index, data);
+            }
+        }
         Err(ViewError::NotPermitted(
-            "SGD2 databases are read-only for now: nothing in this tree can be written".into(),
+            "in an SGD2 database only programs/<stage>/<n>.dxil can be written (replaced); \
+             programs cannot be added, removed or renamed, as effects address them by index"
+                .into(),
         ))
+    }
+
+    /// Every program whose container D3D12 or the game would refuse as it stands.
+    fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (g, group) in self.index.groups.iter().enumerate() {
+            for (i, p) in group.programs.iter().enumerate() {
+                let at = format!("programs/{}/{i}.dxil", group_dir(g));
+                match decode::decode(&self.map[p.container.clone()]) {
+                    Ok(program) => {
+                        for problem in program.problems() {
+                            out.push(format!("{at}: {problem}"));
+                        }
+                    }
+                    Err(e) => out.push(format!("{at}: {e}")),
+                }
+            }
+        }
+        out
     }
 }

@@ -152,7 +152,7 @@ fn a_small_database_reads_exhaustively() {
             );
             assert!(j["container"]["parts"].as_array().unwrap().len() >= 3);
             assert_eq!(
-                &j["container"]["program"].as_str().unwrap()[..2],
+                &j["container"]["program"]["profile"].as_str().unwrap()[..2],
                 ["vs", "ps", "gs", "ds", "hs", "cs"][g]
             );
             assert_eq!(j["table"]["bytes_144"].as_str().unwrap().len(), 288);
@@ -279,7 +279,7 @@ fn a_small_database_reads_exhaustively() {
         .apply(&edit)
         .unwrap_err()
         .to_string()
-        .contains("read-only"));
+        .contains("only programs/"));
 }
 
 #[test]

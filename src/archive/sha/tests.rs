@@ -59,7 +59,14 @@ fn open(text: &[u8]) -> Opened {
     // SAFETY: the temporary file is ours and not changed while mapped.
     let map = Arc::new(unsafe { memmap2::Mmap::map(file.as_file()) }.unwrap());
     let archive = ShaFormat
-        .open(file.path(), map, OpenContext { writable: true })
+        .open(
+            file.path(),
+            map,
+            OpenContext {
+                writable: true,
+                sign: false,
+            },
+        )
         .unwrap();
     Opened {
         archive,

@@ -165,6 +165,14 @@ const SHADER_KINDS: &[(&str, &str)] = &[
     ("node", "lib"),
 ];
 
+/// The stage of a `ShaderKind` as a word, or `kind N` for one no table holds.
+pub fn kind_name(kind: u16) -> String {
+    match SHADER_KINDS.get(kind as usize) {
+        Some(k) => k.0.to_string(),
+        None => format!("kind {kind}"),
+    }
+}
+
 /// The program header of a `DXIL` part (`dxbc.md` §4): what kind of shader, which model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProgramVersion {
@@ -189,6 +197,64 @@ impl ProgramVersion {
     }
 }
 
+/// A `DXIL` (or `STAT`, `ILDB`) part's 24-byte header, checked as DXC's
+/// `IsValidDxilProgramHeader` checks it (`dxbc.md` §4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramHeader {
+    pub version: ProgramVersion,
+    pub size_in_uint32: u32,
+    pub dxil_major: u8,
+    pub dxil_minor: u8,
+    /// The bitcode, relative to the part's data.
+    pub bitcode: Range<usize>,
+}
+
+impl ProgramHeader {
+    pub fn parse(data: &[u8]) -> Result<ProgramHeader, String> {
+        if data.len() < 24 {
+            return Err(format!(
+                "a program part of {} bytes, its header needs 24",
+                data.len()
+            ));
+        }
+        let size = u32_at(data, 4);
+        if (size as u64) * 4 > data.len() as u64 {
+            return Err(format!(
+                "SizeInUint32 at offset 4 says {size} words, the part has {} bytes",
+                data.len()
+            ));
+        }
+        if &data[8..12] != b"DXIL" {
+            return Err(format!(
+                "no 'DXIL' magic at offset 8, found {:02x?}",
+                &data[8..12]
+            ));
+        }
+        let dxil = u32_at(data, 12);
+        let offset = u32_at(data, 16) as u64;
+        let len = u32_at(data, 20) as u64;
+        if offset + len > data.len() as u64 - 8 {
+            return Err(format!(
+                "the bitcode ({len} bytes at offset {offset} from the magic) runs past the part's {} bytes",
+                data.len()
+            ));
+        }
+        let v = u32_at(data, 0);
+        let start = 8 + offset as usize;
+        Ok(ProgramHeader {
+            version: ProgramVersion {
+                kind: (v >> 16) as u16,
+                major: ((v >> 4) & 0xF) as u8,
+                minor: (v & 0xF) as u8,
+            },
+            size_in_uint32: size,
+            dxil_major: (dxil >> 8) as u8,
+            dxil_minor: dxil as u8,
+            bitcode: start..start + len as usize,
+        })
+    }
+}
+
 impl Container {
     /// The first part with this FourCC.
     pub fn part(&self, fourcc: &[u8; 4]) -> Option<&Part> {
@@ -199,15 +265,7 @@ impl Container {
     pub fn program_version(&self, bytes: &[u8]) -> Option<ProgramVersion> {
         let part = self.part(b"DXIL")?;
         let data = bytes.get(part.data.clone())?;
-        if data.len() < 24 || &data[8..12] != b"DXIL" {
-            return None;
-        }
-        let v = u32_at(data, 0);
-        Some(ProgramVersion {
-            kind: (v >> 16) as u16,
-            major: ((v >> 4) & 0xF) as u8,
-            minor: (v & 0xF) as u8,
-        })
+        ProgramHeader::parse(data).ok().map(|h| h.version)
     }
 }
 

@@ -1,5 +1,25 @@
-//! DXBC containers as they carry DXIL (Shader Model 6), per `shared/formats/dxbc.md`.
-//! Only the envelope is read here: the header, the part table and the program header of
-//! the `DXIL` part.
+//! DXBC containers as they carry DXIL (Shader Model 6), per `shared/formats/dxbc.md`:
+//! the envelope ([`container`]), the digest ([`digest`]), the parts ([`parts`], [`psv`],
+//! [`rts`]), the `dx.op` intrinsics of the bitcode ([`intrinsics`] over
+//! [`bitstream`]), and all of it together ([`decode`]).
 
+pub mod bitstream;
+mod bytes;
 pub mod container;
+pub mod decode;
+pub mod digest;
+pub mod intrinsics;
+pub mod parts;
+pub mod psv;
+pub mod rts;
+pub mod tables;
+
+/// Bytes as lower-case hex digits, two per byte.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod corpus;
+#[cfg(test)]
+pub(crate) mod hlsl;

@@ -1,5 +1,6 @@
-//! Direct3D 12 enumerations the state records store (`sgd2.md` §7, from `d3d12.idl`).
-//! One table each; a value no table holds is shown as `unknown (N)`, never guessed.
+//! Direct3D 12 enumerations (`sgd2.md` §7 and `dxbc.md` §8, from `d3d12.idl`): those the
+//! SGD2 state records store and those a serialized root signature holds. One table each;
+//! a value no table holds is shown as `unknown (N)`, never guessed.
 
 /// An enumeration: its name prefix and its (value, name) pairs.
 pub struct Enum {
@@ -8,9 +9,11 @@ pub struct Enum {
 }
 
 impl Enum {
-    /// The Direct3D name of `value` (`D3D12_CULL_MODE_BACK`), or `unknown (N)`.
+    /// The Direct3D name of `value` (`D3D12_CULL_MODE_BACK`), or `unknown (N)`. An
+    /// enumeration without a prefix (DXIL's own, `dxbc.md`) names values bare.
     pub fn name(&self, value: u32) -> String {
         match self.values.iter().find(|v| v.0 == value) {
+            Some((_, name)) if self.prefix.is_empty() => name.to_string(),
             Some((_, name)) => format!("{}_{name}", self.prefix),
             None => format!("unknown ({value})"),
         }
@@ -108,7 +111,9 @@ pub const TEXTURE_ADDRESS_MODE: Enum = Enum {
     ],
 };
 
-/// The `D3D12_FILTER` values that fit in the byte the sampler record stores.
+/// `D3D12_FILTER`: the values below 0x100 fit the byte an SGD2 sampler record stores;
+/// the minimum and maximum reductions (0x100 + and 0x180 + a standard value) appear in
+/// root signatures' static samplers.
 pub const FILTER: Enum = Enum {
     prefix: "D3D12_FILTER",
     values: &[
@@ -132,6 +137,129 @@ pub const FILTER: Enum = Enum {
         (0x95, "COMPARISON_MIN_MAG_MIP_LINEAR"),
         (0xD4, "COMPARISON_MIN_MAG_ANISOTROPIC_MIP_POINT"),
         (0xD5, "COMPARISON_ANISOTROPIC"),
+        (0x100, "MINIMUM_MIN_MAG_MIP_POINT"),
+        (0x101, "MINIMUM_MIN_MAG_POINT_MIP_LINEAR"),
+        (0x104, "MINIMUM_MIN_POINT_MAG_LINEAR_MIP_POINT"),
+        (0x105, "MINIMUM_MIN_POINT_MAG_MIP_LINEAR"),
+        (0x110, "MINIMUM_MIN_LINEAR_MAG_MIP_POINT"),
+        (0x111, "MINIMUM_MIN_LINEAR_MAG_POINT_MIP_LINEAR"),
+        (0x114, "MINIMUM_MIN_MAG_LINEAR_MIP_POINT"),
+        (0x115, "MINIMUM_MIN_MAG_MIP_LINEAR"),
+        (0x154, "MINIMUM_MIN_MAG_ANISOTROPIC_MIP_POINT"),
+        (0x155, "MINIMUM_ANISOTROPIC"),
+        (0x180, "MAXIMUM_MIN_MAG_MIP_POINT"),
+        (0x181, "MAXIMUM_MIN_MAG_POINT_MIP_LINEAR"),
+        (0x184, "MAXIMUM_MIN_POINT_MAG_LINEAR_MIP_POINT"),
+        (0x185, "MAXIMUM_MIN_POINT_MAG_MIP_LINEAR"),
+        (0x190, "MAXIMUM_MIN_LINEAR_MAG_MIP_POINT"),
+        (0x191, "MAXIMUM_MIN_LINEAR_MAG_POINT_MIP_LINEAR"),
+        (0x194, "MAXIMUM_MIN_MAG_LINEAR_MIP_POINT"),
+        (0x195, "MAXIMUM_MIN_MAG_MIP_LINEAR"),
+        (0x1D4, "MAXIMUM_MIN_MAG_ANISOTROPIC_MIP_POINT"),
+        (0x1D5, "MAXIMUM_ANISOTROPIC"),
+    ],
+};
+
+pub const STATIC_BORDER_COLOR: Enum = Enum {
+    prefix: "D3D12_STATIC_BORDER_COLOR",
+    values: &[
+        (0, "TRANSPARENT_BLACK"),
+        (1, "OPAQUE_BLACK"),
+        (2, "OPAQUE_WHITE"),
+        (3, "OPAQUE_BLACK_UINT"),
+        (4, "OPAQUE_WHITE_UINT"),
+    ],
+};
+
+pub const SHADER_VISIBILITY: Enum = Enum {
+    prefix: "D3D12_SHADER_VISIBILITY",
+    values: &[
+        (0, "ALL"),
+        (1, "VERTEX"),
+        (2, "HULL"),
+        (3, "DOMAIN"),
+        (4, "GEOMETRY"),
+        (5, "PIXEL"),
+        (6, "AMPLIFICATION"),
+        (7, "MESH"),
+    ],
+};
+
+pub const ROOT_PARAMETER_TYPE: Enum = Enum {
+    prefix: "D3D12_ROOT_PARAMETER_TYPE",
+    values: &[
+        (0, "DESCRIPTOR_TABLE"),
+        (1, "32BIT_CONSTANTS"),
+        (2, "CBV"),
+        (3, "SRV"),
+        (4, "UAV"),
+    ],
+};
+
+pub const DESCRIPTOR_RANGE_TYPE: Enum = Enum {
+    prefix: "D3D12_DESCRIPTOR_RANGE_TYPE",
+    values: &[(0, "SRV"), (1, "UAV"), (2, "CBV"), (3, "SAMPLER")],
+};
+
+/// A set of flags: its name prefix and its (bit, name) pairs.
+pub struct Flags {
+    pub prefix: &'static str,
+    pub bits: &'static [(u32, &'static str)],
+}
+
+impl Flags {
+    /// The names of the bits set in `value`, bits no table names kept as one number.
+    pub fn names(&self, value: u32) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .bits
+            .iter()
+            .filter(|(bit, _)| value & bit != 0)
+            .map(|(_, name)| format!("{}_{name}", self.prefix))
+            .collect();
+        let known = self.bits.iter().fold(0, |all, (bit, _)| all | bit);
+        if value & !known != 0 {
+            out.push(format!("{:#x}", value & !known));
+        }
+        out
+    }
+}
+
+pub const ROOT_SIGNATURE_FLAGS: Flags = Flags {
+    prefix: "D3D12_ROOT_SIGNATURE_FLAG",
+    bits: &[
+        (0x1, "ALLOW_INPUT_ASSEMBLER_INPUT_LAYOUT"),
+        (0x2, "DENY_VERTEX_SHADER_ROOT_ACCESS"),
+        (0x4, "DENY_HULL_SHADER_ROOT_ACCESS"),
+        (0x8, "DENY_DOMAIN_SHADER_ROOT_ACCESS"),
+        (0x10, "DENY_GEOMETRY_SHADER_ROOT_ACCESS"),
+        (0x20, "DENY_PIXEL_SHADER_ROOT_ACCESS"),
+        (0x40, "ALLOW_STREAM_OUTPUT"),
+        (0x80, "LOCAL_ROOT_SIGNATURE"),
+        (0x100, "DENY_AMPLIFICATION_SHADER_ROOT_ACCESS"),
+        (0x200, "DENY_MESH_SHADER_ROOT_ACCESS"),
+        (0x400, "CBV_SRV_UAV_HEAP_DIRECTLY_INDEXED"),
+        (0x800, "SAMPLER_HEAP_DIRECTLY_INDEXED"),
+        (0x8000_0000, "ALLOW_LOW_TIER_RESERVED_HW_CB_LIMIT"),
+    ],
+};
+
+pub const DESCRIPTOR_RANGE_FLAGS: Flags = Flags {
+    prefix: "D3D12_DESCRIPTOR_RANGE_FLAG",
+    bits: &[
+        (0x1, "DESCRIPTORS_VOLATILE"),
+        (0x2, "DATA_VOLATILE"),
+        (0x4, "DATA_STATIC_WHILE_SET_AT_EXECUTE"),
+        (0x8, "DATA_STATIC"),
+        (0x10000, "DESCRIPTORS_STATIC_KEEPING_BUFFER_BOUNDS_CHECKS"),
+    ],
+};
+
+pub const ROOT_DESCRIPTOR_FLAGS: Flags = Flags {
+    prefix: "D3D12_ROOT_DESCRIPTOR_FLAG",
+    bits: &[
+        (0x2, "DATA_VOLATILE"),
+        (0x4, "DATA_STATIC_WHILE_SET_AT_EXECUTE"),
+        (0x8, "DATA_STATIC"),
     ],
 };
 

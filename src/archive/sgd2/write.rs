@@ -1,0 +1,107 @@
+//! Writing an SGD2 database back (`sgd2.md` §10): every record re-serialised from the
+//! index, with at most one program's container replaced. The record's name, tag byte,
+//! 152-byte table and binding table stay as they are, programs keep their order (effects
+//! address them by index), and effects are copied as stored, so everything but the
+//! replaced container and its length word comes out byte-identical.
+
+use super::read::{Index, MAGIC, STAGES};
+use crate::shader::dxbc::container::{self, ProgramHeader};
+use crate::shader::dxbc::digest::{self, Signature};
+
+/// A container to put in place of program `index` of `group`.
+pub struct Replacement<'a> {
+    pub group: usize,
+    pub index: usize,
+    pub container: &'a [u8],
+}
+
+/// The database `bytes` (indexed as `index`) with `replace` applied.
+pub fn serialise(bytes: &[u8], index: &Index, replace: Option<&Replacement<'_>>) -> Vec<u8> {
+    let grow = replace.map_or(0, |r| r.container.len());
+    let mut out = Vec::with_capacity(bytes.len() + grow);
+    out.extend_from_slice(MAGIC);
+    for (g, group) in index.groups.iter().enumerate() {
+        out.extend_from_slice(&(group.programs.len() as u32).to_le_bytes());
+        for (i, p) in group.programs.iter().enumerate() {
+            let container = match replace {
+                Some(r) if r.group == g && r.index == i => r.container,
+                _ => &bytes[p.container.clone()],
+            };
+            out.push((p.name.len() + 1) as u8);
+            out.extend_from_slice(&bytes[p.name.clone()]);
+            out.push(0);
+            out.push(p.tag);
+            out.extend_from_slice(&(container.len() as u32).to_le_bytes());
+            out.extend_from_slice(container);
+            out.extend_from_slice(&bytes[p.table.clone()]);
+            out.extend_from_slice(&(p.bindings.len() as u32).to_le_bytes());
+            out.extend_from_slice(&bytes[p.bindings.clone()]);
+        }
+    }
+    out.extend_from_slice(&(index.effects.len() as u32).to_le_bytes());
+    if let Some(first) = index.effects.first() {
+        out.extend_from_slice(&bytes[first.offset..]);
+    }
+    out
+}
+
+/// Check a container written over a program of `group` (`dxbc.md` §2, §4, §9): the
+/// envelope DXC would accept, a `DXIL` part whose program is of the group's stage, and a
+/// digest that verifies. With `sign`, a wrong digest is replaced by the retail one (and
+/// a `HASH` part that is not the bitcode's MD5 by the MD5). Returns the container to
+/// store.
+pub fn check_container(data: &[u8], group: usize, sign: bool) -> Result<Vec<u8>, String> {
+    let c = container::parse(data).map_err(|e| e.to_string())?;
+    if c.size as usize != data.len() {
+        return Err(format!(
+            "{} bytes after the container's end (its size field at offset 0x18 says {})",
+            data.len() - c.size as usize,
+            c.size
+        ));
+    }
+    let part = c
+        .part(b"DXIL")
+        .ok_or("no DXIL part: an SGD2 program is a DXIL program")?;
+    let header = ProgramHeader::parse(&data[part.data.clone()])
+        .map_err(|e| format!("the DXIL part at offset {:#x}: {e}", part.offset))?;
+    if let Some(stage) = STAGES.get(group) {
+        let kind = container::kind_name(header.version.kind);
+        if kind != *stage {
+            return Err(format!(
+                "a {kind} program ({}) cannot replace a {stage} program",
+                header.version.profile()
+            ));
+        }
+    }
+    let computed = digest::container_digest(data, data.len());
+    let mut stored = [0u8; 16];
+    stored.copy_from_slice(&data[digest::DIGEST_RANGE]);
+    let status = digest::check(&stored, &computed);
+    if status == Signature::Retail {
+        return Ok(data.to_vec());
+    }
+    if sign {
+        // As DXC would write it: the HASH part (the bitcode's MD5, `dxbc.md` §7.2) where
+        // the bitcode changed, then the container digest over everything (§9).
+        let mut signed = data.to_vec();
+        if let Some(hash) = c.part(b"HASH") {
+            let bitcode =
+                part.data.start + header.bitcode.start..part.data.start + header.bitcode.end;
+            let flags = &data[hash.data.clone()];
+            if hash.data.len() >= 20 && flags[..4] == [0; 4] {
+                let md5 = digest::md5(&data[bitcode]);
+                signed[hash.data.start + 4..hash.data.start + 20].copy_from_slice(&md5);
+            }
+        }
+        digest::sign(&mut signed, data.len());
+        return Ok(signed);
+    }
+    Err(format!(
+        "the container digest (bytes 4-19) is {} ({}), the container's is {}; D3D12 refuses a \
+         container whose digest does not verify. Sign it (dxc signs when its validator runs), \
+         or mount with -o sign to have the digest written on save",
+        crate::shader::dxbc::hex(&stored),
+        status.as_str(),
+        crate::shader::dxbc::hex(&computed)
+    ))
+}
