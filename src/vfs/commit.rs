@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
+use super::{Piece, Rewrite};
+
 #[derive(Debug, thiserror::Error)]
 pub enum CommitError {
     #[error("writing {path}: {source}")]
@@ -34,12 +36,15 @@ pub struct Replaced<T> {
     pub value: T,
 }
 
-/// Replace `target` with `bytes`. `reread` parses the temporary file before it is renamed
-/// into place; if it fails, the archive is untouched. With `backup`, `target.bak` is
-/// written first when it does not exist yet.
+/// Replace `target` with `rewrite`, whose kept pieces are ranges of `current` (the open
+/// file the archive's snapshot maps; `current_bytes` is that mapping). `reread` parses
+/// the temporary file before it is renamed into place; if it fails, the archive is
+/// untouched. With `backup`, `target.bak` is written first when it does not exist yet.
 pub fn replace<T>(
     target: &Path,
-    bytes: &[u8],
+    current: &File,
+    current_bytes: &[u8],
+    rewrite: &Rewrite,
     backup: bool,
     reread: impl FnOnce(&Path, Arc<Mmap>) -> Result<T, String>,
 ) -> Result<Replaced<T>, CommitError> {
@@ -48,15 +53,19 @@ pub fn replace<T>(
     let (temp_path, mut temp) = create_temp(&dir, target, &old).map_err(io_err(&dir))?;
     let cleanup = TempGuard(Some(temp_path.clone()));
 
-    temp.write_all(bytes).map_err(io_err(&temp_path))?;
+    write_rewrite(&mut temp, current, current_bytes, rewrite).map_err(io_err(&temp_path))?;
     temp.sync_all().map_err(io_err(&temp_path))?;
     // SAFETY: the temporary file is ours, created exclusively in this call; nobody else
     // writes it while it is mapped.
     let map = Arc::new(unsafe { Mmap::map(&temp) }.map_err(io_err(&temp_path))?);
-    if map[..] != *bytes {
+    if map.len() != rewrite.len() {
         return Err(CommitError::Reread {
             path: temp_path,
-            message: "the bytes read back differ from the bytes written".into(),
+            message: format!(
+                "{} bytes read back, {} written",
+                map.len(),
+                rewrite.len()
+            ),
         });
     }
     let value = reread(&temp_path, map.clone()).map_err(|message| CommitError::Reread {
@@ -77,6 +86,58 @@ pub fn replace<T>(
         map,
         value,
     })
+}
+
+/// Write the pieces in order: kept ranges copied from `current` inside the kernel
+/// (`copy_file_range`; where the file system cannot, from the mapping), new bytes
+/// written.
+fn write_rewrite(
+    out: &mut File,
+    current: &File,
+    current_bytes: &[u8],
+    rewrite: &Rewrite,
+) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    for piece in rewrite.pieces() {
+        match piece {
+            Piece::New(bytes) => out.write_all(bytes)?,
+            Piece::Keep(range) => {
+                if range.end > current_bytes.len() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "a kept range runs past the archive",
+                    ));
+                }
+                let mut offset = range.start as i64;
+                let end = range.end as i64;
+                while offset < end {
+                    // SAFETY: both descriptors are open files; `offset` is ours to advance
+                    // and the output offset is the file's own.
+                    let n = unsafe {
+                        libc::copy_file_range(
+                            current.as_raw_fd(),
+                            &mut offset,
+                            out.as_raw_fd(),
+                            std::ptr::null_mut(),
+                            (end - offset) as usize,
+                            0,
+                        )
+                    };
+                    if n > 0 {
+                        continue;
+                    }
+                    let err = io::Error::last_os_error();
+                    if n < 0 && err.kind() == io::ErrorKind::Interrupted {
+                        continue;
+                    }
+                    // No copy in the kernel here (or a short file): write from the map.
+                    out.write_all(&current_bytes[offset as usize..range.end])?;
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `ARCHIVE.bak`, written once (atomically itself) before the first commit of a mount.
@@ -152,17 +213,52 @@ impl Drop for TempGuard {
 mod tests {
     use super::*;
 
+    /// `replace` with all-new bytes.
+    fn replace_with<T>(
+        target: &Path,
+        bytes: &[u8],
+        backup: bool,
+        reread: impl FnOnce(&Path, Arc<Mmap>) -> Result<T, String>,
+    ) -> Result<Replaced<T>, CommitError> {
+        let current = File::open(target).unwrap();
+        let old = fs::read(target).unwrap();
+        replace(target, &current, &old, &Rewrite::whole(bytes.to_vec()), backup, reread)
+    }
+
+    #[test]
+    fn kept_pieces_are_copied_from_the_current_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.awc");
+        let old: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        fs::write(&target, &old).unwrap();
+        let mut rewrite = Rewrite::new();
+        rewrite.keep(0..1000);
+        rewrite.keep(1000..5000);
+        rewrite.push(b"NEW");
+        rewrite.keep(150_000..200_000);
+        assert_eq!(rewrite.pieces().len(), 3, "touching ranges are joined");
+        let current = File::open(&target).unwrap();
+        let done = replace(&target, &current, &old, &rewrite, false, |_, map| {
+            Ok(map.to_vec())
+        })
+        .unwrap();
+        let want = [&old[..5000], b"NEW", &old[150_000..]].concat();
+        assert_eq!(done.value, want);
+        assert_eq!(fs::read(&target).unwrap(), want);
+        assert_eq!(rewrite.to_vec(&old), want);
+    }
+
     #[test]
     fn replaces_and_keeps_backup() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("a.sdp");
         fs::write(&target, b"old").unwrap();
-        let done = replace(&target, b"new", true, |_, map| Ok(map.len())).unwrap();
+        let done = replace_with(&target, b"new", true, |_, map| Ok(map.len())).unwrap();
         assert_eq!(done.value, 3);
         assert_eq!(fs::read(&target).unwrap(), b"new");
         assert_eq!(fs::read(dir.path().join("a.sdp.bak")).unwrap(), b"old");
         // A second commit keeps the first backup.
-        replace(&target, b"newer", true, |_, _| Ok(())).unwrap();
+        replace_with(&target, b"newer", true, |_, _| Ok(())).unwrap();
         assert_eq!(fs::read(dir.path().join("a.sdp.bak")).unwrap(), b"old");
         assert_eq!(
             fs::read_dir(dir.path()).unwrap().count(),
@@ -176,7 +272,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("a.sdp");
         fs::write(&target, b"old").unwrap();
-        let err = replace(&target, b"bad", false, |_, _| Err::<(), _>("nope".into()));
+        let err = replace_with(&target, b"bad", false, |_, _| Err::<(), _>("nope".into()));
         assert!(matches!(err, Err(CommitError::Reread { .. })));
         assert_eq!(fs::read(&target).unwrap(), b"old");
         assert_eq!(

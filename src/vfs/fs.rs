@@ -104,10 +104,18 @@ pub struct WriteBuffer {
 struct Snapshot {
     archive: Arc<dyn Archive>,
     generation: u64,
-    /// The mapped file, kept open to notice another program changing it under us.
+    /// The mapped file, kept open to notice another program changing it under us, and
+    /// to copy unchanged pieces from in a commit.
     file: File,
+    map: Arc<Mmap>,
     len: u64,
     mtime: SystemTime,
+}
+
+impl Snapshot {
+    fn archive_bytes(&self) -> &[u8] {
+        &self.map
+    }
 }
 
 struct Mounted {
@@ -177,12 +185,13 @@ fn open_snapshot(
     }
     let map = Arc::new(map);
     let archive = format
-        .open(path, map, ctx)
+        .open(path, map.clone(), ctx)
         .map_err(|e| OpenError::Malformed(e.message))?;
     Ok(Snapshot {
         archive,
         generation,
         file,
+        map,
         len: meta.len(),
         mtime: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
     })
@@ -1065,8 +1074,8 @@ impl Vfs {
         let _serial = mounted.commit_lock.lock();
         let old = self.snapshot(id);
         let user_path = self.user_path(id, path);
-        let bytes = match old.archive.apply(edit) {
-            Ok(bytes) => bytes,
+        let rewrite = match old.archive.apply(edit) {
+            Ok(rewrite) => rewrite,
             Err(e) => {
                 self.report(&user_path, &format!("refused: {e}"));
                 return Err(match e {
@@ -1083,9 +1092,14 @@ impl Vfs {
         let backup = self.opts.backup && !mounted.backed_up.load(Ordering::Relaxed);
         let format = mounted.format;
         // The temporary file is read as the archive it is about to become.
-        let replaced = commit::replace(&mounted.path, &bytes, backup, |_temp, map| {
-            format.open(&mounted.path, map, ctx).map_err(|e| e.message)
-        });
+        let replaced = commit::replace(
+            &mounted.path,
+            &old.file,
+            old.archive_bytes(),
+            &rewrite,
+            backup,
+            |_temp, map| format.open(&mounted.path, map, ctx).map_err(|e| e.message),
+        );
         let replaced = match replaced {
             Ok(r) => r,
             Err(e) => {
@@ -1104,7 +1118,8 @@ impl Vfs {
             archive: replaced.value,
             generation: old.generation + 1,
             file: replaced.file,
-            len: bytes.len() as u64,
+            map: replaced.map,
+            len: rewrite.len() as u64,
             mtime: meta
                 .and_then(|m| m.modified().ok())
                 .unwrap_or(SystemTime::UNIX_EPOCH),

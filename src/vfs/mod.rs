@@ -109,6 +109,89 @@ pub enum Edit<'a> {
     },
 }
 
+/// The bytes of a new archive: pieces of the current one and new bytes, in order. A
+/// commit copies the kept pieces inside the kernel (`copy_file_range`), so replacing one
+/// program of a 60 MB database moves kilobytes through the daemon, not megabytes.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Rewrite {
+    pieces: Vec<Piece>,
+    len: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// A range of the current archive's bytes.
+    Keep(Range<usize>),
+    New(Vec<u8>),
+}
+
+impl Rewrite {
+    pub fn new() -> Rewrite {
+        Rewrite::default()
+    }
+
+    /// A rewrite that is all new bytes (formats that serialise the whole archive).
+    pub fn whole(bytes: Vec<u8>) -> Rewrite {
+        let len = bytes.len();
+        Rewrite {
+            pieces: vec![Piece::New(bytes)],
+            len,
+        }
+    }
+
+    /// Append a range of the current archive (joined to the previous range when they
+    /// touch).
+    pub fn keep(&mut self, range: Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        self.len += range.len();
+        if let Some(Piece::Keep(last)) = self.pieces.last_mut() {
+            if last.end == range.start {
+                last.end = range.end;
+                return;
+            }
+        }
+        self.pieces.push(Piece::Keep(range));
+    }
+
+    /// Append new bytes.
+    pub fn push(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.len += bytes.len();
+        match self.pieces.last_mut() {
+            Some(Piece::New(last)) => last.extend_from_slice(bytes),
+            _ => self.pieces.push(Piece::New(bytes.to_vec())),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn pieces(&self) -> &[Piece] {
+        &self.pieces
+    }
+
+    /// The new archive's bytes, given the current archive's.
+    pub fn to_vec(&self, current: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len);
+        for piece in &self.pieces {
+            match piece {
+                Piece::Keep(range) => out.extend_from_slice(&current[range.clone()]),
+                Piece::New(bytes) => out.extend_from_slice(bytes),
+            }
+        }
+        out
+    }
+}
+
 /// Why a format refused an edit or could not render a view. The message is what the user
 /// reads in `.shaderfs/errors`, so it names the place (line:column, byte offset) and what
 /// was expected.
@@ -134,8 +217,9 @@ pub trait Archive: Send + Sync {
     /// Whether `name` in `dir` would be an archive member (as opposed to a scratch file an
     /// editor leaves, which lives in memory only).
     fn accepts_new(&self, dir: &str, name: &str) -> bool;
-    /// Validate an edit and return the complete bytes of the new archive.
-    fn apply(&self, edit: &Edit<'_>) -> Result<Vec<u8>, ViewError>;
+    /// Validate an edit and return the complete new archive (as a [`Rewrite`] of the
+    /// current one).
+    fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError>;
     /// What the game would refuse in the archive as it stands, beyond views that cannot
     /// be read (`shaderfs check` reports both). Each message names its place.
     fn problems(&self) -> Vec<String> {

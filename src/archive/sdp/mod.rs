@@ -35,7 +35,7 @@ use crate::shader::d3d9::bytecode::{self, ShaderKind, Version};
 use crate::shader::d3d9::ctab::{self, ConstantTable};
 use crate::shader::d3d9::{asm, disasm};
 use crate::vfs::name::Namer;
-use crate::vfs::{
+use crate::vfs::{Rewrite, 
     Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, ViewError,
 };
 
@@ -497,7 +497,7 @@ impl Archive for Package {
         }
     }
 
-    fn apply(&self, edit: &Edit<'_>) -> Result<Vec<u8>, ViewError> {
+    fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError> {
         let mut records = self.current();
         let replaced: Vec<u8>;
         match *edit {
@@ -543,6 +543,6 @@ impl Archive for Package {
                 }
             }
         }
-        self.serialise(records)
+        self.serialise(records).map(Rewrite::whole)
     }
 }

@@ -56,7 +56,7 @@ use super::json_view;
 use crate::shader::dxbc::decode::{self, DigestJson, PartJson, ProgramJson as DxilProgram};
 use crate::shader::dxbc::intrinsics::Intrinsic;
 use crate::vfs::name::Namer;
-use crate::vfs::{
+use crate::vfs::{Rewrite, 
     Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, ViewError,
 };
 
@@ -292,7 +292,7 @@ impl Database {
 
     /// The whole database re-serialised with no change: byte-identical to the file.
     pub fn serialise(&self) -> Vec<u8> {
-        write::serialise(&self.map, &self.index, None)
+        write::serialise(&self.map, &self.index, None).to_vec(&self.map)
     }
 
     fn census(&self) -> Blob {
@@ -307,7 +307,7 @@ impl Database {
         group: usize,
         index: usize,
         data: &[u8],
-    ) -> Result<Vec<u8>, ViewError> {
+    ) -> Result<Rewrite, ViewError> {
         self.program(group, index)?;
         let container = write::check_container(data, group, self.sign).map_err(|e| {
             ViewError::Invalid(format!("programs/{}/{index}.dxil: {e}", group_dir(group)))
@@ -734,7 +734,7 @@ impl Archive for Database {
         false
     }
 
-    fn apply(&self, edit: &Edit<'_>) -> Result<Vec<u8>, ViewError> {
+    fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError> {
         if let Edit::Write { key, data } = edit {
             if let Some(View::ProgramDxil { group, index }) = unkey(*key) {
                 return self.replace_program(group, index, data);

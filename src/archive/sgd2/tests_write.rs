@@ -193,10 +193,11 @@ fn an_unchanged_database_serialises_byte_identically() {
 
 /// Replace pixel program 1 with `new`.
 fn replace(db: &Database, new: &[u8]) -> Result<Vec<u8>, ViewError> {
-    db.apply(&Edit::Write {
+    let rewrite = db.apply(&Edit::Write {
         key: key(View::ProgramDxil { group: 1, index: 1 }),
         data: new,
-    })
+    })?;
+    Ok(rewrite.to_vec(&db.map))
 }
 
 #[test]

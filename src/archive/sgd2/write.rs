@@ -5,6 +5,7 @@
 //! replaced container and its length word comes out byte-identical.
 
 use super::read::{Index, MAGIC, STAGES};
+use crate::vfs::Rewrite;
 use crate::shader::dxbc::container::{self, ProgramHeader};
 use crate::shader::dxbc::digest::{self, Signature};
 
@@ -15,33 +16,33 @@ pub struct Replacement<'a> {
     pub container: &'a [u8],
 }
 
-/// The database `bytes` (indexed as `index`) with `replace` applied.
-pub fn serialise(bytes: &[u8], index: &Index, replace: Option<&Replacement<'_>>) -> Vec<u8> {
-    let grow = replace.map_or(0, |r| r.container.len());
-    let mut out = Vec::with_capacity(bytes.len() + grow);
-    out.extend_from_slice(MAGIC);
+/// The database `bytes` (indexed as `index`) with `replace` applied, as a [`Rewrite`]:
+/// every field is a range of the stored bytes except the replaced container and its
+/// length word, so the commit copies the rest inside the kernel.
+pub fn serialise(bytes: &[u8], index: &Index, replace: Option<&Replacement<'_>>) -> Rewrite {
+    let mut out = Rewrite::new();
+    out.push(MAGIC);
+    let mut at = MAGIC.len();
     for (g, group) in index.groups.iter().enumerate() {
-        out.extend_from_slice(&(group.programs.len() as u32).to_le_bytes());
+        // The group's count word, then its records.
+        out.keep(at..group.offset + 4);
+        at = group.offset + 4;
         for (i, p) in group.programs.iter().enumerate() {
-            let container = match replace {
-                Some(r) if r.group == g && r.index == i => r.container,
-                _ => &bytes[p.container.clone()],
-            };
-            out.push((p.name.len() + 1) as u8);
-            out.extend_from_slice(&bytes[p.name.clone()]);
-            out.push(0);
-            out.push(p.tag);
-            out.extend_from_slice(&(container.len() as u32).to_le_bytes());
-            out.extend_from_slice(container);
-            out.extend_from_slice(&bytes[p.table.clone()]);
-            out.extend_from_slice(&(p.bindings.len() as u32).to_le_bytes());
-            out.extend_from_slice(&bytes[p.bindings.clone()]);
+            match replace {
+                Some(r) if r.group == g && r.index == i => {
+                    // Name length, name, NUL, tag: as stored; then the new length and
+                    // container.
+                    out.keep(at..p.container.start - 4);
+                    out.push(&(r.container.len() as u32).to_le_bytes());
+                    out.push(r.container);
+                    out.keep(p.container.end..p.bindings.end);
+                }
+                _ => out.keep(at..p.bindings.end),
+            }
+            at = p.bindings.end;
         }
     }
-    out.extend_from_slice(&(index.effects.len() as u32).to_le_bytes());
-    if let Some(first) = index.effects.first() {
-        out.extend_from_slice(&bytes[first.offset..]);
-    }
+    out.keep(at..bytes.len());
     out
 }
 

@@ -57,7 +57,7 @@ use self::check::{Finding, Severity, STREAM_FORMATS, STREAM_FORMAT_NAME};
 use self::effect::{Effect, Lines, ParseError, Stage};
 use super::{has_extension, json_view};
 use crate::vfs::name::Namer;
-use crate::vfs::{
+use crate::vfs::{Rewrite, 
     Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, ViewError,
 };
 
@@ -644,7 +644,7 @@ impl Archive for Sha {
         false
     }
 
-    fn apply(&self, edit: &Edit<'_>) -> Result<Vec<u8>, ViewError> {
+    fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError> {
         let Edit::Write { key, data } = *edit else {
             return Err(ViewError::NotPermitted(
                 "an effect's files follow from its text: edit effect.fx to add, remove or \
@@ -680,6 +680,6 @@ impl Archive for Sha {
                 ))
             }
         };
-        self.validate(new)
+        self.validate(new).map(Rewrite::whole)
     }
 }

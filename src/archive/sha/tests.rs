@@ -49,6 +49,7 @@ const BAD: [&str; 2] = ["demo_helloworld.sha", "demo_static2x.sha"];
 /// An opened effect and the temporary file it maps.
 struct Opened {
     archive: Arc<dyn Archive>,
+    text: Vec<u8>,
     _file: tempfile::NamedTempFile,
 }
 
@@ -70,6 +71,7 @@ fn open(text: &[u8]) -> Opened {
         .unwrap();
     Opened {
         archive,
+        text: text.to_vec(),
         _file: file,
     }
 }
@@ -101,10 +103,11 @@ impl Opened {
     }
 
     fn save(&self, path: &str, data: &[u8]) -> Result<Vec<u8>, ViewError> {
-        self.archive.apply(&Edit::Write {
+        let rewrite = self.archive.apply(&Edit::Write {
             key: self.key(path),
             data,
-        })
+        })?;
+        Ok(rewrite.to_vec(&self.text))
     }
 }
 
