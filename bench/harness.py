@@ -248,35 +248,39 @@ def techniques(res, gta, sdp):
     mnt = WORK / "mnt-tune"
     pix = f"{mnt}/programs/pixel"
 
-    def measure(cmd, tune, warmup=True, remount_each=False):
+    def measure(cmd, tune, warmup=True, remount_each=False, opts="ro", pause=0.0):
         times = []
-        mount(gta, mnt, tune=tune)
+        mount(gta, mnt, opts=opts, tune=tune)
         if warmup:
             sh(cmd.format(m=mnt, p=pix))
         for _ in range(RUNS):
             if remount_each:
-                mount(gta, mnt, tune=tune)
+                mount(gta, mnt, opts=opts, tune=tune)
+            if pause:
+                time.sleep(pause)
             times.append(timed(cmd.format(m=mnt, p=pix)))
         unmount(mnt)
         return median(times) * 1000
 
+    json_parallel = "find {p} -name '*.json' -print0 | xargs -0 -n 64 -P 4 cat > /dev/null"
     cases = [
+        # (what, command, knobs that turn it off, warm-up, remount each run, options, pause)
         ("FOPEN_KEEP_CACHE and no-open (warm read of every program)",
-         READ_ALL.format(d="{p}"), "no_keep_cache,no_open_off", True, False),
-        ("long attribute/entry timeouts (warm `ls -l programs/pixel`)",
-         "ls -l {p} > /dev/null", "short_ttl", True, False),
+         READ_ALL.format(d="{p}"), "no_keep_cache,no_open_off", True, False, "ro", 0),
+        ("long attribute/entry timeouts (`ls -l programs/pixel`, 1.2 s after the last)",
+         "ls -l {p} > /dev/null", "short_ttl", True, False, "ro", 1.2),
         ("readdirplus (`ls -l programs/pixel` after mount)",
-         "ls -l {p} > /dev/null", "no_readdirplus", False, True),
-        ("several fuser threads (parallel read of every program, warm)",
-         READ_ALL_PARALLEL.format(d="{p}"), "threads=1", True, False),
-        ("rendered views in the cache (second `grep` over program JSON)",
-         "grep -l --include='*.json' -r Wave32 {p} > /dev/null", "cache=0", True, False),
+         "ls -l {p} > /dev/null", "no_readdirplus", False, True, "ro", 0),
+        ("several fuser threads (4 readers of every program JSON after mount)",
+         json_parallel, "threads=1", False, True, "ro", 0),
+        ("rendered views in the cache (second `grep` over program JSON, writable mount)",
+         "grep -l --include='*.json' -r Wave32 {p} > /dev/null", "cache=0", True, False, "rw", 0),
         ("large reads (read of every program after mount)",
-         READ_ALL.format(d="{p}"), "readahead=4096", False, True),
+         READ_ALL.format(d="{p}"), "readahead=4096", False, True, "ro", 0),
     ]
-    for what, cmd, tune, warmup, remount in cases:
-        on = measure(cmd, "", warmup, remount)
-        off = measure(cmd, tune, warmup, remount)
+    for what, cmd, tune, warmup, remount, opts, pause in cases:
+        on = measure(cmd, "", warmup, remount, opts, pause)
+        off = measure(cmd, tune, warmup, remount, opts, pause)
         res.add(f"technique: {what}", on, f"without ({tune})", off)
 
     # Framing only at mount: mounting against decoding every view.

@@ -10,6 +10,9 @@
 use std::ffi::OsStr;
 use std::sync::mpsc;
 use std::sync::Arc;
+
+use parking_lot::Mutex;
+use rustc_hash::FxHashMap;
 use std::time::{Duration, UNIX_EPOCH};
 
 use fuser::{
@@ -26,8 +29,14 @@ use crate::vfs::Vfs;
 /// Entries taken from the vfs per readdir request: more than a reply buffer holds.
 const READDIR_BATCH: usize = 1024;
 
+/// How many times the kernel was handed each inode (lookups, readdirplus entries,
+/// creates) less what it forgot: the inodes it may hold caches of. A commit invalidates
+/// only those, not every file of a 40,000-file tree.
+pub type Known = Arc<Mutex<FxHashMap<u64, u64>>>;
+
 pub struct FuseFs {
     vfs: Arc<Vfs>,
+    known: Known,
     /// Read-only mount whose kernel took `FUSE_NO_OPEN_SUPPORT`: `open` answers ENOSYS
     /// once and the kernel stops sending open, flush and release, keeping its page cache.
     /// Nothing is pinned per handle then, which a mount that never changes does not need.
@@ -47,6 +56,7 @@ impl FuseFs {
         };
         FuseFs {
             vfs,
+            known: Known::default(),
             ttl,
             no_open: false,
             tuning,
@@ -54,7 +64,16 @@ impl FuseFs {
     }
 
     /// Forward the vfs's invalidations to the kernel through `notifier`, from a thread.
-    pub fn start_invalidator(vfs: &Vfs, notifier: Notifier) {
+    /// The inodes the kernel holds, for [`FuseFs::start_invalidator`].
+    pub fn known(&self) -> Known {
+        self.known.clone()
+    }
+
+    fn remember(&self, ino: u64) {
+        *self.known.lock().entry(ino).or_insert(0) += 1;
+    }
+
+    pub fn start_invalidator(vfs: &Vfs, notifier: Notifier, known: Known) {
         let (tx, rx) = mpsc::channel::<Vec<Invalidation>>();
         vfs.set_notify(Box::new(move |batch| {
             let _ = tx.send(batch);
@@ -63,6 +82,18 @@ impl FuseFs {
             .name("invalidate".into())
             .spawn(move || {
                 for batch in rx {
+                    let batch: Vec<Invalidation> = {
+                        let known = known.lock();
+                        batch
+                            .into_iter()
+                            .filter(|inval| match inval {
+                                Invalidation::Inode(ino) => known.contains_key(ino),
+                                Invalidation::Entry { parent, .. } => {
+                                    *parent == INodeNo::ROOT.0 || known.contains_key(parent)
+                                }
+                            })
+                            .collect()
+                    };
                     for inval in batch {
                         // ENOENT means the kernel had nothing cached: nothing to do.
                         let _ = match &inval {
@@ -124,6 +155,7 @@ impl FuseFs {
     fn reply_entry(&self, reply: ReplyEntry, result: Result<Attr, i32>) {
         match result {
             Ok(attr) => {
+                self.remember(attr.ino);
                 let ttl = self.attr_ttl(&attr);
                 reply.entry_with_ttls(&ttl.min(self.ttl), &ttl, &to_fuse(&attr), Generation(0));
             }
@@ -168,6 +200,16 @@ impl fuser::Filesystem for FuseFs {
         let _ = config.set_max_write(1 << 20);
         let _ = config.set_max_readahead(self.tuning.readahead);
         Ok(())
+    }
+
+    fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
+        let mut known = self.known.lock();
+        if let Some(count) = known.get_mut(&ino.0) {
+            *count = count.saturating_sub(nlookup);
+            if *count == 0 {
+                known.remove(&ino.0);
+            }
+        }
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
@@ -441,6 +483,10 @@ impl fuser::Filesystem for FuseFs {
                     ) {
                         break;
                     }
+                    // The kernel counts a lookup for every entry but `.` and `..`.
+                    if name != "." && name != ".." {
+                        self.remember(child);
+                    }
                 }
                 reply.ok();
             }
@@ -481,13 +527,16 @@ impl fuser::Filesystem for FuseFs {
             return;
         };
         match self.vfs.create(parent.0, name, flags) {
-            Ok((attr, opened)) => reply.created(
-                &Duration::ZERO,
-                &to_fuse(&attr),
-                Generation(0),
-                FileHandle(opened.fh),
-                self.open_flags(opened),
-            ),
+            Ok((attr, opened)) => {
+                self.remember(attr.ino);
+                reply.created(
+                    &Duration::ZERO,
+                    &to_fuse(&attr),
+                    Generation(0),
+                    FileHandle(opened.fh),
+                    self.open_flags(opened),
+                );
+            }
             Err(e) => reply.error(errno(e)),
         }
     }

@@ -406,6 +406,7 @@ fn serve(
     // Signals that end the daemon are taken by one thread, which unmounts cleanly.
     block_termination_signals();
     let fs = FuseFs::new(vfs.clone(), tuning.clone());
+    let known = fs.known();
     let mut session =
         match fuser::Session::new(fs, mountpoint, &options.fuser_config(source, tuning)) {
             Ok(s) => s,
@@ -415,7 +416,7 @@ fn serve(
                 return Err(Failure::mount(message));
             }
         };
-    FuseFs::start_invalidator(&vfs, session.notifier());
+    FuseFs::start_invalidator(&vfs, session.notifier(), known);
     let mut unmounter = session.unmount_callable();
     let pid_path = pid_file(mountpoint);
     if let Some(dir) = pid_path.parent() {

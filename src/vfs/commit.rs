@@ -61,11 +61,7 @@ pub fn replace<T>(
     if map.len() != rewrite.len() {
         return Err(CommitError::Reread {
             path: temp_path,
-            message: format!(
-                "{} bytes read back, {} written",
-                map.len(),
-                rewrite.len()
-            ),
+            message: format!("{} bytes read back, {} written", map.len(), rewrite.len()),
         });
     }
     let value = reread(&temp_path, map.clone()).map_err(|message| CommitError::Reread {
@@ -222,7 +218,14 @@ mod tests {
     ) -> Result<Replaced<T>, CommitError> {
         let current = File::open(target).unwrap();
         let old = fs::read(target).unwrap();
-        replace(target, &current, &old, &Rewrite::whole(bytes.to_vec()), backup, reread)
+        replace(
+            target,
+            &current,
+            &old,
+            &Rewrite::whole(bytes.to_vec()),
+            backup,
+            reread,
+        )
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! rename, …) with errno results. The FUSE adapter translates requests into these calls;
 //! the offline commands (`shaderfs ls|cat|extract`) call them directly.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+use rustc_hash::FxHashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -320,7 +322,7 @@ impl Vfs {
                 },
             );
             for id in 0..vfs.archives.len() {
-                vfs.build_subtree(tree, id);
+                vfs.sync_subtree(tree, id);
             }
         }
         vfs.errors_ino = errors_ino;
@@ -367,24 +369,71 @@ impl Vfs {
         self.archives[id].snapshot.read().clone()
     }
 
-    /// Insert the nodes the archive's current snapshot describes.
-    fn build_subtree(&self, tree: &mut Tree, id: ArchiveId) {
+    /// Bring one archive's subtree in line with its current snapshot: a path that
+    /// survives keeps its inode, its node (updated in place) and its write buffer and
+    /// writers; a new path gets a new inode; a vanished one goes, except scratch files
+    /// and files not yet committed, which stay while their folder does. Returns the
+    /// kernel caches this made stale.
+    fn sync_subtree(&self, tree: &mut Tree, id: ArchiveId) -> Vec<Invalidation> {
         let snap = self.snapshot(id);
         let root = self.archives[id].root;
+        let mut seen = FxHashSet::default();
+        let mut inval = Vec::new();
+        // Entries come folder by folder: the last parent looked up is usually the next.
+        let mut last_parent: (String, Ino) = (String::new(), root);
         for entry in snap.archive.entries() {
             if tree.is_hidden(id, &entry.path) {
                 continue;
             }
-            let (parent_path, leaf) = match entry.path.rfind('/') {
-                Some(i) => (&entry.path[..i], &entry.path[i + 1..]),
-                None => ("", entry.path.as_str()),
-            };
-            let parent = if parent_path.is_empty() {
-                root
+            let (parent_path, leaf) = split_path(&entry.path);
+            let parent = if parent_path == last_parent.0 {
+                last_parent.1
             } else {
-                tree.ino_for(id, parent_path)
+                let ino = tree.ino_for(id, parent_path);
+                last_parent = (parent_path.to_string(), ino);
+                ino
             };
             let ino = tree.ino_for(id, &entry.path);
+            seen.insert(ino);
+            let same_place = tree.child(parent, leaf) == Some(ino)
+                && tree
+                    .get(ino)
+                    .is_some_and(|n| n.parent == parent && same_type(&n.kind, &entry.kind));
+            if same_place {
+                if let Some(node) = tree.get_mut(ino) {
+                    match (&mut node.kind, entry.kind) {
+                        (
+                            NodeKind::File { origin, .. },
+                            EntryKind::File {
+                                key,
+                                size,
+                                writable,
+                            },
+                        ) => {
+                            *origin = Origin::Archive {
+                                key,
+                                size,
+                                writable,
+                            };
+                            inval.push(Invalidation::Inode(ino));
+                        }
+                        (NodeKind::Symlink { target }, EntryKind::Symlink { target: new })
+                            if *target != new =>
+                        {
+                            *target = new;
+                            inval.push(Invalidation::Inode(ino));
+                        }
+                        _ => {}
+                    }
+                }
+                continue;
+            }
+            if let Some(old) = tree.detach(ino) {
+                inval.push(Invalidation::Entry {
+                    parent: old.parent,
+                    name: old.name,
+                });
+            }
             let kind = match entry.kind {
                 EntryKind::Dir => NodeKind::Dir {
                     children: Default::default(),
@@ -406,83 +455,40 @@ impl Vfs {
                     parent,
                     name: leaf.to_string(),
                     archive: Some(id),
-                    path: entry.path.clone(),
+                    path: entry.path,
                     kind,
                 },
             );
         }
-    }
-
-    /// Rebuild one archive's subtree after a commit, keeping inode numbers, write buffers
-    /// and scratch files; returns the kernel caches to invalidate.
-    fn rebuild(&self, state: &mut State, id: ArchiveId) -> Vec<Invalidation> {
-        let tree = &mut state.tree;
-        let root = self.archives[id].root;
-        let mut old: HashMap<Ino, Node> = HashMap::new();
         for ino in tree.archive_nodes(id) {
-            if ino == root {
+            if ino == root || seen.contains(&ino) {
                 continue;
             }
-            if let Some(node) = tree.take(ino) {
-                old.insert(ino, node);
-            }
-        }
-        tree.prune_children(root);
-        self.build_subtree(tree, id);
-
-        let mut inval = Vec::new();
-        let mut kept = HashSet::new();
-        for (&ino, old_node) in &old {
-            match tree.get_mut(ino) {
-                Some(new_node) if new_node.parent == old_node.parent => {
-                    kept.insert(ino);
-                    if let (
-                        NodeKind::File {
-                            buffer, writers, ..
-                        },
-                        NodeKind::File {
-                            buffer: old_buffer,
-                            writers: old_writers,
-                            ..
-                        },
-                    ) = (&mut new_node.kind, &old_node.kind)
-                    {
-                        *writers = *old_writers;
-                        *buffer = old_buffer.as_ref().map(|b| WriteBuffer {
-                            data: b.data.clone(),
-                            dirty: b.dirty,
-                        });
-                        inval.push(Invalidation::Inode(ino));
-                    }
-                }
-                _ => {
-                    inval.push(Invalidation::Entry {
-                        parent: old_node.parent,
-                        name: old_node.name.clone(),
-                    });
-                }
-            }
-        }
-        // Scratch files and files not yet committed stay where they were.
-        for (ino, node) in old {
-            if kept.contains(&ino) {
-                continue;
-            }
-            let survives = matches!(
-                &node.kind,
+            let Some(node) = tree.get(ino) else { continue };
+            let scratch = matches!(
+                node.kind,
                 NodeKind::File {
                     origin: Origin::Scratch | Origin::Pending,
                     ..
                 }
             );
-            if survives
-                && tree.get(node.parent).is_some()
-                && tree.child(node.parent, &node.name).is_none()
-            {
-                tree.insert(ino, node);
+            if scratch && tree.get(node.parent).is_some() {
+                continue;
+            }
+            if let Some(old) = tree.detach(ino) {
+                inval.push(Invalidation::Entry {
+                    parent: old.parent,
+                    name: old.name,
+                });
             }
         }
         inval
+    }
+
+    /// Rebuild one archive's subtree after a commit; returns the kernel caches to
+    /// invalidate.
+    fn rebuild(&self, state: &mut State, id: ArchiveId) -> Vec<Invalidation> {
+        self.sync_subtree(&mut state.tree, id)
     }
 
     // ---- attributes -------------------------------------------------------------------
@@ -1414,6 +1420,17 @@ fn dir_node(parent: Ino, name: &str, archive: Option<ArchiveId>, path: &str) -> 
             children: Default::default(),
         },
     }
+}
+
+/// Whether a node and an entry are the same kind of thing (a path that turns from a file
+/// into a folder gets a new node).
+fn same_type(kind: &NodeKind, entry: &EntryKind) -> bool {
+    matches!(
+        (kind, entry),
+        (NodeKind::Dir { .. }, EntryKind::Dir)
+            | (NodeKind::File { .. }, EntryKind::File { .. })
+            | (NodeKind::Symlink { .. }, EntryKind::Symlink { .. })
+    )
 }
 
 fn file_kind(origin: Origin) -> NodeKind {

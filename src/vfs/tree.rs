@@ -203,33 +203,20 @@ impl Tree {
         Some(node)
     }
 
-    /// Take `ino` out of the table alone, leaving its parent's entry and its children
-    /// (used while a subtree is rebuilt).
-    pub fn take(&mut self, ino: Ino) -> Option<Node> {
-        self.nodes.remove(&ino)
-    }
-
-    /// Drop the entries of `dir` whose nodes were taken out of the table.
-    pub fn prune_children(&mut self, dir: Ino) {
-        let Some(Node {
-            kind: NodeKind::Dir { children },
-            ..
-        }) = self.nodes.get(&dir)
-        else {
-            return;
-        };
-        let gone: Vec<String> = children
-            .iter()
-            .filter(|(_, ino)| !self.nodes.contains_key(ino))
-            .map(|(name, _)| name.clone())
-            .collect();
+    /// Take `ino` out of the table and out of its parent's entries, leaving the nodes
+    /// under it in the table (a rebuild decides about each of them).
+    pub fn detach(&mut self, ino: Ino) -> Option<Node> {
+        let node = self.nodes.remove(&ino)?;
         if let Some(Node {
             kind: NodeKind::Dir { children },
             ..
-        }) = self.nodes.get_mut(&dir)
+        }) = self.nodes.get_mut(&node.parent)
         {
-            children.retain(|name, _| !gone.contains(name));
+            if children.get(&node.name) == Some(&ino) {
+                children.shift_remove(&node.name);
+            }
         }
+        Some(node)
     }
 
     /// Every node of one archive.

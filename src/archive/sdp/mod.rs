@@ -35,8 +35,9 @@ use crate::shader::d3d9::bytecode::{self, ShaderKind, Version};
 use crate::shader::d3d9::ctab::{self, ConstantTable};
 use crate::shader::d3d9::{asm, disasm};
 use crate::vfs::name::Namer;
-use crate::vfs::{Rewrite, 
-    Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, ViewError,
+use crate::vfs::{
+    Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, Rewrite,
+    ViewError,
 };
 
 pub struct SdpFormat;

@@ -56,8 +56,9 @@ use super::json_view;
 use crate::shader::dxbc::decode::{self, DigestJson, PartJson, ProgramJson as DxilProgram};
 use crate::shader::dxbc::intrinsics::Intrinsic;
 use crate::vfs::name::Namer;
-use crate::vfs::{Rewrite, 
-    Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, ViewError,
+use crate::vfs::{
+    Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, Rewrite,
+    ViewError,
 };
 
 pub struct Sgd2Format;

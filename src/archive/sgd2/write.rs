@@ -5,9 +5,9 @@
 //! replaced container and its length word comes out byte-identical.
 
 use super::read::{Index, MAGIC, STAGES};
-use crate::vfs::Rewrite;
 use crate::shader::dxbc::container::{self, ProgramHeader};
 use crate::shader::dxbc::digest::{self, Signature};
+use crate::vfs::Rewrite;
 
 /// A container to put in place of program `index` of `group`.
 pub struct Replacement<'a> {

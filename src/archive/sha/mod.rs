@@ -57,8 +57,9 @@ use self::check::{Finding, Severity, STREAM_FORMATS, STREAM_FORMAT_NAME};
 use self::effect::{Effect, Lines, ParseError, Stage};
 use super::{has_extension, json_view};
 use crate::vfs::name::Namer;
-use crate::vfs::{Rewrite, 
-    Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, ViewError,
+use crate::vfs::{
+    Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, Rewrite,
+    ViewError,
 };
 
 pub struct ShaFormat;
