@@ -41,6 +41,9 @@ pub struct FuseFs {
     /// once and the kernel stops sending open, flush and release, keeping its page cache.
     /// Nothing is pinned per handle then, which a mount that never changes does not need.
     no_open: bool,
+    /// The same for directories (`FUSE_NO_OPENDIR_SUPPORT`): no opendir/releasedir round
+    /// trips, two per folder of a `find` or `grep -r`.
+    no_opendir: bool,
     tuning: Tuning,
     /// Entry and attribute timeout for files that change only through commits (whose
     /// caches are invalidated explicitly).
@@ -59,6 +62,7 @@ impl FuseFs {
             known: Known::default(),
             ttl,
             no_open: false,
+            no_opendir: false,
             tuning,
         }
     }
@@ -196,6 +200,13 @@ impl fuser::Filesystem for FuseFs {
                 .is_ok()
         {
             self.no_open = true;
+            if offered.contains(InitFlags::FUSE_NO_OPENDIR_SUPPORT)
+                && config
+                    .add_capabilities(InitFlags::FUSE_NO_OPENDIR_SUPPORT)
+                    .is_ok()
+            {
+                self.no_opendir = true;
+            }
         }
         let _ = config.set_max_write(1 << 20);
         let _ = config.set_max_readahead(self.tuning.readahead);
@@ -417,6 +428,10 @@ impl fuser::Filesystem for FuseFs {
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        if self.no_opendir {
+            reply.error(Errno::ENOSYS);
+            return;
+        }
         if let Err(e) = self.vfs.getattr(ino.0) {
             reply.error(errno(e));
             return;
