@@ -154,6 +154,16 @@ def first_answer(res, gta):
         peer.append(timed(f"ls {ext}/programs/pixel | wc -l"))
     res.add("a. mount + `ls programs/pixel | wc -l` (full-size SGD2, cold)",
             median(ours) * 1000, "`ls` of the extracted folder", median(peer) * 1000)
+    warm = []
+    for _ in range(RUNS):
+        unmount(mnt)
+        warm.append(timed(f"{BIN} mount {gta} {mnt} -o ro && ls {mnt}/programs/pixel | wc -l"))
+    unmount(mnt)
+    warm_peer = median([timed(f"ls {ext}/programs/pixel | wc -l") for _ in range(RUNS)])
+    res.add("a. mount + `ls programs/pixel | wc -l` (full-size SGD2, warm)",
+            median(warm) * 1000, "`ls` of the extracted folder", warm_peer * 1000)
+    res.note(f"a. mount to first answer, warm (archive and binary in the page cache): "
+             f"{median(warm) * 1000:.0f} ms")
     res.note(f"a. mount to first answer: {median(ours) * 1000:.0f} ms "
              f"(target under 100 ms: {'met' if median(ours) < 0.1 else 'MISSED'})")
     return median(ours)
@@ -255,14 +265,14 @@ def techniques(res, gta, sdp):
     mnt = WORK / "mnt-tune"
     pix = f"{mnt}/programs/pixel"
 
-    def measure(cmd, tune, warmup=True, remount_each=False, opts="ro", pause=0.0):
+    def measure(cmd, tune, warmup=True, remount_each=False, opts="ro", pause=0.0, source=gta):
         times = []
-        mount(gta, mnt, opts=opts, tune=tune)
+        mount(source, mnt, opts=opts, tune=tune)
         if warmup:
             sh(cmd.format(m=mnt, p=pix))
         for _ in range(RUNS):
             if remount_each:
-                mount(gta, mnt, opts=opts, tune=tune)
+                mount(source, mnt, opts=opts, tune=tune)
             if pause:
                 time.sleep(pause)
             times.append(timed(cmd.format(m=mnt, p=pix)))
@@ -280,14 +290,16 @@ def techniques(res, gta, sdp):
          "ls -l {p} > /dev/null", "no_readdirplus", False, True, "ro", 0),
         ("several fuser threads (4 readers of every program JSON after mount)",
          json_parallel, "threads=1", False, True, "ro", 0),
-        ("rendered views in the cache (second `grep` over program JSON, writable mount)",
-         "grep -l --include='*.json' -r Wave32 {p} > /dev/null", "cache=0", True, False, "rw", 0),
+        ("rendered views in the cache (second `grep` over one package's asm/, writable mount)",
+         "grep -l -r 'dcl_position' {m}/asm > /dev/null", "cache=0", True, False, "rw", 0),
         ("large reads (read of every program after mount)",
          READ_ALL.format(d="{p}"), "readahead=4096", False, True, "ro", 0),
     ]
+    package = sdp / "shaderpackage001.sdp"
     for what, cmd, tune, warmup, remount, opts, pause in cases:
-        on = measure(cmd, "", warmup, remount, opts, pause)
-        off = measure(cmd, tune, warmup, remount, opts, pause)
+        source = package if "{m}/asm" in cmd else gta
+        on = measure(cmd, "", warmup, remount, opts, pause, source)
+        off = measure(cmd, tune, warmup, remount, opts, pause, source)
         res.add(f"technique: {what}", on, f"without ({tune})", off)
 
     # Framing only at mount: mounting against decoding every view.
