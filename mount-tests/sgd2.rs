@@ -7,24 +7,7 @@ use std::time::Instant;
 
 use shaderfs::archive::sgd2::read;
 
-use crate::support::{can_mount, corpus, run, sh, shaderfs, Mount};
-
-/// `shaderfs dev gen-sgd2 OUT ARGS…` around the corpus's DXIL containers.
-fn generate(out: &Path, args: &[&str]) -> Option<()> {
-    let dxil = corpus("dxil")?;
-    let result = run(shaderfs()
-        .args(["dev", "gen-sgd2"])
-        .arg(out)
-        .arg("--dxil")
-        .arg(&dxil)
-        .args(args));
-    assert!(
-        result.status.success(),
-        "gen-sgd2 failed: {}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    Some(())
-}
+use crate::support::{can_mount, corpus, gen_sgd2, sh, Mount};
 
 fn md5(path: &Path) -> String {
     let (code, out, err) = sh(&format!("md5sum < '{}'", path.display()));
@@ -107,7 +90,7 @@ fn a_generated_database_reads_like_a_folder() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let awc = tmp.path().join("sga_win32_60_final.awc");
-    if generate(&awc, &["--programs-per-stage", "3"]).is_none() {
+    if gen_sgd2(&awc, &["--programs-per-stage", "3"]).is_none() {
         return;
     }
     let m = Mount::new(&awc, &tmp.path().join("mnt"), &["-o", "ro"]);
@@ -167,7 +150,7 @@ fn the_full_size_database_answers_at_once() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let awc: PathBuf = tmp.path().join("sga_win32_60_final.awc");
-    if generate(&awc, &["--full"]).is_none() {
+    if gen_sgd2(&awc, &["--full"]).is_none() {
         return;
     }
     let started = Instant::now();

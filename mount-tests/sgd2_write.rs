@@ -12,23 +12,7 @@ use serde_json::Value;
 use shaderfs::archive::sgd2::read;
 use shaderfs::shader::dxbc::container;
 
-use crate::support::{can_mount, corpus, run, sh, shaderfs, Mount};
-
-fn generate(out: &Path, args: &[&str]) -> Option<()> {
-    let dxil = corpus("dxil")?;
-    let result = run(shaderfs()
-        .args(["dev", "gen-sgd2"])
-        .arg(out)
-        .arg("--dxil")
-        .arg(&dxil)
-        .args(args));
-    assert!(
-        result.status.success(),
-        "gen-sgd2 failed: {}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    Some(())
-}
+use crate::support::{can_mount, corpus, gen_sgd2, run, sh, shaderfs, Mount};
 
 fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
@@ -80,7 +64,7 @@ fn a_program_is_replaced_by_cp_and_nothing_else_changes() {
     let Some(dxil) = corpus("dxil") else { return };
     let tmp = tempfile::tempdir().unwrap();
     let awc = tmp.path().join("sga_win32_60_final.awc");
-    generate(&awc, &["--programs-per-stage", "6"]).unwrap();
+    gen_sgd2(&awc, &["--programs-per-stage", "6"]).unwrap();
     let original = fs::read(&awc).unwrap();
     let m = Mount::new(&awc, &tmp.path().join("mnt"), &[]);
     let at = |rel: &str| m.path(rel).display().to_string();
@@ -198,7 +182,7 @@ fn check_reports_a_wrong_digest() {
     let Some(dxil) = corpus("dxil") else { return };
     let tmp = tempfile::tempdir().unwrap();
     let awc = tmp.path().join("db.awc");
-    generate(&awc, &["--programs-per-stage", "2"]).unwrap();
+    gen_sgd2(&awc, &["--programs-per-stage", "2"]).unwrap();
     let mut bytes = fs::read(&awc).unwrap();
     let index = read::index(&bytes).unwrap();
     let c = index.groups[0].programs[1].container.clone();
@@ -224,7 +208,7 @@ fn a_full_size_replacement_costs_about_a_copy() {
     let Some(dxil) = corpus("dxil") else { return };
     let tmp = tempfile::tempdir().unwrap();
     let awc = tmp.path().join("sga_win32_60_final.awc");
-    generate(&awc, &["--full"]).unwrap();
+    gen_sgd2(&awc, &["--full"]).unwrap();
     let original = fs::read(&awc).unwrap();
     let copy = tmp.path().join("copy.awc");
     let started = Instant::now();

@@ -233,3 +233,23 @@ pub fn sha_effects() -> Option<Vec<PathBuf>> {
 
 /// The corpus README's two effects a correct validator refuses.
 pub const SHA_KNOWN_BAD: [&str; 2] = ["demo_helloworld.sha", "demo_static2x.sha"];
+
+// ---- GTA V SGD2 databases --------------------------------------------------------------
+
+/// Write a test database with `shaderfs dev gen-sgd2 OUT ARGS…` from the corpus's DXIL
+/// programs; `None` (with the reason printed) without the corpus.
+pub fn gen_sgd2(out: &Path, args: &[&str]) -> Option<()> {
+    let dxil = corpus("dxil")?;
+    let result = run(shaderfs()
+        .args(["dev", "gen-sgd2"])
+        .arg(out)
+        .arg("--dxil")
+        .arg(&dxil)
+        .args(args));
+    assert!(
+        result.status.success(),
+        "gen-sgd2 failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    Some(())
+}

@@ -11,3 +11,6 @@ pub mod fuse;
 pub mod mount;
 pub mod shader;
 pub mod vfs;
+
+#[cfg(test)]
+mod test_corpus;

@@ -15,22 +15,7 @@ use super::Database;
 use crate::vfs::{Archive, EntryKind};
 
 fn corpus(sub: &str) -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
-        .join(sub);
-    if dir.exists() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "CI=true but the corpus {} is missing",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: {} is not here; these tests need it",
-        dir.display()
-    );
-    None
+    crate::test_corpus::corpus(sub)
 }
 
 fn containers() -> Option<&'static [Vec<u8>]> {

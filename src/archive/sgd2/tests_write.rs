@@ -16,20 +16,7 @@ use crate::shader::dxbc::{container, decode, digest};
 use crate::vfs::{Archive, Edit, OpenContext, ViewError};
 
 fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/dxil");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "CI=true but the corpus {} is missing",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: {} is not here; these tests need it",
-        dir.display()
-    );
-    None
+    crate::test_corpus::corpus("dxil")
 }
 
 fn open(bytes: &[u8], ctx: OpenContext) -> Database {

@@ -17,20 +17,7 @@ use crate::vfs::{Archive, Edit, EntryKind, FileKey, Format, OpenContext, ViewErr
 
 /// The corpus folder; `None` (saying why) where a clone has none, a failure under CI.
 fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/sha");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but the corpus {} is missing",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: {} is missing (tests read it from beside the crate)",
-        dir.display()
-    );
-    None
+    crate::test_corpus::corpus("sha")
 }
 
 fn effects(dir: &Path) -> Vec<PathBuf> {

@@ -8,18 +8,7 @@ use super::bytecode;
 
 /// The corpus folder, or `None` (after saying why) when the test should be skipped.
 pub(crate) fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/d3d9");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("corpus {} is missing and CI=true", dir.display());
-    }
-    eprintln!(
-        "skipped: corpus {} is missing (tests read it from beside the crate)",
-        dir.display()
-    );
-    None
+    crate::test_corpus::corpus("d3d9")
 }
 
 /// Files of `sub` ending in `ext`, sorted.

@@ -11,17 +11,7 @@ use super::hlsl::{self, Source};
 use super::parts::Signature;
 
 pub(crate) fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/dxil");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "CI=true but the corpus {} is missing",
-        dir.display()
-    );
-    eprintln!("skipped: {} is not here; this test reads it", dir.display());
-    None
+    crate::test_corpus::corpus("dxil")
 }
 
 pub(crate) fn containers(dir: &Path) -> Vec<PathBuf> {

@@ -13,21 +13,7 @@ use super::*;
 /// The shared corpus (`../shared/corpus` from the crate root), or `None` after saying why
 /// the calling test is skipped. Under `CI=true` a missing corpus fails the test instead.
 pub fn corpus_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!(
-            "corpus missing at {} and CI=true: corpus tests must run in CI",
-            dir.display()
-        );
-    }
-    println!(
-        "skipped: no corpus at {} (corpus tests read ../shared/corpus from the crate root)",
-        dir.display()
-    );
-    None
+    crate::test_corpus::corpus("")
 }
 
 fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
