@@ -485,12 +485,6 @@ impl Vfs {
         inval
     }
 
-    /// Rebuild one archive's subtree after a commit; returns the kernel caches to
-    /// invalidate.
-    fn rebuild(&self, state: &mut State, id: ArchiveId) -> Vec<Invalidation> {
-        self.sync_subtree(&mut state.tree, id)
-    }
-
     // ---- attributes -------------------------------------------------------------------
 
     /// A file whose view cannot be rendered has no size to show: EIO, as reading it would
@@ -662,27 +656,6 @@ impl Vfs {
         }
     }
 
-    /// Path of a node as the user sees it from the mount's root (for messages).
-    pub fn display_path(&self, ino: Ino) -> String {
-        let state = self.state.read();
-        self.path_of(&state.tree, ino)
-    }
-
-    fn path_of(&self, tree: &Tree, mut ino: Ino) -> String {
-        let mut parts = Vec::new();
-        while ino != ROOT_INO {
-            match tree.get(ino) {
-                Some(node) => {
-                    parts.push(node.name.clone());
-                    ino = node.parent;
-                }
-                None => break,
-            }
-        }
-        parts.reverse();
-        parts.join("/")
-    }
-
     /// Resolve a `/`-separated path from the mount's root.
     pub fn resolve(&self, path: &str) -> Result<Ino, Errno> {
         let state = self.state.read();
@@ -796,11 +769,7 @@ impl Vfs {
         let truncate = flags & libc::O_TRUNC != 0;
         let mut state = self.state.write();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-        let origin = match &node.kind {
-            NodeKind::File { origin, .. } => origin.clone(),
-            NodeKind::Dir { .. } => return Err(libc::EISDIR),
-            NodeKind::Symlink { .. } => return Err(libc::ELOOP),
-        };
+        let origin = file_origin(node, libc::ELOOP)?;
         if writes {
             self.check_writable(&origin)?;
         }
@@ -947,11 +916,7 @@ impl Vfs {
         {
             let mut state = self.state.write();
             let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-            let origin = match &node.kind {
-                NodeKind::File { origin, .. } => origin.clone(),
-                NodeKind::Dir { .. } => return Err(libc::EISDIR),
-                NodeKind::Symlink { .. } => return Err(libc::EINVAL),
-            };
+            let origin = file_origin(node, libc::EINVAL)?;
             self.check_writable(&origin)?;
             let has_buffer = matches!(
                 node.kind,
@@ -1067,8 +1032,8 @@ impl Vfs {
         }
     }
 
-    /// Commit `edit` to archive `id` (protocol step 3), then rebuild its subtree. `adjust`
-    /// runs on the tree before the rebuild (renames move inode numbers with the name).
+    /// Commit `edit` to archive `id` (protocol step 3), then bring its subtree in line.
+    /// `adjust` runs on the tree first (renames move inode numbers with the name).
     fn commit(
         &self,
         id: ArchiveId,
@@ -1138,7 +1103,7 @@ impl Vfs {
         let inval = {
             let mut state = self.state.write();
             adjust(&mut state.tree);
-            self.rebuild(&mut state, id)
+            self.sync_subtree(&mut state.tree, id)
         };
         log::info!("committed {user_path} into {}", mounted.path.display());
         self.send(inval);
@@ -1195,7 +1160,7 @@ impl Vfs {
             // A file renamed aside comes back under its name: this is its new content.
             if state.tree.unhide(id, &path) {
                 state.tree.unbind_path(id, &path);
-                let inval = self.rebuild(&mut state, id);
+                let inval = self.sync_subtree(&mut state.tree, id);
                 drop(state);
                 self.send(inval);
                 let ino = self.lookup(parent, leaf)?.ino;
@@ -1407,6 +1372,15 @@ impl Vfs {
             }
             (Origin::ErrorLog, _) => Err(libc::EPERM),
         }
+    }
+}
+
+/// The origin of a file node; what opening or truncating anything else answers.
+fn file_origin(node: &Node, symlink: Errno) -> Result<Origin, Errno> {
+    match &node.kind {
+        NodeKind::File { origin, .. } => Ok(origin.clone()),
+        NodeKind::Dir { .. } => Err(libc::EISDIR),
+        NodeKind::Symlink { .. } => Err(symlink),
     }
 }
 

@@ -185,16 +185,7 @@ impl Tree {
 
     /// Remove `ino` (and everything under it) from its parent and the table.
     pub fn remove(&mut self, ino: Ino) -> Option<Node> {
-        let node = self.nodes.remove(&ino)?;
-        if let Some(Node {
-            kind: NodeKind::Dir { children },
-            ..
-        }) = self.nodes.get_mut(&node.parent)
-        {
-            if children.get(&node.name) == Some(&ino) {
-                children.shift_remove(&node.name);
-            }
-        }
+        let node = self.detach(ino)?;
         if let NodeKind::Dir { children } = &node.kind {
             for &child in children.values() {
                 self.remove(child);

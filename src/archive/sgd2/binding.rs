@@ -249,6 +249,49 @@ fn agree(by_hash: &Option<ByHash>, by_offset: &Option<String>) -> bool {
     }
 }
 
+/// A record's name both ways (rule 7): by its name offset and by its first hash,
+/// with a warning for each reading that fails or disagrees. `what` names the record
+/// (`resource 3`).
+struct Names {
+    name: Option<String>,
+    by_hash: Option<ByHash>,
+    by_offset: Option<String>,
+    agree: bool,
+}
+
+fn resolve_names(
+    what: &str,
+    table: &[u8],
+    at: usize,
+    name_offset: usize,
+    hash: u32,
+    pool: &Resolver<'_>,
+    warnings: &mut Vec<String>,
+) -> Names {
+    let by_offset = string_at(table, at.saturating_add(name_offset)).map(text);
+    if by_offset.is_none() {
+        warnings.push(format!(
+            "{what}: its name offset {name_offset} does not reach a NUL-terminated name \
+             inside the table (rule 7)"
+        ));
+    }
+    let by_hash = by_hash(hash, pool);
+    let agree = agree(&by_hash, &by_offset);
+    if !agree {
+        warnings.push(format!(
+            "{what}: the name by hash and the name by offset differ"
+        ));
+    }
+    Names {
+        name: by_offset
+            .clone()
+            .or_else(|| by_hash.as_ref().map(|h| h.name.clone())),
+        by_hash,
+        by_offset,
+        agree,
+    }
+}
+
 /// Decode a binding table. Fails only when the records themselves do not fit (rule 7);
 /// everything else that is off is a warning, and the program stays usable.
 pub fn decode(table: &[u8]) -> Result<Bindings, String> {
@@ -352,20 +395,15 @@ pub fn decode(table: &[u8]) -> Result<Bindings, String> {
         let h1 = u32_at(rec, 0x14);
         let h2 = u32_at(rec, 0x18);
         let name_offset = u16_at(rec, 0x0A);
-        let name_by_offset = string_at(table, at + name_offset as usize).map(text);
-        if name_by_offset.is_none() {
-            warnings.push(format!(
-                "resource {r}: its name offset {name_offset} does not reach a NUL-terminated \
-                 name inside the table (rule 7)"
-            ));
-        }
-        let name_by_hash = by_hash(h1, &pool);
-        let names_agree = agree(&name_by_hash, &name_by_offset);
-        if !names_agree {
-            warnings.push(format!(
-                "resource {r}: the name by hash and the name by offset differ"
-            ));
-        }
+        let n = resolve_names(
+            &format!("resource {r}"),
+            table,
+            at,
+            name_offset as usize,
+            h1,
+            &pool,
+            &mut warnings,
+        );
         resources.push(Resource {
             index: r,
             offset: at,
@@ -377,13 +415,11 @@ pub fn decode(table: &[u8]) -> Result<Bindings, String> {
             count: rec[5],
             buffer_size: u32_at(rec, 0x0E),
             owned_constants: rec[4],
-            name: name_by_offset
-                .clone()
-                .or_else(|| name_by_hash.as_ref().map(|h| h.name.clone())),
+            name: n.name,
             name_hash: hex32(h1),
-            name_by_hash,
-            name_by_offset,
-            names_agree,
+            name_by_hash: n.by_hash,
+            name_by_offset: n.by_offset,
+            names_agree: n.agree,
             second_hash: hex32(h2),
             second_hash_resolves_to: second(h1, h2, &pool),
             bytes_05_0d: ResourceReadings {
@@ -421,20 +457,15 @@ pub fn decode(table: &[u8]) -> Result<Bindings, String> {
         let h1 = u32_at(rec, 0x10);
         let h2 = u32_at(rec, 0x14);
         let name_offset = u32_at(rec, 6);
-        let name_by_offset = string_at(table, at.saturating_add(name_offset as usize)).map(text);
-        if name_by_offset.is_none() {
-            warnings.push(format!(
-                "constant {c}: its name offset {name_offset} does not reach a NUL-terminated \
-                 name inside the table (rule 7)"
-            ));
-        }
-        let name_by_hash = by_hash(h1, &pool);
-        let names_agree = agree(&name_by_hash, &name_by_offset);
-        if !names_agree {
-            warnings.push(format!(
-                "constant {c}: the name by hash and the name by offset differ"
-            ));
-        }
+        let n = resolve_names(
+            &format!("constant {c}"),
+            table,
+            at,
+            name_offset as usize,
+            h1,
+            &pool,
+            &mut warnings,
+        );
         if owner_by_count[c] != owner_by_offset[c] {
             warnings.push(format!(
                 "constant {c}: the ownership counts and the constants offsets name different \
@@ -450,13 +481,11 @@ pub fn decode(table: &[u8]) -> Result<Bindings, String> {
             offset: u16_at(rec, 4),
             owner: resource_name(owner_by_count[c]),
             owner_by_offset: resource_name(owner_by_offset[c]),
-            name: name_by_offset
-                .clone()
-                .or_else(|| name_by_hash.as_ref().map(|h| h.name.clone())),
+            name: n.name,
             name_hash: hex32(h1),
-            name_by_hash,
-            name_by_offset,
-            names_agree,
+            name_by_hash: n.by_hash,
+            name_by_offset: n.by_offset,
+            names_agree: n.agree,
             second_hash: hex32(h2),
             second_hash_resolves_to: second(h1, h2, &pool),
             bytes_06_0f: ConstantReadings {
