@@ -115,6 +115,20 @@ fn inode_numbers_are_stable_across_commits() {
     .unwrap();
     let after = inos(&m.path("shaders"));
     assert_eq!(before, after, "a commit renumbered files");
+
+    // A rename moves the inode with the name, as the kernel's dentry did; every other
+    // file keeps its number through the commit.
+    let moved = &s.shaders[3].name;
+    fs::rename(
+        m.path(&format!("shaders/{moved}")),
+        m.path("shaders/MOVED.vso"),
+    )
+    .unwrap();
+    let mut renamed = inos(&m.path("shaders"));
+    assert_eq!(renamed.remove("MOVED.vso"), before.get(moved).copied());
+    let mut expected = before.clone();
+    expected.remove(moved);
+    assert_eq!(renamed, expected, "a rename renumbered other files");
 }
 
 #[test]

@@ -462,7 +462,7 @@ impl fuser::Filesystem for FuseFs {
                         FileType::File => fuser::FileType::RegularFile,
                         FileType::Symlink => fuser::FileType::Symlink,
                     };
-                    if reply.add(INodeNo(child), offset + i as u64 + 1, kind, name) {
+                    if reply.add(INodeNo(child), offset + i as u64 + 1, kind, &*name) {
                         break;
                     }
                 }
@@ -491,7 +491,7 @@ impl fuser::Filesystem for FuseFs {
                     if reply.add(
                         INodeNo(child),
                         next,
-                        &name,
+                        &*name,
                         &ttl,
                         &to_fuse(&attr),
                         Generation(0),
@@ -499,7 +499,7 @@ impl fuser::Filesystem for FuseFs {
                         break;
                     }
                     // The kernel counts a lookup for every entry but `.` and `..`.
-                    if name != "." && name != ".." {
+                    if &*name != "." && &*name != ".." {
                         self.remember(child);
                     }
                 }

@@ -438,19 +438,19 @@ fn read_all(vfs: &Vfs, ino: u64, path: &str) -> Result<Vec<u8>, Failure> {
     result
 }
 
-/// Every node below `ino`, depth first, with its path from the root of the tree.
 /// A directory's entries sorted by name, as `ls` shows them.
-fn sorted_entries(vfs: &Vfs, ino: u64) -> Result<Vec<(u64, String, FileType)>, i32> {
+fn sorted_entries(vfs: &Vfs, ino: u64) -> Result<Vec<(u64, std::sync::Arc<str>, FileType)>, i32> {
     let mut entries = vfs.readdir(ino, 2, usize::MAX)?;
     entries.sort_by(|a, b| a.1.cmp(&b.1));
     Ok(entries)
 }
 
+/// Every node below `ino`, depth first, with its path from the root of the tree.
 fn walk(vfs: &Vfs, ino: u64, prefix: &str) -> Vec<(u64, String)> {
     let mut out = Vec::new();
     for (child, name, kind) in sorted_entries(vfs, ino).unwrap_or_default() {
         let path = if prefix.is_empty() {
-            name
+            name.to_string()
         } else {
             format!("{prefix}/{name}")
         };
@@ -482,7 +482,7 @@ fn list(
     };
     for (child, name, kind) in entries {
         let path = if prefix.is_empty() {
-            name.clone()
+            name.to_string()
         } else {
             format!("{prefix}/{name}")
         };

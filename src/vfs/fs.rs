@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 
-use rustc_hash::FxHashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -264,7 +263,7 @@ impl Vfs {
         for (id, (path, dir_name, format)) in found.into_iter().enumerate() {
             let snapshot = open_snapshot(format, &path, ctx, 0)?;
             let root = if dir_name.is_empty() {
-                tree.bind_path(id, "", ROOT_INO);
+                tree.set_root(id, ROOT_INO);
                 // The root is the archive's root: editors' temporary files (sed -i,
                 // atomic saves) are created beside views that live there.
                 if let Some(node) = tree.get_mut(ROOT_INO) {
@@ -272,7 +271,8 @@ impl Vfs {
                 }
                 ROOT_INO
             } else {
-                let ino = tree.ino_for(id, "");
+                let ino = tree.fresh();
+                tree.set_root(id, ino);
                 tree.insert(ino, dir_node(ROOT_INO, &dir_name, Some(id), ""));
                 ino
             };
@@ -377,11 +377,14 @@ impl Vfs {
     fn sync_subtree(&self, tree: &mut Tree, id: ArchiveId) -> Vec<Invalidation> {
         let snap = self.snapshot(id);
         let root = self.archives[id].root;
-        let mut seen = FxHashSet::default();
+        let entries = snap.archive.entries();
+        tree.reserve(entries.len());
+        // Indexed by inode: whether the snapshot still has it.
+        let mut seen = vec![false; tree.end() as usize];
         let mut inval = Vec::new();
         // Entries come folder by folder: the last parent looked up is usually the next.
         let mut last_parent: (String, Ino) = (String::new(), root);
-        for entry in snap.archive.entries() {
+        for entry in entries {
             if tree.is_hidden(id, &entry.path) {
                 continue;
             }
@@ -393,9 +396,23 @@ impl Vfs {
                 last_parent = (parent_path.to_string(), ino);
                 ino
             };
-            let ino = tree.ino_for(id, &entry.path);
-            seen.insert(ino);
-            let same_place = tree.child(parent, leaf) == Some(ino)
+            // The inode a rename bound the path to, else the one already at that place.
+            let (found, in_place) = match tree.bound(id, &entry.path) {
+                Some(ino) => (Some(ino), tree.child(parent, leaf) == Some(ino)),
+                None => (tree.child(parent, leaf), true),
+            };
+            let ino = match found {
+                // A binding left by an earlier rename may name an inode another path of
+                // this snapshot has: that path keeps it, this one gets its own.
+                Some(ino) if seen.get(ino as usize) != Some(&true) => ino,
+                _ => tree.fresh(),
+            };
+            if seen.len() <= ino as usize {
+                seen.resize(ino as usize + 1, false);
+            }
+            seen[ino as usize] = true;
+            let same_place = found == Some(ino)
+                && in_place
                 && tree
                     .get(ino)
                     .is_some_and(|n| n.parent == parent && same_type(&n.kind, &entry.kind));
@@ -431,7 +448,7 @@ impl Vfs {
             if let Some(old) = tree.detach(ino) {
                 inval.push(Invalidation::Entry {
                     parent: old.parent,
-                    name: old.name,
+                    name: old.name.to_string(),
                 });
             }
             let kind = match entry.kind {
@@ -453,7 +470,7 @@ impl Vfs {
                 ino,
                 Node {
                     parent,
-                    name: leaf.to_string(),
+                    name: leaf.into(),
                     archive: Some(id),
                     path: entry.path,
                     kind,
@@ -461,7 +478,7 @@ impl Vfs {
             );
         }
         for ino in tree.archive_nodes(id) {
-            if ino == root || seen.contains(&ino) {
+            if ino == root || seen.get(ino as usize) == Some(&true) {
                 continue;
             }
             let Some(node) = tree.get(ino) else { continue };
@@ -478,7 +495,7 @@ impl Vfs {
             if let Some(old) = tree.detach(ino) {
                 inval.push(Invalidation::Entry {
                     parent: old.parent,
-                    name: old.name,
+                    name: old.name.to_string(),
                 });
             }
         }
@@ -624,26 +641,30 @@ impl Vfs {
         ino: Ino,
         offset: usize,
         limit: usize,
-    ) -> Result<Vec<(Ino, String, FileType)>, Errno> {
+    ) -> Result<Vec<(Ino, Arc<str>, FileType)>, Errno> {
         let state = self.state.read();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
         let children = state.tree.children(ino).ok_or(libc::ENOTDIR)?;
         let dots = [
-            (ino, ".".to_string(), FileType::Dir),
-            (node.parent, "..".to_string(), FileType::Dir),
+            (ino, Arc::from("."), FileType::Dir),
+            (node.parent, Arc::from(".."), FileType::Dir),
         ];
-        let listed = children.iter().filter_map(|(name, &child)| {
-            let kind = match &state.tree.get(child)?.kind {
-                NodeKind::Dir { .. } => FileType::Dir,
-                NodeKind::File { .. } => FileType::File,
-                NodeKind::Symlink { .. } => FileType::Symlink,
-            };
-            Some((child, name.clone(), kind))
-        });
+        // Children are indexed by position: skipping to `offset` costs nothing.
+        let listed = children
+            .iter()
+            .skip(offset.saturating_sub(dots.len()))
+            .filter_map(|(name, &child)| {
+                let kind = match &state.tree.get(child)?.kind {
+                    NodeKind::Dir { .. } => FileType::Dir,
+                    NodeKind::File { .. } => FileType::File,
+                    NodeKind::Symlink { .. } => FileType::Symlink,
+                };
+                Some((child, name.clone(), kind))
+            });
         Ok(dots
             .into_iter()
-            .chain(listed)
             .skip(offset)
+            .chain(listed)
             .take(limit)
             .collect())
     }
@@ -1177,7 +1198,7 @@ impl Vfs {
                 ino,
                 Node {
                     parent,
-                    name: leaf.to_string(),
+                    name: leaf.into(),
                     archive: Some(id),
                     path,
                     kind: NodeKind::File {
@@ -1323,7 +1344,7 @@ impl Vfs {
                     return Err(libc::ENOENT);
                 };
                 node.parent = new_parent;
-                node.name = new_leaf.to_string();
+                node.name = new_leaf.into();
                 node.path = to_path.clone();
                 if let NodeKind::File { origin, .. } = &mut node.kind {
                     *origin = Origin::Scratch;
@@ -1347,7 +1368,7 @@ impl Vfs {
                     ino,
                     Node {
                         parent: new_parent,
-                        name: new_leaf.to_string(),
+                        name: new_leaf.into(),
                         archive: Some(id),
                         path: to_path.clone(),
                         kind: NodeKind::File {
@@ -1387,7 +1408,7 @@ fn file_origin(node: &Node, symlink: Errno) -> Result<Origin, Errno> {
 fn dir_node(parent: Ino, name: &str, archive: Option<ArchiveId>, path: &str) -> Node {
     Node {
         parent,
-        name: name.to_string(),
+        name: name.into(),
         archive,
         path: path.to_string(),
         kind: NodeKind::Dir {

@@ -4,9 +4,15 @@
 //! order, and are kept by path for the life of the mount: a commit that rebuilds an
 //! archive's subtree gives every surviving path its old number, so `ls -i`, `find` and the
 //! kernel's dentries stay valid. Numbers are never reused.
+//!
+//! A path's number is found by walking the tree (the node already at that place), unless
+//! a rename bound the path to the inode that moved there, as the kernel's dentry did.
+//! Walking needs no table of every path: mounting a database of 34,000 nodes allocates one
+//! name per node and nothing else.
 
 use indexmap::IndexMap;
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+use std::sync::Arc;
 
 use super::fs::WriteBuffer;
 use super::FileKey;
@@ -14,8 +20,8 @@ use super::FileKey;
 pub type Ino = u64;
 
 /// A directory's entries by name, in the order they were added (archive order): lookups
-/// by hash, listings by position.
-pub type Children = IndexMap<String, Ino, FxBuildHasher>;
+/// by hash, listings by position. The name is shared with the child's [`Node::name`].
+pub type Children = IndexMap<Arc<str>, Ino, FxBuildHasher>;
 
 pub const ROOT_INO: Ino = 1;
 
@@ -25,7 +31,7 @@ pub type ArchiveId = usize;
 #[derive(Debug)]
 pub struct Node {
     pub parent: Ino,
-    pub name: String,
+    pub name: Arc<str>,
     /// The archive this node lives in, `None` for the mount's own nodes (a folder mount's
     /// root, `.shaderfs/`).
     pub archive: Option<ArchiveId>,
@@ -71,88 +77,127 @@ pub enum Origin {
 
 #[derive(Debug, Default)]
 pub struct Tree {
-    nodes: FxHashMap<Ino, Node>,
-    /// Per archive: path → inode. Looked up by `&str` (no allocation): a database's tree
-    /// has some 40,000 paths, and every one is looked up when the tree is built.
-    by_path: FxHashMap<ArchiveId, FxHashMap<Box<str>, Ino>>,
+    /// Indexed by inode number; `None` once removed (numbers are never reused).
+    nodes: Vec<Option<Node>>,
+    /// Per archive: the directory that is its root.
+    roots: FxHashMap<ArchiveId, Ino>,
+    /// Per archive: paths bound to an inode whatever the tree holds there, the new name
+    /// of a renamed file (the inode moves with the name).
+    bound: FxHashMap<ArchiveId, FxHashMap<Box<str>, Ino>>,
     /// Archive files renamed aside (an editor's backup): not shown until a file of that
     /// name is written again. The archive still holds them.
     hidden: FxHashSet<(ArchiveId, Box<str>)>,
-    next: Ino,
 }
 
 impl Tree {
     pub fn new() -> Tree {
         let mut tree = Tree {
-            nodes: FxHashMap::default(),
-            by_path: FxHashMap::default(),
+            nodes: Vec::new(),
+            roots: FxHashMap::default(),
+            bound: FxHashMap::default(),
             hidden: FxHashSet::default(),
-            next: ROOT_INO + 1,
         };
-        tree.nodes.insert(
-            ROOT_INO,
-            Node {
-                parent: ROOT_INO,
-                name: String::new(),
-                archive: None,
-                path: String::new(),
-                kind: NodeKind::Dir {
-                    children: Children::default(),
-                },
+        // Inode 0 is no inode; the root is 1.
+        tree.nodes.push(None);
+        tree.nodes.push(Some(Node {
+            parent: ROOT_INO,
+            name: "".into(),
+            archive: None,
+            path: String::new(),
+            kind: NodeKind::Dir {
+                children: Children::default(),
             },
-        );
+        }));
         tree
     }
 
+    /// Make room for `more` nodes (a whole archive's tree is added at once).
+    pub fn reserve(&mut self, more: usize) {
+        self.nodes.reserve(more);
+    }
+
     pub fn get(&self, ino: Ino) -> Option<&Node> {
-        self.nodes.get(&ino)
+        self.nodes.get(usize::try_from(ino).ok()?)?.as_ref()
     }
 
     pub fn get_mut(&mut self, ino: Ino) -> Option<&mut Node> {
-        self.nodes.get_mut(&ino)
+        self.nodes.get_mut(usize::try_from(ino).ok()?)?.as_mut()
     }
 
     pub fn child(&self, parent: Ino, name: &str) -> Option<Ino> {
-        match &self.nodes.get(&parent)?.kind {
+        match &self.get(parent)?.kind {
             NodeKind::Dir { children } => children.get(name).copied(),
             _ => None,
         }
     }
 
     pub fn children(&self, dir: Ino) -> Option<&Children> {
-        match &self.nodes.get(&dir)?.kind {
+        match &self.get(dir)?.kind {
             NodeKind::Dir { children } => Some(children),
             _ => None,
         }
     }
 
-    /// The inode number for an archive path: the one it had, or a new one.
-    pub fn ino_for(&mut self, archive: ArchiveId, path: &str) -> Ino {
-        if let Some(&ino) = self.by_path.get(&archive).and_then(|m| m.get(path)) {
-            return ino;
+    /// The inode an archive path answers to now: its binding, else the node at that place
+    /// in the tree.
+    pub fn resolve(&self, archive: ArchiveId, path: &str) -> Option<Ino> {
+        if path.is_empty() {
+            return self.roots.get(&archive).copied();
         }
-        let ino = self.fresh();
-        self.bind_path(archive, path, ino);
-        ino
+        if let Some(ino) = self.bound(archive, path) {
+            return Some(ino);
+        }
+        let (parent, leaf) = match path.rfind('/') {
+            Some(i) => (&path[..i], &path[i + 1..]),
+            None => ("", path),
+        };
+        self.child(self.resolve(archive, parent)?, leaf)
+    }
+
+    /// The inode `path` is bound to, if a binding says (cheap when none does: most
+    /// mounts never rename).
+    pub fn bound(&self, archive: ArchiveId, path: &str) -> Option<Ino> {
+        let map = self.bound.get(&archive)?;
+        match map.is_empty() {
+            true => None,
+            false => map.get(path).copied(),
+        }
+    }
+
+    /// The inode number for an archive path: the one it has, or a new one.
+    pub fn ino_for(&mut self, archive: ArchiveId, path: &str) -> Ino {
+        match self.resolve(archive, path) {
+            Some(ino) => ino,
+            None => self.fresh(),
+        }
     }
 
     pub fn fresh(&mut self) -> Ino {
-        let ino = self.next;
-        self.next += 1;
-        ino
+        self.nodes.push(None);
+        (self.nodes.len() - 1) as Ino
+    }
+
+    /// The number that will be handed out next (every number below it has been).
+    pub fn end(&self) -> Ino {
+        self.nodes.len() as Ino
+    }
+
+    /// Make `ino` the directory that is `archive`'s root.
+    pub fn set_root(&mut self, archive: ArchiveId, ino: Ino) {
+        self.roots.insert(archive, ino);
     }
 
     /// Make `path` of `archive` answer to `ino` from now on (a rename moves the inode
     /// with the name, as in any file system).
     pub fn bind_path(&mut self, archive: ArchiveId, path: &str, ino: Ino) {
-        self.by_path
+        self.bound
             .entry(archive)
             .or_default()
             .insert(path.into(), ino);
     }
 
     pub fn unbind_path(&mut self, archive: ArchiveId, path: &str) {
-        if let Some(m) = self.by_path.get_mut(&archive) {
+        if let Some(m) = self.bound.get_mut(&archive) {
             m.remove(path);
         }
     }
@@ -173,11 +218,17 @@ impl Tree {
     /// Insert `node` as `ino` under its parent.
     pub fn insert(&mut self, ino: Ino, node: Node) {
         let (parent, name) = (node.parent, node.name.clone());
-        self.nodes.insert(ino, node);
+        let Ok(slot) = usize::try_from(ino) else {
+            return;
+        };
+        if slot >= self.nodes.len() {
+            self.nodes.resize_with(slot + 1, || None);
+        }
+        self.nodes[slot] = Some(node);
         if let Some(Node {
             kind: NodeKind::Dir { children },
             ..
-        }) = self.nodes.get_mut(&parent)
+        }) = self.get_mut(parent)
         {
             children.insert(name, ino);
         }
@@ -197,14 +248,14 @@ impl Tree {
     /// Take `ino` out of the table and out of its parent's entries, leaving the nodes
     /// under it in the table (a rebuild decides about each of them).
     pub fn detach(&mut self, ino: Ino) -> Option<Node> {
-        let node = self.nodes.remove(&ino)?;
+        let node = self.nodes.get_mut(usize::try_from(ino).ok()?)?.take()?;
         if let Some(Node {
             kind: NodeKind::Dir { children },
             ..
-        }) = self.nodes.get_mut(&node.parent)
+        }) = self.get_mut(node.parent)
         {
-            if children.get(&node.name) == Some(&ino) {
-                children.shift_remove(&node.name);
+            if children.get(&*node.name) == Some(&ino) {
+                children.shift_remove(&*node.name);
             }
         }
         Some(node)
@@ -214,8 +265,9 @@ impl Tree {
     pub fn archive_nodes(&self, archive: ArchiveId) -> Vec<Ino> {
         self.nodes
             .iter()
-            .filter(|(_, n)| n.archive == Some(archive))
-            .map(|(&ino, _)| ino)
+            .enumerate()
+            .filter(|(_, n)| n.as_ref().is_some_and(|n| n.archive == Some(archive)))
+            .map(|(ino, _)| ino as Ino)
             .collect()
     }
 }
