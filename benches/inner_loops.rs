@@ -1,6 +1,6 @@
 //! criterion benchmarks for the inner loops a mount spends its time in: indexing an SGD2
-//! database's framing, reading a DXBC container's part table, and disassembling and
-//! assembling D3D9 shaders. Run with `cargo bench`; a regression shows up in numbers.
+//! database's framing, reading a DXBC container's part table, its digest and its whole
+//! decode, and disassembling and assembling D3D9 shaders. Run with `cargo bench`; a regression shows up in numbers.
 //!
 //! The data: the example package's shaders (in the repository) and, where
 //! `../shared/corpus` is present, its DXIL containers and compiled D3D9 shaders.
@@ -11,7 +11,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughpu
 
 use shaderfs::archive::sgd2::{generate, read};
 use shaderfs::shader::d3d9::{asm, disasm};
-use shaderfs::shader::dxbc::container;
+use shaderfs::shader::dxbc::{container, decode, digest};
 
 fn corpus(sub: &str) -> Option<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -80,6 +80,23 @@ fn dxbc_and_sgd2(c: &mut Criterion) {
             b.iter(|| {
                 for con in &containers {
                     black_box(container::parse(black_box(con)).expect("parses"));
+                }
+            })
+        },
+    );
+    group.bench_function(format!("retail digest of {} containers", containers.len()), |b| {
+        b.iter(|| {
+            for con in &containers {
+                black_box(digest::retail(black_box(con)));
+            }
+        })
+    });
+    group.bench_function(
+        format!("whole decode of {} containers (a program's JSON)", containers.len()),
+        |b| {
+            b.iter(|| {
+                for con in &containers {
+                    black_box(decode::decode(black_box(con)).expect("decodes"));
                 }
             })
         },

@@ -4,8 +4,6 @@
 //! a non-standard final padding ("ComputeHashRetail" in DXC): the bit count comes first
 //! in the final block and `2n + 1` last, and the raw state is the digest.
 
-use std::sync::OnceLock;
-
 /// Bytes 4–20 of a container hold the digest; it covers bytes 20.. (`dxbc.md` §9.1).
 pub const DIGEST_RANGE: std::ops::Range<usize> = 4..20;
 const COVERED_FROM: usize = 20;
@@ -19,17 +17,61 @@ const SHIFTS: [[u32; 4]; 4] = [
     [6, 10, 15, 21],
 ];
 
-/// RFC 1321's table: `K[i] = floor(|sin(i + 1)| · 2^32)`.
-fn constants() -> &'static [u32; 64] {
-    static K: OnceLock<[u32; 64]> = OnceLock::new();
-    K.get_or_init(|| {
-        std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
-    })
+/// RFC 1321's table, `K[i] = floor(|sin(i + 1)| · 2^32)` (a test recomputes it).
+const K: [u32; 64] = [
+    0xd76a_a478, 0xe8c7_b756, 0x2420_70db, 0xc1bd_ceee,
+    0xf57c_0faf, 0x4787_c62a, 0xa830_4613, 0xfd46_9501,
+    0x6980_98d8, 0x8b44_f7af, 0xffff_5bb1, 0x895c_d7be,
+    0x6b90_1122, 0xfd98_7193, 0xa679_438e, 0x49b4_0821,
+    0xf61e_2562, 0xc040_b340, 0x265e_5a51, 0xe9b6_c7aa,
+    0xd62f_105d, 0x0244_1453, 0xd8a1_e681, 0xe7d3_fbc8,
+    0x21e1_cde6, 0xc337_07d6, 0xf4d5_0d87, 0x455a_14ed,
+    0xa9e3_e905, 0xfcef_a3f8, 0x676f_02d9, 0x8d2a_4c8a,
+    0xfffa_3942, 0x8771_f681, 0x6d9d_6122, 0xfde5_380c,
+    0xa4be_ea44, 0x4bde_cfa9, 0xf6bb_4b60, 0xbebf_bc70,
+    0x289b_7ec6, 0xeaa1_27fa, 0xd4ef_3085, 0x0488_1d05,
+    0xd9d4_d039, 0xe6db_99e5, 0x1fa2_7cf8, 0xc4ac_5665,
+    0xf429_2244, 0x432a_ff97, 0xab94_23a7, 0xfc93_a039,
+    0x655b_59c3, 0x8f0c_cc92, 0xffef_f47d, 0x8584_5dd1,
+    0x6fa8_7e4f, 0xfe2c_e6e0, 0xa301_4314, 0x4e08_11a1,
+    0xf753_7e82, 0xbd3a_f235, 0x2ad7_d2bb, 0xeb86_d391,
+];
+
+/// Which message word step `i` adds: the four rounds' orders.
+const WORD: [usize; 64] = {
+    let mut g = [0; 64];
+    let mut i = 0;
+    while i < 64 {
+        g[i] = match i / 16 {
+            0 => i,
+            1 => (5 * i + 1) % 16,
+            2 => (3 * i + 5) % 16,
+            _ => (7 * i) % 16,
+        };
+        i += 1;
+    }
+    g
+};
+
+/// One step of round `R`; every index is a constant once the loops below unroll.
+#[inline(always)]
+fn step<const R: usize>(v: &mut [u32; 4], m: &[u32; 16], i: usize) {
+    let [a, b, c, d] = *v;
+    let f = match R {
+        0 => (b & c) | (!b & d),
+        1 => (d & b) | (!d & c),
+        2 => b ^ c ^ d,
+        _ => c ^ (b | !d),
+    };
+    let f = f.wrapping_add(a).wrapping_add(K[i]).wrapping_add(m[WORD[i]]);
+    *v = [d, b.wrapping_add(f.rotate_left(SHIFTS[R][i % 4])), b, c];
 }
 
-/// One application of MD5's compression function.
+/// One application of MD5's compression function. Containers are hashed twice when a
+/// program's JSON is rendered (the retail digest and the `HASH` part's MD5), so this is
+/// written as four straight rounds the compiler unrolls, not one loop that branches on
+/// the round at every step.
 fn compress(state: &mut [u32; 4], block: &[u8]) {
-    let k = constants();
     let m: [u32; 16] = std::array::from_fn(|i| {
         u32::from_le_bytes([
             block[4 * i],
@@ -38,23 +80,21 @@ fn compress(state: &mut [u32; 4], block: &[u8]) {
             block[4 * i + 3],
         ])
     });
-    let [mut a, mut b, mut c, mut d] = *state;
-    for i in 0..64 {
-        let round = i / 16;
-        let (f, g) = match round {
-            0 => ((b & c) | (!b & d), i),
-            1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-            2 => (b ^ c ^ d, (3 * i + 5) % 16),
-            _ => (c ^ (b | !d), (7 * i) % 16),
-        };
-        let f = f.wrapping_add(a).wrapping_add(k[i]).wrapping_add(m[g]);
-        a = d;
-        d = c;
-        c = b;
-        b = b.wrapping_add(f.rotate_left(SHIFTS[round][i % 4]));
+    let mut v = *state;
+    for i in 0..16 {
+        step::<0>(&mut v, &m, i);
     }
-    for (s, v) in state.iter_mut().zip([a, b, c, d]) {
-        *s = s.wrapping_add(v);
+    for i in 16..32 {
+        step::<1>(&mut v, &m, i);
+    }
+    for i in 32..48 {
+        step::<2>(&mut v, &m, i);
+    }
+    for i in 48..64 {
+        step::<3>(&mut v, &m, i);
+    }
+    for (s, x) in state.iter_mut().zip(v) {
+        *s = s.wrapping_add(x);
     }
 }
 
@@ -184,8 +224,9 @@ mod tests {
 
     #[test]
     fn md5_is_rfc_1321() {
-        let k = constants();
-        assert_eq!((k[0], k[63]), (0xd76a_a478, 0xeb86_d391));
+        for (i, &k) in K.iter().enumerate() {
+            assert_eq!(k, ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32);
+        }
         assert_eq!(hex(&md5(b"")), "d41d8cd98f00b204e9800998ecf8427e");
         assert_eq!(hex(&md5(b"abc")), "900150983cd24fb0d6963f7d28e17f72");
         let long =
