@@ -143,6 +143,45 @@ fn a_generated_database_reads_like_a_folder() {
     );
 }
 
+/// Reading a folder through renders views ahead of the reader on other threads: what the
+/// reader gets must be exactly what rendering each file alone gives (`shaderfs extract`),
+/// the first time through and the second (from the cache).
+#[test]
+fn reading_through_a_folder_gives_what_extract_gives() {
+    if !can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let awc = tmp.path().join("db.awc");
+    if gen_sgd2(&awc, &["--programs-per-stage", "40"]).is_none() {
+        return;
+    }
+    let extracted = tmp.path().join("extracted");
+    let out = crate::support::shaderfs()
+        .arg("extract")
+        .arg(&awc)
+        .arg("--to")
+        .arg(&extracted)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = Mount::new(&awc, &tmp.path().join("mnt"), &["-o", "ro"]);
+    for pass in ["first", "second"] {
+        let (code, out, err) = sh(&format!(
+            "diff -r --no-dereference --exclude=.shaderfs {} {}",
+            m.dir.display(),
+            extracted.display()
+        ));
+        assert_eq!(code, 0, "{pass} read differs from extract:\n{out}{err}");
+    }
+    let (_, out, _) = sh(&format!("ls {}/programs/pixel | wc -l", m.dir.display()));
+    assert_eq!(out.trim(), "80", "40 programs, .dxil and .json each");
+}
+
 #[test]
 fn the_full_size_database_answers_at_once() {
     if !can_mount() {
@@ -165,8 +204,7 @@ fn the_full_size_database_answers_at_once() {
         "full-size database: mount returned in {mounted:?}; `ls programs/pixel | wc -l` answered \
          {answered:?} later"
     );
-    // Generous: debug builds on a shared machine. The release figure is in the report.
-    assert!(answered.as_secs_f64() < 10.0, "{answered:?}");
+    // How fast is measured by bench/run, against the extracted folder; not asserted here.
 
     let (code, _, _) = sh(&format!(
         "grep -q '\"program_count\": 12405' {}/archive.json",

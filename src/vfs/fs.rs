@@ -13,6 +13,7 @@ use std::time::SystemTime;
 use memmap2::Mmap;
 use parking_lot::{Mutex, RwLock};
 
+use super::ahead::{Flights, Joined, Queue, ViewKey};
 use super::cache::ViewCache;
 use super::commit::{self, CommitError};
 use super::errors::ErrorLog;
@@ -152,10 +153,15 @@ pub struct Vfs {
     opts: VfsOptions,
     archives: Vec<Mounted>,
     state: RwLock<State>,
-    cache: Mutex<ViewCache<(ArchiveId, u64, FileKey)>>,
+    cache: Mutex<ViewCache<ViewKey>>,
     /// Sizes of views rendered once: a listing can then give true sizes without
     /// rendering again, whatever the cache has let go.
-    sizes: Mutex<HashMap<(ArchiveId, u64, FileKey), u64>>,
+    sizes: Mutex<HashMap<ViewKey, u64>>,
+    /// Renders in progress, and views queued for the read-ahead threads (`ahead.rs`).
+    flights: Flights,
+    ahead: Arc<Queue>,
+    /// Whether read-ahead threads run (only a mount starts them).
+    reading_ahead: AtomicBool,
     errors: ErrorLog,
     notify: Mutex<Option<Notify>>,
     started: SystemTime,
@@ -298,6 +304,9 @@ impl Vfs {
             }),
             cache: Mutex::new(ViewCache::new(cache_bytes)),
             sizes: Mutex::new(HashMap::new()),
+            flights: Flights::default(),
+            ahead: Arc::new(Queue::default()),
+            reading_ahead: AtomicBool::new(false),
             errors: ErrorLog::default(),
             notify: Mutex::new(None),
             started: SystemTime::now(),
@@ -593,7 +602,16 @@ impl Vfs {
     pub fn getattr(&self, ino: Ino) -> Result<Attr, Errno> {
         let state = self.state.read();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        self.before_render(&state.tree, node);
         self.attr_of(ino, node, false)
+    }
+
+    /// A `stat` of a view never rendered renders it (its size is its rendering): the
+    /// moment to render the next ones of its folder on the other threads.
+    fn before_render(&self, tree: &Tree, node: &Node) {
+        if self.reading_ahead.load(Ordering::Relaxed) && self.unrendered(node).is_some() {
+            self.read_ahead(tree, node);
+        }
     }
 
     /// Attributes for a directory listing: an unreadable file is listed all the same,
@@ -630,6 +648,7 @@ impl Vfs {
             Some(_) => return Err(libc::ENOTDIR),
         };
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        self.before_render(&state.tree, node);
         self.attr_of(ino, node, false)
     }
 
@@ -700,15 +719,123 @@ impl Vfs {
         if let Some(blob) = self.cache.lock().get(&cache_key) {
             return Ok(blob.clone());
         }
+        // A read-ahead thread may be rendering it now: take its result.
+        let lead = match self.flights.join(cache_key) {
+            Joined::Lead(lead) => Some(lead),
+            Joined::Followed(Some(blob)) => return Ok(blob),
+            // Its render failed: render here, which reports why.
+            Joined::Followed(None) => None,
+        };
         match snap.archive.read(key) {
             Ok(blob) => {
-                self.sizes.lock().insert(cache_key, blob.len() as u64);
-                self.cache.lock().put(cache_key, blob.clone());
+                self.keep(cache_key, &blob);
+                if let Some(lead) = lead {
+                    lead.land(Some(blob.clone()));
+                }
                 Ok(blob)
             }
             Err(e) => {
+                drop(lead);
                 self.report(&self.user_path(id, path), &format!("cannot read: {e}"));
                 Err(libc::EIO)
+            }
+        }
+    }
+
+    /// Remember a rendered view: its size for listings, its bytes while they fit.
+    fn keep(&self, key: ViewKey, blob: &Blob) {
+        self.sizes.lock().insert(key, blob.len() as u64);
+        self.cache.lock().put(key, blob.clone());
+    }
+
+    /// Start `threads` threads that render views ahead of readers (see `ahead.rs`).
+    /// They stop when the vfs goes.
+    pub fn start_read_ahead(self: &Arc<Self>, threads: usize) {
+        for n in 0..threads {
+            let (vfs, queue) = (Arc::downgrade(self), self.ahead.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("ahead{n}"))
+                .spawn(move || {
+                    while let Some(key) = queue.pop() {
+                        match vfs.upgrade() {
+                            Some(vfs) => vfs.render_ahead(key),
+                            None => return,
+                        }
+                    }
+                });
+            match spawned {
+                Ok(_) => self.reading_ahead.store(true, Ordering::Relaxed),
+                Err(e) => log::warn!("no read-ahead thread: {e}"),
+            }
+        }
+    }
+
+    /// A read-ahead job: render a view unless it is done, being done, or stale. A
+    /// failure is not reported here: the reader's own render reports it.
+    fn render_ahead(&self, key: ViewKey) {
+        let (id, generation, file) = key;
+        let snap = self.snapshot(id);
+        if snap.generation != generation || self.sizes.lock().contains_key(&key) {
+            return;
+        }
+        let Joined::Lead(lead) = self.flights.join(key) else {
+            return;
+        };
+        if self.check_unchanged(id).is_err() {
+            return;
+        }
+        if let Ok(blob) = snap.archive.read(file) {
+            self.keep(key, &blob);
+            lead.land(Some(blob));
+        }
+    }
+
+    /// The view key of a file whose size is not known without rendering it.
+    fn unrendered(&self, node: &Node) -> Option<ViewKey> {
+        let NodeKind::File {
+            origin: Origin::Archive {
+                key, size: None, ..
+            },
+            buffer: None,
+            ..
+        } = &node.kind
+        else {
+            return None;
+        };
+        let id = node.archive?;
+        let view = (id, self.snapshot(id).generation, *key);
+        (!self.sizes.lock().contains_key(&view)).then_some(view)
+    }
+
+    /// `node` is about to be rendered for a reader: queue the next files of its folder
+    /// that will need rendering too, when the folder is large enough to be read through.
+    fn read_ahead(&self, tree: &Tree, node: &Node) {
+        /// Folders smaller than this are not read ahead (the root's few views, an
+        /// effect's `effect.json`).
+        const MIN_FOLDER: usize = 16;
+        /// Views queued ahead of the reader, and siblings looked at to find them.
+        const AHEAD: usize = 8;
+        const LOOK: usize = 4 * AHEAD;
+        let Some(children) = tree.children(node.parent) else {
+            return;
+        };
+        if children.len() < MIN_FOLDER {
+            return;
+        }
+        let Some(at) = children.get_index_of(&*node.name) else {
+            return;
+        };
+        let mut queued = 0;
+        for (_, &sibling) in children.iter().skip(at + 1).take(LOOK) {
+            let Some(key) = tree.get(sibling).and_then(|n| self.unrendered(n)) else {
+                continue;
+            };
+            if !self.flights.is_flying(&key) {
+                self.ahead.push(key);
+            }
+            queued += 1;
+            if queued == AHEAD {
+                break;
             }
         }
     }
@@ -1403,6 +1530,13 @@ fn file_origin(node: &Node, symlink: Errno) -> Result<Origin, Errno> {
         NodeKind::File { origin, .. } => Ok(origin.clone()),
         NodeKind::Dir { .. } => Err(libc::EISDIR),
         NodeKind::Symlink { .. } => Err(symlink),
+    }
+}
+
+impl Drop for Vfs {
+    fn drop(&mut self) {
+        // The read-ahead threads wait on the queue, not on the vfs.
+        self.ahead.close();
     }
 }
 

@@ -6,6 +6,7 @@
 //! scratch files, and commits edits atomically ([`commit`]). It imports no format and knows
 //! nothing of FUSE: the adapter in `fuse.rs` and the offline commands both drive [`Vfs`].
 
+pub mod ahead;
 pub mod cache;
 pub mod commit;
 pub mod errors;
