@@ -412,6 +412,7 @@ fn serve(
             }
         }
     };
+    one_malloc_arena();
     // Signals that end the daemon are taken by one thread, which unmounts cleanly.
     block_termination_signals();
     let fs = FuseFs::new(vfs.clone(), tuning.clone());
@@ -445,6 +446,18 @@ fn serve(
     let result = session.run();
     let _ = fs::remove_file(&pid_path);
     result.map_err(|e| Failure::mount(format!("{}: {e}", mountpoint.display())))
+}
+
+/// The daemon renders views on several threads, and glibc gives each thread its own
+/// allocator arena, each keeping what it freed. Reading the database tree twice left
+/// 67 MiB anonymous memory with per-thread arenas and 34 MiB with one, at the same speed
+/// (renders allocate little under the arena lock next to what they compute).
+fn one_malloc_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; called before the threads start.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
 }
 
 fn termination_signals() -> libc::sigset_t {
