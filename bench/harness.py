@@ -177,6 +177,29 @@ def first_answer(res, gta):
     return median(warm)
 
 
+def extract_or_mount(res, gta):
+    """What a user choosing between the two pays before the first `grep`: extracting the
+    database to a folder (`shaderfs extract`, every view rendered and written) against
+    mounting it, and the disk the folder takes against the archive."""
+    out = WORK / "extract-run"
+    mnt = WORK / "mnt-gta"
+    times = []
+    for _ in range(3):
+        shutil.rmtree(out, ignore_errors=True)
+        times.append(timed(f"{BIN} extract {gta} -C {out} && sync -f {out}"))
+    folder = int(sh(f"du -sk {out}").stdout.split()[0]) * 1024
+    shutil.rmtree(out, ignore_errors=True)
+    mounts = []
+    for _ in range(RUNS):
+        unmount(mnt)
+        mounts.append(timed(f"{BIN} mount {gta} {mnt} -o ro"))
+    unmount(mnt)
+    res.add("extracting the full database to a folder, or mounting it", median(mounts) * 1000,
+            "`shaderfs extract` + sync", median(times) * 1000)
+    res.note(f"disk: the extracted folder takes {folder / 2**20:.0f} MiB, the archive "
+             f"{gta.stat().st_size / 2**20:.0f} MiB; a mount takes no disk")
+
+
 def whole_tree(res, name, source):
     """Cold and warm reads of every file, through shaderfs, extracted, squashfuse."""
     mnt, sq = WORK / f"mnt-{name}", WORK / f"mnt-{name}-sq"
@@ -363,6 +386,7 @@ def main():
     res = Results()
     gta, sdp = prepare()
     first_answer(res, gta)
+    extract_or_mount(res, gta)
     mem = whole_tree(res, "gta", gta)
     if mem:
         anon, file = mem
