@@ -609,7 +609,16 @@ impl Vfs {
     /// A `stat` of a view never rendered renders it (its size is its rendering): the
     /// moment to render the next ones of its folder on the other threads.
     fn before_render(&self, tree: &Tree, node: &Node) {
-        if self.reading_ahead.load(Ordering::Relaxed) && self.unrendered(node).is_some() {
+        let derived = matches!(
+            node.kind,
+            NodeKind::File {
+                origin: Origin::Archive { size: None, .. },
+                ..
+            }
+        );
+        // Also when this one was rendered ahead: the reader is moving through the
+        // folder, and the threads keep a window ahead of it.
+        if derived && self.reading_ahead.load(Ordering::Relaxed) {
             self.read_ahead(tree, node);
         }
     }
@@ -807,8 +816,8 @@ impl Vfs {
         (!self.sizes.lock().contains_key(&view)).then_some(view)
     }
 
-    /// `node` is about to be rendered for a reader: queue the next files of its folder
-    /// that will need rendering too, when the folder is large enough to be read through.
+    /// A reader asks for `node`: queue the next files of its folder that still need
+    /// rendering, when the folder is large enough to be read through.
     fn read_ahead(&self, tree: &Tree, node: &Node) {
         /// Folders smaller than this are not read ahead (the root's few views, an
         /// effect's `effect.json`).

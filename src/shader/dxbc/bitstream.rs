@@ -32,10 +32,8 @@ pub enum Entry {
     Enter(u32),
     /// The current block ended.
     End,
-    Record {
-        code: u32,
-        ops: Vec<u64>,
-    },
+    /// A record; its operands are [`Reader::ops`] until the next call to `entry`.
+    Record { code: u32 },
 }
 
 struct Scope {
@@ -51,6 +49,10 @@ pub struct Reader<'a> {
     pos: usize,
     scopes: Vec<Scope>,
     blockinfo: HashMap<u32, Vec<Abbrev>>,
+    /// The last record's code and operands (`ops[ops_from..]`): one buffer for every
+    /// record, as a function body has thousands.
+    ops: Vec<u64>,
+    ops_from: usize,
 }
 
 fn char6(v: u64) -> u64 {
@@ -79,6 +81,8 @@ impl<'a> Reader<'a> {
                 end: bytes.len() * 8,
             }],
             blockinfo: HashMap::new(),
+            ops: Vec::new(),
+            ops_from: 0,
         })
     }
 
@@ -160,6 +164,11 @@ impl<'a> Reader<'a> {
         self.scopes.last().expect("the top level is never left")
     }
 
+    /// The operands of the record [`Reader::entry`] returned last.
+    pub fn ops(&self) -> &[u64] {
+        self.ops.get(self.ops_from..).unwrap_or(&[])
+    }
+
     /// The id of the block being read (`u32::MAX` at the top level).
     pub fn block(&self) -> u32 {
         self.scope().id
@@ -228,14 +237,13 @@ impl<'a> Reader<'a> {
                     if n > self.left() as u64 {
                         return Err(self.err("a record with more operands than bits left"));
                     }
-                    let mut ops = Vec::with_capacity(n as usize);
-                    for _ in 0..n {
-                        ops.push(self.vbr(6)?);
-                    }
-                    return Ok(Some(Entry::Record {
-                        code: code as u32,
-                        ops,
-                    }));
+                    let mut ops = std::mem::take(&mut self.ops);
+                    ops.clear();
+                    let read = (0..n).try_for_each(|_| Ok::<_, String>(ops.push(self.vbr(6)?)));
+                    self.ops = ops;
+                    self.ops_from = 0;
+                    read?;
+                    return Ok(Some(Entry::Record { code: code as u32 }));
                 }
                 n => {
                     let abbrev = self
@@ -244,15 +252,17 @@ impl<'a> Reader<'a> {
                         .get(n - 4)
                         .cloned()
                         .ok_or_else(|| self.err(&format!("abbreviation {n} is not defined")))?;
-                    let mut ops = self.abbreviated(&abbrev)?;
-                    if ops.is_empty() {
+                    let mut ops = std::mem::take(&mut self.ops);
+                    ops.clear();
+                    let read = self.abbreviated(&abbrev, &mut ops);
+                    self.ops = ops;
+                    read?;
+                    // The first operand is the record's code.
+                    let Some(&code) = self.ops.first() else {
                         return Err(self.err("an abbreviated record without a code"));
-                    }
-                    let code = ops.remove(0);
-                    return Ok(Some(Entry::Record {
-                        code: code as u32,
-                        ops,
-                    }));
+                    };
+                    self.ops_from = 1;
+                    return Ok(Some(Entry::Record { code: code as u32 }));
                 }
             }
         }
@@ -299,8 +309,7 @@ impl<'a> Reader<'a> {
         Ok(Rc::new(ops))
     }
 
-    fn abbreviated(&mut self, abbrev: &[Op]) -> Result<Vec<u64>, String> {
-        let mut ops = Vec::with_capacity(abbrev.len());
+    fn abbreviated(&mut self, abbrev: &[Op], ops: &mut Vec<u64>) -> Result<(), String> {
         let mut i = 0;
         while i < abbrev.len() {
             match &abbrev[i] {
@@ -339,7 +348,7 @@ impl<'a> Reader<'a> {
             }
             i += 1;
         }
-        Ok(ops)
+        Ok(())
     }
 
     fn scalar(&mut self, op: &Op) -> Result<u64, String> {

@@ -116,7 +116,8 @@ impl Module {
             match entry {
                 Entry::End => return Ok(()),
                 Entry::Enter(_) => r.skip()?,
-                Entry::Record { code, ops } => {
+                Entry::Record { code } => {
+                    let ops = r.ops();
                     let ty = match code {
                         // NUMENTRY and STRUCT_NAME make no type.
                         1 | 19 => continue,
@@ -150,8 +151,9 @@ impl Module {
                 Entry::End => return Ok(()),
                 Entry::Enter(_) => r.skip()?,
                 Entry::Record { code: 1, .. } => {}
-                Entry::Record { code, ops } => {
+                Entry::Record { code } => {
                     if code == 4 {
+                        let ops = r.ops();
                         if let Some(&v) = ops.first() {
                             ints.insert(*next, signed(v));
                         }
@@ -168,7 +170,8 @@ impl Module {
             match entry {
                 Entry::End => return Ok(()),
                 Entry::Enter(_) => r.skip()?,
-                Entry::Record { code, ops } => {
+                Entry::Record { code } => {
+                    let ops = r.ops();
                     // ENTRY [id, chars…]; FNENTRY [id, offset, chars…].
                     let skip = match code {
                         1 => 1,
@@ -210,10 +213,10 @@ impl Module {
                 }
                 Entry::Enter(CONSTANTS) => Self::read_constants(r, &mut next, &mut ints)?,
                 Entry::Enter(_) => r.skip()?,
-                Entry::Record { code, ops } if tracking => {
+                Entry::Record { code } if tracking => {
                     match code {
                         34 => {
-                            let yields = self.call(&ops, next, &ints);
+                            let yields = self.call(r.ops(), next, &ints);
                             match yields {
                                 Some(true) => next += 1,
                                 Some(false) => {}
@@ -308,10 +311,11 @@ pub fn usage(bytes: &[u8]) -> Result<Usage, String> {
                     break;
                 }
             }
-            Entry::Record { code, ops } if in_module && r.block() == MODULE => match code {
+            Entry::Record { code } if in_module && r.block() == MODULE => match code {
                 // GLOBALVAR, ALIAS_OLD, ALIAS
                 7 | 9 | 14 => m.values = m.values.checked_add(1).ok_or("too many values")?,
                 8 => {
+                    let ops = r.ops();
                     let proto = ops.get(2).copied().unwrap_or(0) != 0;
                     if !proto {
                         m.bodies.push(m.functions.len());
