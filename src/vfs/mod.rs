@@ -27,12 +27,13 @@ pub use tree::{Ino, NodeKind};
 #[derive(Clone)]
 pub enum Blob {
     Mapped(Arc<memmap2::Mmap>, Range<usize>),
-    Owned(Arc<[u8]>),
+    /// A `Vec` rather than `[u8]`: a rendered view moves in without being copied.
+    Owned(Arc<Vec<u8>>),
 }
 
 impl Blob {
-    pub fn owned(bytes: impl Into<Arc<[u8]>>) -> Blob {
-        Blob::Owned(bytes.into())
+    pub fn owned(bytes: impl Into<Vec<u8>>) -> Blob {
+        Blob::Owned(Arc::new(bytes.into()))
     }
 
     pub fn as_slice(&self) -> &[u8] {

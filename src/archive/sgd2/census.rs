@@ -80,11 +80,67 @@ fn multi_dimensional(f: &Facts) -> bool {
         .is_some_and(|t| t.iter().filter(|&&n| n > 1).count() > 1)
 }
 
-/// Count the database `bytes` indexed as `index`.
+/// What the census asks of one program.
+#[derive(Default, Clone, Copy)]
+struct Flags {
+    tessellation: bool,
+    unbounded_samplers: bool,
+    ray_query: bool,
+    quad_op: bool,
+    wave_lane_multi_dim: bool,
+}
+
+fn classify(group: usize, f: &Facts) -> Flags {
+    let quad = [
+        (122, "dx.op.quadReadLaneAt"),
+        (123, "dx.op.quadOp"),
+        (222, "dx.op.quadVote"),
+    ];
+    Flags {
+        tessellation: group == HULL || group == DOMAIN || (group == VERTEX && !writes_position(f)),
+        unbounded_samplers: group == PIXEL && unbounded_sampler_s0_space2(f),
+        ray_query: calls(f, &[(178, "dx.op.allocateRayQuery")]),
+        quad_op: calls(f, &quad),
+        wave_lane_multi_dim: calls(f, &[(111, "dx.op.waveGetLaneIndex")]) && multi_dimensional(f),
+    }
+}
+
+/// Count the database `bytes` indexed as `index`. Every program's bitcode is walked, so
+/// the programs are shared out among the cores.
 pub fn census(bytes: &[u8], index: &Index) -> Census {
     let mut per_stage = Map::new();
+    let mut programs = Vec::new();
+    for (g, group) in index.groups.iter().enumerate() {
+        if g >= STAGES.len() && group.programs.is_empty() {
+            continue;
+        }
+        per_stage.insert(group_dir(g), group.programs.len().into());
+        programs.extend(group.programs.iter().enumerate().map(|(i, p)| (g, i, p)));
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8));
+    let share = programs.len().div_ceil(threads).max(1);
+    let flags: Vec<Option<Flags>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = programs
+            .chunks(share)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|&(g, _, p)| {
+                            decode::facts(&bytes[p.container.clone()])
+                                .ok()
+                                .map(|f| classify(g, &f))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
     let mut c = Census {
-        programs_per_stage: Map::new(),
+        programs_per_stage: per_stage,
         tessellation_pipeline_programs: List::default(),
         unbounded_sampler_array_pixel_programs: List::default(),
         ray_query_programs: List::default(),
@@ -92,40 +148,29 @@ pub fn census(bytes: &[u8], index: &Index) -> Census {
         wave_lane_index_multi_dim_programs: List::default(),
         undecoded_programs: List::default(),
     };
-    for (g, group) in index.groups.iter().enumerate() {
-        if g >= STAGES.len() && group.programs.is_empty() {
+    for (&(g, i, _), flags) in programs.iter().zip(flags) {
+        let path = format!("programs/{}/{i}.dxil", group_dir(g));
+        let Some(f) = flags else {
+            c.undecoded_programs.push(path);
             continue;
-        }
-        per_stage.insert(group_dir(g), group.programs.len().into());
-        for (i, p) in group.programs.iter().enumerate() {
-            let path = format!("programs/{}/{i}.dxil", group_dir(g));
-            let Ok(program) = decode::decode(&bytes[p.container.clone()]) else {
-                c.undecoded_programs.push(path);
-                continue;
-            };
-            let f = &program.facts;
-            if g == HULL || g == DOMAIN || (g == VERTEX && !writes_position(f)) {
-                c.tessellation_pipeline_programs.push(path.clone());
-            }
-            if g == PIXEL && unbounded_sampler_s0_space2(f) {
-                c.unbounded_sampler_array_pixel_programs.push(path.clone());
-            }
-            if calls(f, &[(178, "dx.op.allocateRayQuery")]) {
-                c.ray_query_programs.push(path.clone());
-            }
-            let quad = [
-                (122, "dx.op.quadReadLaneAt"),
-                (123, "dx.op.quadOp"),
-                (222, "dx.op.quadVote"),
-            ];
-            if calls(f, &quad) {
-                c.quad_op_programs.push(path.clone());
-            }
-            if calls(f, &[(111, "dx.op.waveGetLaneIndex")]) && multi_dimensional(f) {
-                c.wave_lane_index_multi_dim_programs.push(path);
+        };
+        for (yes, list) in [
+            (f.tessellation, &mut c.tessellation_pipeline_programs),
+            (
+                f.unbounded_samplers,
+                &mut c.unbounded_sampler_array_pixel_programs,
+            ),
+            (f.ray_query, &mut c.ray_query_programs),
+            (f.quad_op, &mut c.quad_op_programs),
+            (
+                f.wave_lane_multi_dim,
+                &mut c.wave_lane_index_multi_dim_programs,
+            ),
+        ] {
+            if yes {
+                list.push(path.clone());
             }
         }
     }
-    c.programs_per_stage = per_stage;
     c
 }

@@ -239,7 +239,10 @@ impl<'a> Reader<'a> {
                     }
                     let mut ops = std::mem::take(&mut self.ops);
                     ops.clear();
-                    let read = (0..n).try_for_each(|_| Ok::<_, String>(ops.push(self.vbr(6)?)));
+                    let read = (0..n).try_for_each(|_| {
+                        ops.push(self.vbr(6)?);
+                        Ok::<_, String>(())
+                    });
                     self.ops = ops;
                     self.ops_from = 0;
                     read?;

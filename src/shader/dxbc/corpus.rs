@@ -203,6 +203,24 @@ fn every_container_agrees_with_its_source() {
     assert!(counts["semantics"] >= 150, "{counts:?}");
 }
 
+/// The census's short way to a container's facts finds what the whole decode finds.
+#[test]
+fn facts_alone_agree_with_the_whole_decode() {
+    let Some(dir) = corpus_dir() else { return };
+    for path in containers(&dir) {
+        let bytes = std::fs::read(&path).unwrap();
+        let mut whole = decode(&bytes).unwrap().facts;
+        whole.signature = None;
+        let alone = super::decode::facts(&bytes).unwrap();
+        assert_eq!(
+            format!("{alone:?}"),
+            format!("{whole:?}"),
+            "{}",
+            path.display()
+        );
+    }
+}
+
 /// Hostile bytes: corpus containers with bytes changed (the bitcode above all, where
 /// the reader is most involved) and cut short decode to a result, never a panic.
 #[test]

@@ -136,6 +136,31 @@ impl Program {
     }
 }
 
+/// The [`Facts`] of the container at the start of `bytes`, as [`decode`] finds them but
+/// for the digest (`signature` is `None`): what a census needs, without hashing the
+/// container twice or decoding parts for their JSON.
+pub fn facts(bytes: &[u8]) -> Result<Facts, ContainerError> {
+    let c: Container = container::parse(bytes)?;
+    let data = |p: &container::Part| &bytes[p.data.clone()];
+    let first = |fourcc: &'static [u8; 4]| c.parts.iter().filter(move |p| &p.fourcc == fourcc);
+    let header = c
+        .part(b"DXIL")
+        .and_then(|p| ProgramHeader::parse(data(p)).ok());
+    let kind = header.as_ref().map(|h| h.version.kind);
+    let bitcode = c
+        .part(b"DXIL")
+        .zip(header.as_ref())
+        .map(|(p, h)| &data(p)[h.bitcode.clone()]);
+    Ok(Facts {
+        kind,
+        signature: None,
+        outputs: first(b"OSG1").find_map(|p| parts::signature(data(p)).ok()),
+        psv: first(b"PSV0").find_map(|p| psv::decode(data(p), kind).ok()),
+        usage: bitcode.and_then(|b| intrinsics::usage(b).ok()),
+        feature_flags: first(b"SFI0").find_map(|p| parts::features(data(p)).ok().map(|f| f.0)),
+    })
+}
+
 /// Decode the container at the start of `bytes`.
 pub fn decode(bytes: &[u8]) -> Result<Program, ContainerError> {
     let c: Container = container::parse(bytes)?;
