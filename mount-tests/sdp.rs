@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use shaderfs::archive::sdp::read;
+use shaderfs::shader::d3d9::disasm;
 
 use crate::support::{
     can_mount, package_setup, run, sh, shaderfs, write_package, Mount, PackageSetup, Shader,
@@ -297,7 +298,7 @@ fn readers_never_see_a_torn_file() {
         .map(|x| x.bytes.clone())
         .collect();
     let stop = Arc::new(AtomicBool::new(false));
-    let all: Vec<(std::path::PathBuf, Vec<Vec<u8>>)> = s
+    let mut all: Vec<(std::path::PathBuf, Vec<Vec<u8>>)> = s
         .shaders
         .iter()
         .map(|x| {
@@ -308,6 +309,16 @@ fn readers_never_see_a_torn_file() {
             (m.path(&format!("shaders/{}", x.name)), ok)
         })
         .collect();
+    // The disassembly views too: rendered views, which a read through asm/ renders ahead
+    // on another thread while commits change the snapshot under it.
+    let text = |bytes: &[u8]| disasm::disassemble(bytes).ok().map(String::into_bytes);
+    all.extend(s.shaders.iter().filter_map(|x| {
+        let mut ok = vec![text(&x.bytes)?];
+        if x.name == target_name {
+            ok.extend(versions.iter().filter_map(|v| text(v)));
+        }
+        Some((m.path(&format!("asm/{}.asm", x.name)), ok))
+    }));
     let readers: Vec<_> = (0..4)
         .map(|_| {
             let stop = stop.clone();
