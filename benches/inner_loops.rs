@@ -12,18 +12,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughpu
 use shaderfs::archive::sgd2::{generate, read};
 use shaderfs::shader::d3d9::{asm, disasm};
 use shaderfs::shader::dxbc::{container, decode, digest};
-
-fn corpus(sub: &str) -> Option<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
-        .join(sub);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("{} is missing: its benchmarks are skipped", dir.display());
-        None
-    }
-}
+use shaderfs::test_corpus::corpus;
 
 /// D3D9 shaders: the example package's, and the corpus's compiled ones when present.
 fn d3d9_shaders() -> Vec<Vec<u8>> {

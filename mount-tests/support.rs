@@ -11,26 +11,7 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
-/// `../shared/corpus/<sub>`, or `None` (with the reason printed) where a clone has no
-/// corpus beside it. Under CI=true a missing corpus fails the test.
-pub fn corpus(sub: &str) -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
-        .join(sub);
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        !in_ci(),
-        "CI=true but the corpus {} is missing",
-        dir.display()
-    );
-    eprintln!(
-        "skipped: {} is not here (a clone without ../shared); the corpus tests need it",
-        dir.display()
-    );
-    None
-}
+pub use shaderfs::test_corpus::corpus;
 
 /// Whether this machine can mount FUSE file systems. Under CI=true it must.
 pub fn can_mount() -> bool {

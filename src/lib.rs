@@ -12,5 +12,7 @@ pub mod mount;
 pub mod shader;
 pub mod vfs;
 
-#[cfg(test)]
-mod test_corpus;
+/// Where tests and benchmarks find `../shared/corpus` (the unit tests, `mount-tests/`,
+/// `benches/`): one rule for skipping and for failing under CI.
+#[doc(hidden)]
+pub mod test_corpus;

@@ -218,9 +218,7 @@ impl Default for Tuning {
             // One per core but one, which the reader (cat, grep, the kernel, the fuser
             // thread answering it) needs: on 2 cores one thread beat two (3.6 s vs 3.8 s
             // for a first read of the whole database tree; none: 4.8 s).
-            ahead_threads: std::thread::available_parallelism()
-                .map(|n| n.get().saturating_sub(1).clamp(1, 8))
-                .unwrap_or(1),
+            ahead_threads: (cores() - 1).clamp(1, 8),
             cache_bytes: crate::vfs::fs::CACHE_BYTES,
             keep_cache: true,
             no_open: true,
@@ -267,9 +265,12 @@ impl Tuning {
 /// fuser threads: enough to overlap requests of parallel readers, few enough for a
 /// small machine.
 fn worker_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get().clamp(2, 8))
-        .unwrap_or(4)
+    cores().clamp(2, 8)
+}
+
+/// The machine's cores (2 if it cannot say).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
 fn canonical_mountpoint(mountpoint: &Path) -> Result<PathBuf, Failure> {
@@ -457,10 +458,10 @@ fn malloc_arena_per_core() {
     // glibc's own MALLOC_ARENA_MAX, when set, is the user's choice.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 8));
+        let arenas = cores().clamp(1, 8);
         // SAFETY: mallopt only sets an allocator parameter; called before threads start.
         unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, cores as libc::c_int);
+            libc::mallopt(libc::M_ARENA_MAX, arenas as libc::c_int);
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub(crate) fn corpus(sub: &str) -> Option<PathBuf> {
+pub fn corpus(sub: &str) -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/corpus")
         .join(sub);
@@ -17,7 +17,7 @@ pub(crate) fn corpus(sub: &str) -> Option<PathBuf> {
         dir.display()
     );
     eprintln!(
-        "skipped: {} is not here (a clone without ../shared); this test reads it",
+        "skipped: {} is not here (a clone without ../shared); the corpus tests need it",
         dir.display()
     );
     None

@@ -25,6 +25,14 @@ pub fn json_view<T: Serialize>(value: &T) -> Blob {
     Blob::owned(bytes)
 }
 
+/// Whether the file name of `path` ends in `.ext`, ignoring case (how formats without a
+/// magic number recognise their files).
+pub fn file_has_extension(path: &std::path::Path, ext: &str) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| has_extension(n, ext))
+}
+
 /// Whether `name` ends in `.ext`, ignoring case.
 pub fn has_extension(name: &str, ext: &str) -> bool {
     name.len() > ext.len() + 1

@@ -149,10 +149,6 @@ impl Queue {
         self.ready.notify_one();
     }
 
-    pub fn is_queued(&self, key: &ViewKey) -> bool {
-        self.inner.lock().queued.contains(key)
-    }
-
     /// The next job, waiting for one; `None` once the queue is closed.
     pub fn pop(&self) -> Option<ViewKey> {
         let mut jobs = self.inner.lock();

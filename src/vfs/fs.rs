@@ -387,7 +387,6 @@ impl Vfs {
         let snap = self.snapshot(id);
         let root = self.archives[id].root;
         let entries = snap.archive.entries();
-        tree.reserve(entries.len());
         // Indexed by inode: whether the snapshot still has it.
         let mut seen = vec![false; tree.end() as usize];
         let mut inval = Vec::new();
@@ -609,16 +608,9 @@ impl Vfs {
     /// A `stat` of a view never rendered renders it (its size is its rendering): the
     /// moment to render the next ones of its folder on the other threads.
     fn before_render(&self, tree: &Tree, node: &Node) {
-        let derived = matches!(
-            node.kind,
-            NodeKind::File {
-                origin: Origin::Archive { size: None, .. },
-                ..
-            }
-        );
         // Also when this one was rendered ahead: the reader is moving through the
         // folder, and the threads keep a window ahead of it.
-        if derived && self.reading_ahead.load(Ordering::Relaxed) {
+        if derived_view(node).is_some() && self.reading_ahead.load(Ordering::Relaxed) {
             self.read_ahead(tree, node);
         }
     }
@@ -799,23 +791,6 @@ impl Vfs {
         }
     }
 
-    /// The view key of a file whose size is not known without rendering it.
-    fn unrendered(&self, node: &Node) -> Option<ViewKey> {
-        let NodeKind::File {
-            origin: Origin::Archive {
-                key, size: None, ..
-            },
-            buffer: None,
-            ..
-        } = &node.kind
-        else {
-            return None;
-        };
-        let id = node.archive?;
-        let view = (id, self.snapshot(id).generation, *key);
-        (!self.sizes.lock().contains_key(&view)).then_some(view)
-    }
-
     /// A reader asks for `node`: queue the next files of its folder that still need
     /// rendering, when the folder is large enough to be read through.
     fn read_ahead(&self, tree: &Tree, node: &Node) {
@@ -825,6 +800,7 @@ impl Vfs {
         /// Views queued ahead of the reader, and siblings looked at to find them.
         const AHEAD: usize = 8;
         const LOOK: usize = 4 * AHEAD;
+        let Some(id) = node.archive else { return };
         let Some(children) = tree.children(node.parent) else {
             return;
         };
@@ -834,17 +810,23 @@ impl Vfs {
         let Some(at) = children.get_index_of(&*node.name) else {
             return;
         };
-        let mut queued = 0;
-        for (_, &sibling) in children.iter().skip(at + 1).take(LOOK) {
-            let Some(key) = tree.get(sibling).and_then(|n| self.unrendered(n)) else {
-                continue;
-            };
-            if !self.flights.is_flying(&key) {
-                self.ahead.push(key);
-            }
-            queued += 1;
-            if queued == AHEAD {
-                break;
+        // A folder's files are of one archive: one snapshot and one look at the sizes.
+        let generation = self.snapshot(id).generation;
+        let wanted: Vec<ViewKey> = {
+            let sizes = self.sizes.lock();
+            children
+                .values()
+                .skip(at + 1)
+                .take(LOOK)
+                .filter_map(|&sibling| derived_view(tree.get(sibling)?))
+                .map(|key| (id, generation, key))
+                .filter(|view| !sizes.contains_key(view))
+                .take(AHEAD)
+                .collect()
+        };
+        for view in wanted {
+            if !self.flights.is_flying(&view) {
+                self.ahead.push(view);
             }
         }
     }
@@ -1542,6 +1524,21 @@ fn file_origin(node: &Node, symlink: Errno) -> Result<Origin, Errno> {
     }
 }
 
+/// The key of a file whose bytes are rendered (its size is only known by rendering it),
+/// unless a writer's buffer stands in for it.
+fn derived_view(node: &Node) -> Option<FileKey> {
+    match &node.kind {
+        NodeKind::File {
+            origin: Origin::Archive {
+                key, size: None, ..
+            },
+            buffer: None,
+            ..
+        } => Some(*key),
+        _ => None,
+    }
+}
+
 impl Drop for Vfs {
     fn drop(&mut self) {
         // The read-ahead threads wait on the queue, not on the vfs.
@@ -1554,7 +1551,7 @@ impl Drop for Vfs {
 /// its pages, some 15 ms for a 60 MB database that the `close()` waiting on the commit
 /// need not wait for.
 fn retire(old: Arc<Snapshot>) {
-    static REAPER: OnceLock<Mutex<std::sync::mpsc::Sender<Arc<Snapshot>>>> = OnceLock::new();
+    static REAPER: OnceLock<std::sync::mpsc::Sender<Arc<Snapshot>>> = OnceLock::new();
     let reaper = REAPER.get_or_init(|| {
         let (send, receive) = std::sync::mpsc::channel::<Arc<Snapshot>>();
         let spawned = std::thread::Builder::new()
@@ -1563,10 +1560,10 @@ fn retire(old: Arc<Snapshot>) {
         if let Err(e) = spawned {
             log::warn!("no thread to retire old snapshots ({e}); they go inline");
         }
-        Mutex::new(send)
+        send
     });
     // If the thread could not start, the snapshot comes back and is dropped here.
-    let _ = reaper.lock().send(old);
+    let _ = reaper.send(old);
 }
 
 fn dir_node(parent: Ino, name: &str, archive: Option<ArchiveId>, path: &str) -> Node {

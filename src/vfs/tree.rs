@@ -111,11 +111,6 @@ impl Tree {
         tree
     }
 
-    /// Make room for `more` nodes (a whole archive's tree is added at once).
-    pub fn reserve(&mut self, more: usize) {
-        self.nodes.reserve(more);
-    }
-
     pub fn get(&self, ino: Ino) -> Option<&Node> {
         self.nodes.get(usize::try_from(ino).ok()?)?.as_ref()
     }

@@ -30,7 +30,7 @@ use serde::Serialize;
 
 use self::read::{Index, Record};
 use self::write::NameField;
-use super::{has_extension, json_view};
+use super::{file_has_extension, has_extension, json_view};
 use crate::shader::d3d9::bytecode::{self, ShaderKind, Version};
 use crate::shader::d3d9::ctab::{self, ConstantTable};
 use crate::shader::d3d9::{asm, disasm};
@@ -48,9 +48,7 @@ impl Format for SdpFormat {
     }
 
     fn recognises(&self, path: &Path, _head: &[u8]) -> bool {
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| has_extension(n, "sdp"))
+        file_has_extension(path, "sdp")
     }
 
     fn open(

@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 
 use self::check::{Finding, Severity, STREAM_FORMATS, STREAM_FORMAT_NAME};
 use self::effect::{Effect, Lines, ParseError, Stage};
-use super::{has_extension, json_view};
+use super::{file_has_extension, json_view};
 use crate::vfs::name::Namer;
 use crate::vfs::{
     Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, Rewrite,
@@ -70,9 +70,7 @@ impl Format for ShaFormat {
     }
 
     fn recognises(&self, path: &Path, _head: &[u8]) -> bool {
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| has_extension(n, "sha"))
+        file_has_extension(path, "sha")
     }
 
     fn open(

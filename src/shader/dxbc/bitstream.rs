@@ -271,6 +271,24 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Every record of the block just entered, to its end, passing its sub-blocks: `each`
+    /// gets a record's code and operands. `what` names the block in the error when the
+    /// input ends first.
+    pub fn records(
+        &mut self,
+        what: &str,
+        mut each: impl FnMut(u32, &[u64]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        while let Some(entry) = self.entry()? {
+            match entry {
+                Entry::End => return Ok(()),
+                Entry::Enter(_) => self.skip()?,
+                Entry::Record { code } => each(code, self.ops())?,
+            }
+        }
+        Err(format!("{what} has no end"))
+    }
+
     /// Pass the rest of the block just entered.
     pub fn skip(&mut self) -> Result<(), String> {
         if self.scopes.len() == 1 {

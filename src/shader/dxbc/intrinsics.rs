@@ -112,32 +112,25 @@ impl Module {
     }
 
     fn read_types(&mut self, r: &mut Reader<'_>) -> Result<(), String> {
-        while let Some(entry) = r.entry()? {
-            match entry {
-                Entry::End => return Ok(()),
-                Entry::Enter(_) => r.skip()?,
-                Entry::Record { code } => {
-                    let ops = r.ops();
-                    let ty = match code {
-                        // NUMENTRY and STRUCT_NAME make no type.
-                        1 | 19 => continue,
-                        2 => Type::Void,
-                        8 => Type::Pointer(ops.first().copied().unwrap_or(u64::MAX)),
-                        21 => Type::Function {
-                            ret: ops.get(1).copied().unwrap_or(u64::MAX),
-                            params: ops.len().saturating_sub(2) as u32,
-                        },
-                        9 => Type::Function {
-                            ret: ops.get(2).copied().unwrap_or(u64::MAX),
-                            params: ops.len().saturating_sub(3) as u32,
-                        },
-                        _ => Type::Other,
-                    };
-                    self.types.push(ty);
-                }
-            }
-        }
-        Err("the type table has no end".into())
+        r.records("the type table", |code, ops| {
+            let ty = match code {
+                // NUMENTRY and STRUCT_NAME make no type.
+                1 | 19 => return Ok(()),
+                2 => Type::Void,
+                8 => Type::Pointer(ops.first().copied().unwrap_or(u64::MAX)),
+                21 => Type::Function {
+                    ret: ops.get(1).copied().unwrap_or(u64::MAX),
+                    params: ops.len().saturating_sub(2) as u32,
+                },
+                9 => Type::Function {
+                    ret: ops.get(2).copied().unwrap_or(u64::MAX),
+                    params: ops.len().saturating_sub(3) as u32,
+                },
+                _ => Type::Other,
+            };
+            self.types.push(ty);
+            Ok(())
+        })
     }
 
     /// A constants block: every record but SETTYPE makes a value; integers are kept.
@@ -146,47 +139,32 @@ impl Module {
         next: &mut u32,
         ints: &mut HashMap<u32, i64>,
     ) -> Result<(), String> {
-        while let Some(entry) = r.entry()? {
-            match entry {
-                Entry::End => return Ok(()),
-                Entry::Enter(_) => r.skip()?,
-                Entry::Record { code: 1, .. } => {}
-                Entry::Record { code } => {
-                    if code == 4 {
-                        let ops = r.ops();
-                        if let Some(&v) = ops.first() {
-                            ints.insert(*next, signed(v));
-                        }
-                    }
-                    *next = next.checked_add(1).ok_or("too many values")?;
-                }
+        r.records("a constants block", |code, ops| {
+            if code == 1 {
+                return Ok(());
             }
-        }
-        Err("a constants block has no end".into())
+            if let (4, Some(&v)) = (code, ops.first()) {
+                ints.insert(*next, signed(v));
+            }
+            *next = next.checked_add(1).ok_or("too many values")?;
+            Ok(())
+        })
     }
 
     fn read_symtab(&mut self, r: &mut Reader<'_>) -> Result<(), String> {
-        while let Some(entry) = r.entry()? {
-            match entry {
-                Entry::End => return Ok(()),
-                Entry::Enter(_) => r.skip()?,
-                Entry::Record { code } => {
-                    let ops = r.ops();
-                    // ENTRY [id, chars…]; FNENTRY [id, offset, chars…].
-                    let skip = match code {
-                        1 => 1,
-                        3 => 2,
-                        _ => continue,
-                    };
-                    let (Some(&id), Some(chars)) = (ops.first(), ops.get(skip..)) else {
-                        continue;
-                    };
-                    let name: String = chars.iter().map(|&c| (c as u8) as char).collect();
-                    self.names.insert(id as u32, name);
-                }
+        r.records("a value symbol table", |code, ops| {
+            // ENTRY [id, chars…]; FNENTRY [id, offset, chars…].
+            let skip = match code {
+                1 => 1,
+                3 => 2,
+                _ => return Ok(()),
+            };
+            if let (Some(&id), Some(chars)) = (ops.first(), ops.get(skip..)) {
+                let name: String = chars.iter().map(|&c| (c as u8) as char).collect();
+                self.names.insert(id as u32, name);
             }
-        }
-        Err("a value symbol table has no end".into())
+            Ok(())
+        })
     }
 
     /// One function body: the `index`th function with a body.
