@@ -22,9 +22,8 @@ use fuser::{
     TimeOrNow, WriteFlags,
 };
 
-use crate::mount::Tuning;
-use crate::vfs::fs::{Attr, FileType, Invalidation};
-use crate::vfs::Vfs;
+use crate::tuning::Tuning;
+use crate::vfs::{Attr, FileType, Invalidation, Opened, SetAttr, Vfs};
 
 /// Entries taken from the vfs per readdir request: more than a reply buffer holds.
 const READDIR_BATCH: usize = 1024;
@@ -126,9 +125,9 @@ fn to_fuse(attr: &Attr) -> FileAttr {
         ino: INodeNo(attr.ino),
         size: attr.size,
         blocks: attr.size.div_ceil(512),
-        atime: attr.mtime,
+        atime: attr.atime,
         mtime: attr.mtime,
-        ctime: attr.mtime,
+        ctime: attr.ctime,
         crtime: UNIX_EPOCH,
         kind: match attr.kind {
             FileType::Dir => fuser::FileType::Directory,
@@ -167,7 +166,7 @@ impl FuseFs {
         }
     }
 
-    fn open_flags(&self, opened: crate::vfs::fs::Opened) -> FopenFlags {
+    fn open_flags(&self, opened: Opened) -> FopenFlags {
         let mut flags = FopenFlags::empty();
         if opened.keep_cache && self.tuning.keep_cache {
             flags |= FopenFlags::FOPEN_KEEP_CACHE;
@@ -241,27 +240,35 @@ impl fuser::Filesystem for FuseFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _mode: Option<u32>,
-        _uid: Option<u32>,
-        _gid: Option<u32>,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
         size: Option<u64>,
-        _atime: Option<TimeOrNow>,
-        _mtime: Option<TimeOrNow>,
+        atime: Option<TimeOrNow>,
+        mtime: Option<TimeOrNow>,
         _ctime: Option<std::time::SystemTime>,
-        _fh: Option<FileHandle>,
+        fh: Option<FileHandle>,
         _crtime: Option<std::time::SystemTime>,
         _chgtime: Option<std::time::SystemTime>,
         _bkuptime: Option<std::time::SystemTime>,
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        // Modes, owners and times are the mount's, not the files': accepted and ignored,
-        // as on other archive file systems, so `cp -p` and editors do not fail.
-        let result = match size {
-            Some(size) => self.vfs.set_size(ino.0, size),
-            None => self.vfs.getattr(ino.0),
+        let time = |t: TimeOrNow| match t {
+            TimeOrNow::SpecificTime(t) => t,
+            TimeOrNow::Now => std::time::SystemTime::now(),
         };
-        match result {
+        let set = SetAttr {
+            mode,
+            uid,
+            gid,
+            size,
+            atime: atime.map(time),
+            mtime: mtime.map(time),
+            // `ftruncate` names the handle; `truncate` of a path does not.
+            by_writer: fh.is_some_and(|fh| fh.0 != 0),
+        };
+        match self.vfs.setattr(ino.0, &set) {
             Ok(attr) => reply.attr(&self.attr_ttl(&attr), &to_fuse(&attr)),
             Err(e) => reply.error(errno(e)),
         }

@@ -9,7 +9,9 @@
 pub mod archive;
 pub mod fuse;
 pub mod mount;
+pub mod mountinfo;
 pub mod shader;
+pub mod tuning;
 pub mod vfs;
 
 /// Where tests and benchmarks find `../shared/corpus` (the unit tests, `mount-tests/`,

@@ -8,10 +8,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use shaderfs::archive::FORMATS;
 use shaderfs::mount::{self, Failure, MountOptions, EXIT_MALFORMED, EXIT_USAGE};
-use shaderfs::vfs::fs::FileType;
-use shaderfs::vfs::{Vfs, VfsOptions};
+use shaderfs::vfs::{FileType, Vfs, VfsOptions};
 
 /// Mount game shader archives as directory trees.
 ///
@@ -190,7 +188,7 @@ fn run(command: Command) -> Result<(), Failure> {
             if opts.debug {
                 log::set_max_level(log::LevelFilter::Debug);
             }
-            mount::mount(&source, &mountpoint, &opts, FORMATS, foreground)
+            mount::mount(&source, &mountpoint, &opts, foreground)
         }
         Command::Umount { mountpoint } => mount::umount(&mountpoint),
         Command::Ls {
@@ -394,17 +392,7 @@ fn write_failure(e: std::io::Error) -> Failure {
 }
 
 fn open_offline(source: &Path) -> Result<Vfs, Failure> {
-    let opts = VfsOptions {
-        writable: false,
-        backup: false,
-        sign: false,
-        // SAFETY: getuid/getgid cannot fail.
-        uid: unsafe { libc::getuid() },
-        gid: unsafe { libc::getgid() },
-        umask: None,
-        cache_bytes: shaderfs::vfs::fs::CACHE_BYTES,
-    };
-    Ok(Vfs::load(source, FORMATS, opts)?)
+    Ok(shaderfs::archive::open(source, VfsOptions::read_only())?)
 }
 
 fn resolve(vfs: &Vfs, path: &str) -> Result<u64, Failure> {
@@ -508,6 +496,8 @@ fn list(
     Ok(())
 }
 
+/// Write the tree below `ino` into `to`. A file that cannot be read or written is
+/// reported and the rest still extracted; then the exit code is 2.
 fn extract(vfs: &Vfs, ino: u64, path: &str, to: &Path) -> Result<(), Failure> {
     let io = |p: &Path| {
         let p = p.to_path_buf();
@@ -517,36 +507,57 @@ fn extract(vfs: &Vfs, ino: u64, path: &str, to: &Path) -> Result<(), Failure> {
     let attr = vfs
         .getattr(ino)
         .map_err(|e| Failure::usage(format!("{path}: {}", std::io::Error::from_raw_os_error(e))))?;
+    let mut failed = Vec::new();
+    let copy = |ino: u64, full: &str, target: &Path, failed: &mut Vec<String>| {
+        let bytes = match read_all(vfs, ino, full) {
+            Ok(bytes) => bytes,
+            Err(f) => return failed.push(f.message),
+        };
+        if let Err(e) = std::fs::write(target, bytes) {
+            failed.push(format!("{}: {e}", target.display()));
+        }
+    };
     if attr.kind == FileType::File {
         let name = path.rsplit('/').next().unwrap_or(path);
-        let target = to.join(name);
-        let bytes = read_all(vfs, ino, path)?;
-        return std::fs::write(&target, bytes).map_err(io(&target));
-    }
-    for (child, rel) in walk(vfs, ino, "") {
-        // The mount's own diagnostics are not part of any archive.
-        if path.is_empty() && rel.starts_with(".shaderfs") {
-            continue;
-        }
-        let full = if path.is_empty() {
-            rel.clone()
-        } else {
-            format!("{path}/{rel}")
-        };
-        let target = to.join(&rel);
-        match vfs.getattr(child).map(|a| a.kind) {
-            Ok(FileType::Dir) => std::fs::create_dir_all(&target).map_err(io(&target))?,
-            Ok(FileType::File) => {
-                let bytes = read_all(vfs, child, &full)?;
-                std::fs::write(&target, bytes).map_err(io(&target))?;
+        copy(ino, path, &to.join(name), &mut failed);
+    } else {
+        for (child, rel) in walk(vfs, ino, "") {
+            // The mount's own diagnostics are not part of any archive.
+            if path.is_empty() && rel.starts_with(".shaderfs") {
+                continue;
             }
-            Ok(FileType::Symlink) => {
-                let link = vfs.readlink(child).unwrap_or_default();
-                let _ = std::fs::remove_file(&target);
-                std::os::unix::fs::symlink(link, &target).map_err(io(&target))?;
+            let full = if path.is_empty() {
+                rel.clone()
+            } else {
+                format!("{path}/{rel}")
+            };
+            let target = to.join(&rel);
+            match vfs.getattr(child).map(|a| a.kind) {
+                Ok(FileType::Dir) => {
+                    if let Err(e) = std::fs::create_dir_all(&target) {
+                        failed.push(format!("{}: {e}", target.display()));
+                    }
+                }
+                Ok(FileType::File) => copy(child, &full, &target, &mut failed),
+                Ok(FileType::Symlink) => {
+                    let link = vfs.readlink(child).unwrap_or_default();
+                    let _ = std::fs::remove_file(&target);
+                    if let Err(e) = std::os::unix::fs::symlink(link, &target) {
+                        failed.push(format!("{}: {e}", target.display()));
+                    }
+                }
+                Err(e) => failed.push(format!("{full}: {}", std::io::Error::from_raw_os_error(e))),
             }
-            Err(_) => {}
         }
     }
-    Ok(())
+    if failed.is_empty() {
+        return Ok(());
+    }
+    for message in &failed {
+        eprintln!("shaderfs extract: {message}");
+    }
+    Err(Failure {
+        code: EXIT_MALFORMED,
+        message: format!("{} file(s) could not be extracted", failed.len()),
+    })
 }

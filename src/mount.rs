@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::fuse::FuseFs;
-use crate::vfs::fs::{OpenError, VfsOptions};
-use crate::vfs::Vfs;
+use crate::tuning::{cores, worker_threads, Tuning};
+use crate::vfs::{OpenError, Vfs, VfsOptions};
 
 /// Exit codes (DESIGN.md "Command line").
 pub const EXIT_USAGE: i32 = 1;
@@ -52,6 +52,7 @@ impl From<OpenError> for Failure {
                 code: EXIT_MALFORMED,
                 message: m,
             },
+            OpenError::Busy(m) => Failure::mount(m),
         }
     }
 }
@@ -194,85 +195,6 @@ impl MountOptions {
     }
 }
 
-/// Developer knobs for the benchmark harness, from `SHADERFS_TUNE` (comma-separated):
-/// each turns one technique off, or sizes it, so `bench/run` can measure what it is worth.
-/// `threads=N`, `cache=BYTES`, `no_keep_cache`, `no_open_off` (keep open/flush/release
-/// round trips on read-only mounts), `short_ttl`, `no_readdirplus`, `readahead=BYTES`,
-/// `ahead=N` (threads rendering views ahead of readers; 0 turns it off).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tuning {
-    pub threads: Option<usize>,
-    pub ahead_threads: usize,
-    pub cache_bytes: usize,
-    pub keep_cache: bool,
-    pub no_open: bool,
-    pub long_ttl: bool,
-    pub readdirplus: bool,
-    pub readahead: u32,
-}
-
-impl Default for Tuning {
-    fn default() -> Tuning {
-        Tuning {
-            threads: None,
-            // One per core but one, which the reader (cat, grep, the kernel, the fuser
-            // thread answering it) needs: on 2 cores one thread beat two (3.6 s vs 3.8 s
-            // for a first read of the whole database tree; none: 4.8 s).
-            ahead_threads: (cores() - 1).clamp(1, 8),
-            cache_bytes: crate::vfs::fs::CACHE_BYTES,
-            keep_cache: true,
-            no_open: true,
-            long_ttl: true,
-            readdirplus: true,
-            readahead: 1 << 20,
-        }
-    }
-}
-
-impl Tuning {
-    pub fn from_env() -> Result<Tuning, String> {
-        match std::env::var("SHADERFS_TUNE") {
-            Ok(list) => Tuning::parse(&list),
-            Err(_) => Ok(Tuning::default()),
-        }
-    }
-
-    pub fn parse(list: &str) -> Result<Tuning, String> {
-        let mut t = Tuning::default();
-        for item in list.split(',').filter(|i| !i.is_empty()) {
-            let (key, value) = item.split_once('=').unwrap_or((item, ""));
-            let number = || {
-                value
-                    .parse::<usize>()
-                    .map_err(|_| format!("SHADERFS_TUNE: {item}: expected {key}=NUMBER"))
-            };
-            match key {
-                "threads" => t.threads = Some(number()?.max(1)),
-                "ahead" => t.ahead_threads = number()?.min(64),
-                "cache" => t.cache_bytes = number()?,
-                "readahead" => t.readahead = number()?.clamp(4096, 1 << 20) as u32,
-                "no_keep_cache" => t.keep_cache = false,
-                "no_open_off" => t.no_open = false,
-                "short_ttl" => t.long_ttl = false,
-                "no_readdirplus" => t.readdirplus = false,
-                _ => return Err(format!("SHADERFS_TUNE: unknown knob '{item}'")),
-            }
-        }
-        Ok(t)
-    }
-}
-
-/// fuser threads: enough to overlap requests of parallel readers, few enough for a
-/// small machine.
-fn worker_threads() -> usize {
-    cores().clamp(2, 8)
-}
-
-/// The machine's cores (2 if it cannot say).
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get())
-}
-
 fn canonical_mountpoint(mountpoint: &Path) -> Result<PathBuf, Failure> {
     let path = fs::canonicalize(mountpoint)
         .map_err(|e| Failure::usage(format!("{}: {e}", mountpoint.display())))?;
@@ -303,14 +225,17 @@ pub fn mount(
     source: &Path,
     mountpoint: &Path,
     options: &MountOptions,
-    formats: &[&'static dyn crate::vfs::Format],
     foreground: bool,
 ) -> Result<(), Failure> {
     let mountpoint = canonical_mountpoint(mountpoint)?;
     let source = fs::canonicalize(source)
         .map_err(|e| Failure::usage(format!("{}: {e}", source.display())))?;
     let tuning = Tuning::from_env().map_err(Failure::usage)?;
-    let vfs = Arc::new(Vfs::load(&source, formats, options.vfs_options(&tuning))?);
+    let vfs = Arc::new(crate::archive::open(&source, options.vfs_options(&tuning))?);
+    // One writer per archive: a second read-write mount stops here, naming the first.
+    if options.writable {
+        vfs.lock_archives()?;
+    }
     if foreground {
         return serve(vfs, &source, &mountpoint, options, &tuning, None);
     }
@@ -414,6 +339,14 @@ fn serve(
         }
     };
     malloc_arena_per_core();
+    // The daemon forked from the command that took the archives' locks: it takes them
+    // again itself, so that /proc/locks names it to a second mount.
+    if options.writable && ready.is_some() {
+        if let Err(e) = vfs.relock_archives() {
+            tell(&e.to_string());
+            return Err(e.into());
+        }
+    }
     // Signals that end the daemon are taken by one thread, which unmounts cleanly.
     block_termination_signals();
     let fs = FuseFs::new(vfs.clone(), tuning.clone());
@@ -429,6 +362,10 @@ fn serve(
         };
     FuseFs::start_invalidator(&vfs, session.notifier(), known);
     vfs.start_read_ahead(tuning.ahead_threads);
+    // Other programs' changes to the archives show in the mount.
+    if let Err(e) = vfs.start_watching() {
+        log::warn!("not watching the archives for other programs' changes: {e}");
+    }
     let mut unmounter = session.unmount_callable();
     let pid_path = pid_file(mountpoint);
     if let Some(dir) = pid_path.parent() {
@@ -510,6 +447,15 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
     let pid: Option<i32> = fs::read_to_string(&pid_path)
         .ok()
         .and_then(|s| s.trim().parse().ok());
+    // What lives only in the mount's memory goes with it: say so once it has gone.
+    let dropped: Vec<String> = fs::read_to_string(mountpoint.join(".shaderfs/errors"))
+        .map(|log| {
+            log.lines()
+                .filter(|l| l.contains(crate::vfs::unsaved::KEPT_IN_MEMORY))
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
     let c_path = std::ffi::CString::new(mountpoint.as_os_str().as_encoded_bytes())
         .map_err(|_| Failure::usage("mount point with a NUL byte"))?;
     // SAFETY: a plain system call with a valid C string.
@@ -534,6 +480,11 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
             )));
         }
     }
+    for line in dropped {
+        // `2026-…Z path: kept in memory only, …`: the path is what the user needs.
+        let note = line.split_once(' ').map_or(line.as_str(), |(_, rest)| rest);
+        eprintln!("shaderfs umount: dropped {note}");
+    }
     if let Some(pid) = pid {
         let deadline = Instant::now() + Duration::from_secs(60);
         // SAFETY: kill with signal 0 only checks that the process exists.
@@ -548,36 +499,10 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
 /// shaderfs mount has type `fuse.shaderfs` when fusermount3 made it, and plain `fuse` when
 /// root mounted directly (fuser's direct mount sets no subtype).
 pub fn is_mounted(path: &Path) -> bool {
-    let Ok(info) = fs::read_to_string("/proc/self/mountinfo") else {
-        return false;
-    };
     let want = path.to_string_lossy();
-    info.lines().any(|line| {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let Some(sep) = fields.iter().position(|f| *f == "-") else {
-            return false;
-        };
-        fields.get(4).map(|p| unescape_mountinfo(p)) == Some(want.to_string())
-            && matches!(fields.get(sep + 1), Some(&"fuse" | &"fuse.shaderfs"))
-    })
-}
-
-fn unescape_mountinfo(field: &str) -> String {
-    let mut out = Vec::new();
-    let bytes = field.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' && i + 3 < bytes.len() {
-            if let Ok(v) = u8::from_str_radix(&field[i + 1..i + 4], 8) {
-                out.push(v);
-                i += 4;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::mountinfo::mounts()
+        .iter()
+        .any(|m| m.mount_point == want && matches!(m.fstype.as_str(), "fuse" | "fuse.shaderfs"))
 }
 
 #[cfg(test)]
@@ -612,20 +537,5 @@ mod tests {
         ] {
             assert!(MountOptions::parse([bad]).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn tuning_knobs_parse_and_refuse_unknown_ones() {
-        assert_eq!(Tuning::parse("").unwrap(), Tuning::default());
-        let t = Tuning::parse("threads=1,no_keep_cache,cache=0,readahead=4096").unwrap();
-        assert_eq!(t.threads, Some(1));
-        assert!(!t.keep_cache && t.cache_bytes == 0 && t.readahead == 4096);
-        assert!(Tuning::parse("threads=x").is_err());
-        assert!(Tuning::parse("turbo").is_err());
-    }
-
-    #[test]
-    fn mountinfo_unescape() {
-        assert_eq!(unescape_mountinfo(r"/mnt/a\040b"), "/mnt/a b");
     }
 }

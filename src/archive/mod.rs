@@ -6,12 +6,81 @@ pub mod sdp;
 pub mod sgd2;
 pub mod sha;
 
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
 use serde::Serialize;
 
-use crate::vfs::{Blob, Format};
+use crate::vfs::name::Namer;
+use crate::vfs::{ArchiveFile, Blob, Format, OpenError, Vfs, VfsOptions};
 
 /// Every format shaderfs knows, in the order they are tried.
 pub static FORMATS: &[&'static dyn Format] = &[&sdp::SdpFormat, &sha::ShaFormat, &sgd2::Sgd2Format];
+
+/// The format of the file at `path`, if shaderfs knows it.
+pub fn format_of(path: &Path) -> Option<&'static dyn Format> {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let n = File::open(path).and_then(|mut f| f.read(&mut head)).ok()?;
+    FORMATS
+        .iter()
+        .copied()
+        .find(|f| f.recognises(path, &head[..n]))
+}
+
+/// The archives a mount of `source` shows: the archive itself, or each archive in the
+/// folder `source` (as a directory named after its file, escaped as every name is).
+pub fn recognise(source: &Path) -> Result<Vec<ArchiveFile>, OpenError> {
+    let meta = std::fs::metadata(source)
+        .map_err(|e| OpenError::Usage(format!("{}: {e}", source.display())))?;
+    if !meta.is_dir() {
+        let format = format_of(source).ok_or_else(|| {
+            OpenError::Malformed(format!(
+                "{}: not an archive shaderfs knows (.sdp, .sha, SGD2)",
+                source.display()
+            ))
+        })?;
+        return Ok(vec![ArchiveFile {
+            path: source.to_path_buf(),
+            dir_name: String::new(),
+            format,
+        }]);
+    }
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(source)
+        .map_err(|e| OpenError::Usage(format!("{}: {e}", source.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    let mut namer = Namer::new();
+    namer.reserve(".shaderfs");
+    let found: Vec<ArchiveFile> = paths
+        .into_iter()
+        .filter_map(|path| {
+            let format = format_of(&path)?;
+            let raw = path.file_name().unwrap_or_default().as_encoded_bytes();
+            Some(ArchiveFile {
+                dir_name: namer.name(raw),
+                path,
+                format,
+            })
+        })
+        .collect();
+    if found.is_empty() {
+        let names: Vec<&str> = FORMATS.iter().map(|f| f.name()).collect();
+        return Err(OpenError::Usage(format!(
+            "{}: no archive in this folder (looked for {})",
+            source.display(),
+            names.join(", ")
+        )));
+    }
+    Ok(found)
+}
+
+/// Recognise and open `source` (an archive, or a folder of archives).
+pub fn open(source: &Path, opts: VfsOptions) -> Result<Vfs, OpenError> {
+    Vfs::load(recognise(source)?, opts)
+}
 
 /// A JSON view: pretty-printed, keys in the order the type declares them, and a trailing
 /// newline, so `diff` between two archives shows only real differences.

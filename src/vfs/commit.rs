@@ -9,9 +9,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use memmap2::Mmap;
-
-use super::{Piece, Rewrite};
+use super::{ArchiveBytes, Piece, Rewrite};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CommitError {
@@ -31,7 +29,7 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CommitError + '_ {
 /// The archive as it is on disk after a commit.
 pub struct Replaced<T> {
     pub file: File,
-    pub map: Arc<Mmap>,
+    pub bytes: Arc<ArchiveBytes>,
     /// What `reread` made of the new bytes.
     pub value: T,
 }
@@ -40,13 +38,16 @@ pub struct Replaced<T> {
 /// file the archive's snapshot maps; `current_bytes` is that mapping). `reread` parses
 /// the temporary file before it is renamed into place; if it fails, the archive is
 /// untouched. With `backup`, `target.bak` is written first when it does not exist yet.
+/// With `lock`, the new file carries the one-writer lock (an exclusive `flock`) before it
+/// takes the archive's place, so the file at `target` is locked at every moment.
 pub fn replace<T>(
     target: &Path,
     current: &File,
     current_bytes: &[u8],
     rewrite: &Rewrite,
     backup: bool,
-    reread: impl FnOnce(&Path, Arc<Mmap>) -> Result<T, String>,
+    lock: bool,
+    reread: impl FnOnce(&Path, Arc<ArchiveBytes>) -> Result<T, String>,
 ) -> Result<Replaced<T>, CommitError> {
     let dir = parent_dir(target);
     let old = fs::metadata(target).map_err(io_err(target))?;
@@ -55,19 +56,24 @@ pub fn replace<T>(
 
     write_rewrite(&mut temp, current, current_bytes, rewrite).map_err(io_err(&temp_path))?;
     temp.sync_all().map_err(io_err(&temp_path))?;
-    // SAFETY: the temporary file is ours, created exclusively in this call; nobody else
-    // writes it while it is mapped.
-    let map = Arc::new(unsafe { Mmap::map(&temp) }.map_err(io_err(&temp_path))?);
-    if map.len() != rewrite.len() {
+    let bytes = ArchiveBytes::map(&temp).map_err(io_err(&temp_path))?;
+    if bytes.len() != rewrite.len() {
         return Err(CommitError::Reread {
             path: temp_path,
-            message: format!("{} bytes read back, {} written", map.len(), rewrite.len()),
+            message: format!("{} bytes read back, {} written", bytes.len(), rewrite.len()),
         });
     }
-    let value = reread(&temp_path, map.clone()).map_err(|message| CommitError::Reread {
+    let value = reread(&temp_path, bytes.clone()).map_err(|message| CommitError::Reread {
         path: target.to_path_buf(),
         message,
     })?;
+    if lock {
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on the descriptor we just created.
+        if unsafe { libc::flock(temp.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(io_err(&temp_path)(io::Error::last_os_error()));
+        }
+    }
 
     if backup {
         write_backup(target, &old)?;
@@ -79,9 +85,53 @@ pub fn replace<T>(
         .map_err(io_err(&dir))?;
     Ok(Replaced {
         file: temp,
-        map,
+        bytes,
         value,
     })
+}
+
+/// The name of a temporary file for `like` (the archive, or its backup) made by process
+/// `pid`, attempt `attempt`: hidden, beside it, and telling what it is.
+fn temp_name(like: &str, pid: u32, attempt: u32) -> String {
+    format!(".{like}.shaderfs-{pid}-{attempt}")
+}
+
+/// Whether `name` is a temporary file [`temp_name`] made for `like`.
+fn is_temp_of(name: &str, like: &str) -> bool {
+    let Some(rest) = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_prefix(like))
+        .and_then(|n| n.strip_prefix(".shaderfs-"))
+    else {
+        return false;
+    };
+    let mut numbers = rest.split('-');
+    let number =
+        |n: Option<&str>| n.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    number(numbers.next()) && number(numbers.next()) && numbers.next().is_none()
+}
+
+/// Remove the temporary files a commit of `target` left when it was killed (the archive
+/// and its backup's), up to the archive's size each. Only the holder of the archive's
+/// one-writer lock may call this: no one else is writing them.
+pub fn remove_stale_temps(target: &Path) {
+    let Some(base) = target.file_name().and_then(|n| n.to_str()) else {
+        return;
+    };
+    let bak = format!("{base}.bak");
+    let Ok(entries) = fs::read_dir(parent_dir(target)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if is_temp_of(name, base) || is_temp_of(name, &bak) {
+            match fs::remove_file(entry.path()) {
+                Ok(()) => log::info!("removed {}, left by an interrupted commit", name),
+                Err(e) => log::warn!("cannot remove {name}, left by an interrupted commit: {e}"),
+            }
+        }
+    }
 }
 
 /// Write the pieces in order: kept ranges copied from `current` inside the kernel
@@ -169,7 +219,7 @@ fn create_temp(dir: &Path, like: &Path, old: &fs::Metadata) -> io::Result<(PathB
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     for attempt in 0u32.. {
-        let path = dir.join(format!(".{base}.shaderfs-{}-{attempt}", std::process::id()));
+        let path = dir.join(temp_name(&base, std::process::id(), attempt));
         match OpenOptions::new()
             .write(true)
             .read(true)
@@ -214,7 +264,7 @@ mod tests {
         target: &Path,
         bytes: &[u8],
         backup: bool,
-        reread: impl FnOnce(&Path, Arc<Mmap>) -> Result<T, String>,
+        reread: impl FnOnce(&Path, Arc<ArchiveBytes>) -> Result<T, String>,
     ) -> Result<Replaced<T>, CommitError> {
         let current = File::open(target).unwrap();
         let old = fs::read(target).unwrap();
@@ -224,6 +274,7 @@ mod tests {
             &old,
             &Rewrite::whole(bytes.to_vec()),
             backup,
+            false,
             reread,
         )
     }
@@ -241,10 +292,19 @@ mod tests {
         rewrite.keep(150_000..200_000);
         assert_eq!(rewrite.pieces().len(), 3, "touching ranges are joined");
         let current = File::open(&target).unwrap();
-        let done = replace(&target, &current, &old, &rewrite, false, |_, map| {
+        let done = replace(&target, &current, &old, &rewrite, false, true, |_, map| {
             Ok(map.to_vec())
         })
         .unwrap();
+        // SAFETY: flock on a descriptor we own.
+        let lockable = unsafe {
+            let probe = File::open(&target).unwrap();
+            libc::flock(
+                std::os::fd::AsRawFd::as_raw_fd(&probe),
+                libc::LOCK_EX | libc::LOCK_NB,
+            )
+        };
+        assert_ne!(lockable, 0, "the new archive carries the lock");
         let want = [&old[..5000], b"NEW", &old[150_000..]].concat();
         assert_eq!(done.value, want);
         assert_eq!(fs::read(&target).unwrap(), want);
@@ -283,5 +343,35 @@ mod tests {
             1,
             "no temporary left"
         );
+    }
+
+    #[test]
+    fn temporaries_a_killed_commit_left_are_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.sdp");
+        fs::write(&target, b"archive").unwrap();
+        let names = [
+            ".a.sdp.shaderfs-123-0",
+            ".a.sdp.shaderfs-99-17",
+            ".a.sdp.bak.shaderfs-5-0",
+        ];
+        let kept = [
+            "a.sdp.bak",
+            ".a.sdp.swp",
+            ".b.sdp.shaderfs-1-0",
+            ".a.sdp.shaderfs-x-0",
+            ".a.sdp.shaderfs-1-2-3",
+            ".ab.sdp.shaderfs-1-0",
+        ];
+        for name in names.iter().chain(&kept) {
+            fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        remove_stale_temps(&target);
+        for name in names {
+            assert!(!dir.path().join(name).exists(), "{name} removed");
+        }
+        for name in kept.iter().chain(&["a.sdp"]) {
+            assert!(dir.path().join(name).exists(), "{name} kept");
+        }
     }
 }

@@ -12,28 +12,41 @@ const KEEP: usize = 1000;
 #[derive(Debug, Default)]
 pub struct ErrorLog {
     lines: Mutex<VecDeque<String>>,
+    modified: Mutex<Option<SystemTime>>,
 }
 
 impl ErrorLog {
     /// Record a diagnostic about `path` (as seen from the mount's root).
     pub fn record(&self, path: &str, message: &str) {
         log::error!("{path}: {message}");
-        let secs = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
+        let now = SystemTime::now();
+        *self.modified.lock() = Some(now);
         let mut lines = self.lines.lock();
         if lines.len() == KEEP {
             lines.pop_front();
         }
         // One line per entry: a multi-line message is indented under its first line.
         let message = message.replace('\n', "\n    ");
-        lines.push_back(format!("{} {path}: {message}\n", format_utc(secs)));
+        lines.push_back(format!("{} {path}: {message}\n", format_time(now)));
     }
 
     pub fn render(&self) -> Vec<u8> {
         self.lines.lock().iter().flat_map(|l| l.bytes()).collect()
     }
+
+    /// When the last diagnostic was recorded.
+    pub fn modified(&self) -> Option<SystemTime> {
+        *self.modified.lock()
+    }
+}
+
+/// `2026-11-30T03:22:10Z`, the time every line of the log starts with.
+pub fn format_time(time: SystemTime) -> String {
+    let secs = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format_utc(secs)
 }
 
 /// `2026-11-30T03:22:10Z` without a date crate (civil-from-days, Howard Hinnant's method).

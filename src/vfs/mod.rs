@@ -1,32 +1,46 @@
 //! The format-free virtual tree.
 //!
 //! A format (under `archive/`) opens an archive into an immutable [`Archive`] snapshot
-//! over the mapped bytes and describes its tree as a list of [`Entry`]s. This module turns
-//! that into directories with stable inode numbers, serves reads, keeps write buffers and
-//! scratch files, and commits edits atomically ([`commit`]). It imports no format and knows
-//! nothing of FUSE: the adapter in `fuse.rs` and the offline commands both drive [`Vfs`].
+//! over its bytes ([`ArchiveBytes`], mapped) and describes its tree as a list of
+//! [`Entry`]s. This module turns that into directories with stable inode numbers, serves
+//! reads, keeps write buffers and scratch files, and commits edits atomically
+//! ([`commit`]). It imports no format and knows nothing of FUSE: the adapter in `fuse.rs`,
+//! the offline commands and the model test all drive [`Vfs`]; `fs.rs` lists its rooms.
 
 pub mod ahead;
+pub mod attr;
+pub mod bytes;
 pub mod cache;
 pub mod commit;
+pub mod editors;
 pub mod errors;
 pub mod fs;
+pub mod handles;
 pub mod mapguard;
 pub mod name;
+mod reconcile;
+mod snapshot;
 pub mod tree;
+pub mod unsaved;
+mod views;
+mod watch;
+pub mod write;
 
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use fs::{Attr, Vfs, VfsOptions};
+pub use attr::{Attr, FileType, SetAttr};
+pub use bytes::ArchiveBytes;
+pub use fs::{ArchiveFile, Invalidation, OpenError, Vfs, VfsOptions};
+pub use handles::Opened;
 pub use tree::{Ino, NodeKind};
 
-/// Bytes a file serves: a range of the archive's mapping, or bytes a view rendered.
+/// Bytes a file serves: a range of the archive's bytes, or bytes a view rendered.
 #[derive(Clone)]
 pub enum Blob {
-    Mapped(Arc<memmap2::Mmap>, Range<usize>),
+    Archive(Arc<ArchiveBytes>, Range<usize>),
     /// A `Vec` rather than `[u8]`: a rendered view moves in without being copied.
     Owned(Arc<Vec<u8>>),
 }
@@ -38,8 +52,17 @@ impl Blob {
 
     pub fn as_slice(&self) -> &[u8] {
         match self {
-            Blob::Mapped(map, range) => &map[range.clone()],
+            Blob::Archive(bytes, range) => &bytes[range.clone()],
             Blob::Owned(bytes) => bytes,
+        }
+    }
+
+    /// Whether what was read of this blob may be zeros standing for a page another
+    /// program took away ([`ArchiveBytes::vanished`]): check after reading.
+    pub fn vanished(&self) -> bool {
+        match self {
+            Blob::Archive(bytes, _) => bytes.vanished(),
+            Blob::Owned(_) => false,
         }
     }
 
@@ -81,6 +104,10 @@ pub enum EntryKind {
         size: Option<u64>,
         /// Whether writing this file is a meaningful edit of the archive.
         writable: bool,
+        /// The archive bytes the file shows or is derived from (a record), or `None` for
+        /// a file that sums up the whole archive. A commit changes the time of the files
+        /// whose bytes changed, and of no other.
+        source: Option<Range<usize>>,
     },
     Symlink {
         target: String,
@@ -100,6 +127,10 @@ pub enum Edit<'a> {
         dir: &'a str,
         name: &'a str,
         data: &'a [u8],
+        /// Where a member of this name was removed just before ([`Archive::position`]):
+        /// `mv` from another file system removes the target, then writes it anew, and the
+        /// member keeps its place.
+        position: Option<usize>,
     },
     Remove {
         key: FileKey,
@@ -216,9 +247,14 @@ pub trait Archive: Send + Sync {
     fn entries(&self) -> Vec<Entry>;
     /// The content of a file of this snapshot.
     fn read(&self, key: FileKey) -> Result<Blob, ViewError>;
-    /// Whether `name` in `dir` would be an archive member (as opposed to a scratch file an
-    /// editor leaves, which lives in memory only).
-    fn accepts_new(&self, dir: &str, name: &str) -> bool;
+    /// Whether a new file `name` in `dir` would become an archive member: `Err` says why
+    /// not (the user reads it in `.shaderfs/errors` when the name is refused).
+    fn new_member(&self, dir: &str, name: &str) -> Result<(), String>;
+    /// The place among the archive's members of the member `key` (for example its record
+    /// index), for [`Edit::Create::position`]. `None` where members have no order to keep.
+    fn position(&self, _key: FileKey) -> Option<usize> {
+        None
+    }
     /// Validate an edit and return the complete new archive (as a [`Rewrite`] of the
     /// current one).
     fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError>;
@@ -260,11 +296,11 @@ pub trait Format: Send + Sync {
     fn name(&self) -> &'static str;
     /// Whether the file at `path`, starting with `head`, is of this format.
     fn recognises(&self, path: &Path, head: &[u8]) -> bool;
-    /// Index the framing of `map` (which holds the file at `path`).
+    /// Index the framing of `bytes` (the content of the file at `path`).
     fn open(
         &self,
         path: &Path,
-        map: Arc<memmap2::Mmap>,
+        bytes: Arc<ArchiveBytes>,
         ctx: OpenContext,
     ) -> Result<Arc<dyn Archive>, FormatError>;
 }

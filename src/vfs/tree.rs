@@ -11,10 +11,12 @@
 //! name per node and nothing else.
 
 use indexmap::IndexMap;
-use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::ops::Range;
 use std::sync::Arc;
+use std::time::SystemTime;
 
-use super::fs::WriteBuffer;
+use super::write::WriteBuffer;
 use super::FileKey;
 
 pub type Ino = u64;
@@ -38,6 +40,27 @@ pub struct Node {
     /// Path inside the archive (`shaders/X.vso`), empty for an archive's root.
     pub path: String,
     pub kind: NodeKind,
+    /// When the node last changed: an index into [`Tree::time`], so the tens of
+    /// thousands of nodes a commit leaves alone share one time.
+    pub stamp: Stamp,
+    /// Mode, owner and times a user set (`chmod`, `chown`, `touch -d`), for the mount's
+    /// life.
+    pub overrides: Option<Box<Overrides>>,
+}
+
+/// An index into the tree's table of times.
+pub type Stamp = u32;
+
+/// What `setattr` changed of a node; `None` fields keep what the mount shows.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub mode: Option<u16>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub atime: Option<SystemTime>,
+    pub mtime: Option<SystemTime>,
+    /// When the attributes were last changed.
+    pub ctime: Option<SystemTime>,
 }
 
 #[derive(Debug)]
@@ -65,6 +88,8 @@ pub enum Origin {
         key: FileKey,
         size: Option<u64>,
         writable: bool,
+        /// The archive bytes it shows or derives from (`None`: the whole archive).
+        source: Option<Range<usize>>,
     },
     /// Created through the mount, becomes an archive member at its first commit.
     Pending,
@@ -84,9 +109,12 @@ pub struct Tree {
     /// Per archive: paths bound to an inode whatever the tree holds there, the new name
     /// of a renamed file (the inode moves with the name).
     bound: FxHashMap<ArchiveId, FxHashMap<Box<str>, Ino>>,
-    /// Archive files renamed aside (an editor's backup): not shown until a file of that
-    /// name is written again. The archive still holds them.
-    hidden: FxHashSet<(ArchiveId, Box<str>)>,
+    /// Archive files renamed aside (an editor's backup) or removed where the archive
+    /// cannot lose them alone (a view): not shown until a file of that name is written
+    /// again, which saves it. The archive still holds them. With when they went.
+    hidden: FxHashMap<(ArchiveId, Box<str>), SystemTime>,
+    /// The times nodes changed at, indexed by [`Stamp`].
+    times: Vec<SystemTime>,
 }
 
 impl Tree {
@@ -95,7 +123,8 @@ impl Tree {
             nodes: Vec::new(),
             roots: FxHashMap::default(),
             bound: FxHashMap::default(),
-            hidden: FxHashSet::default(),
+            hidden: FxHashMap::default(),
+            times: vec![SystemTime::now()],
         };
         // Inode 0 is no inode; the root is 1.
         tree.nodes.push(None);
@@ -107,8 +136,25 @@ impl Tree {
             kind: NodeKind::Dir {
                 children: Children::default(),
             },
+            stamp: 0,
+            overrides: None,
         }));
         tree
+    }
+
+    /// A stamp for `time` (the last one again when it is the same time).
+    pub fn stamp(&mut self, time: SystemTime) -> Stamp {
+        if self.times.last() != Some(&time) {
+            self.times.push(time);
+        }
+        (self.times.len() - 1) as Stamp
+    }
+
+    pub fn time(&self, stamp: Stamp) -> SystemTime {
+        self.times
+            .get(stamp as usize)
+            .copied()
+            .unwrap_or(SystemTime::UNIX_EPOCH)
     }
 
     pub fn get(&self, ino: Ino) -> Option<&Node> {
@@ -198,16 +244,32 @@ impl Tree {
     }
 
     pub fn hide(&mut self, archive: ArchiveId, path: &str) {
-        self.hidden.insert((archive, path.into()));
+        self.hidden
+            .insert((archive, path.into()), SystemTime::now());
     }
 
     /// Show a hidden path again; whether it was hidden.
     pub fn unhide(&mut self, archive: ArchiveId, path: &str) -> bool {
-        self.hidden.remove(&(archive, path.into()))
+        self.hidden.remove(&(archive, path.into())).is_some()
     }
 
     pub fn is_hidden(&self, archive: ArchiveId, path: &str) -> bool {
-        !self.hidden.is_empty() && self.hidden.contains(&(archive, path.into()))
+        !self.hidden.is_empty() && self.hidden.contains_key(&(archive, path.into()))
+    }
+
+    /// Every hidden path, with its archive and when it went.
+    pub fn hidden(&self) -> impl Iterator<Item = (ArchiveId, &str, SystemTime)> {
+        self.hidden
+            .iter()
+            .map(|((id, path), &when)| (*id, &**path, when))
+    }
+
+    /// Every node, with its number.
+    pub fn nodes(&self) -> impl Iterator<Item = (Ino, &Node)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(ino, n)| Some((ino as Ino, n.as_ref()?)))
     }
 
     /// Insert `node` as `ino` under its parent.

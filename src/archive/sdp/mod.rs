@@ -25,7 +25,6 @@ mod tests;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use memmap2::Mmap;
 use serde::Serialize;
 
 use self::read::{Index, Record};
@@ -36,8 +35,8 @@ use crate::shader::d3d9::ctab::{self, ConstantTable};
 use crate::shader::d3d9::{asm, disasm};
 use crate::vfs::name::Namer;
 use crate::vfs::{
-    Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, Rewrite,
-    ViewError,
+    Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
+    Rewrite, ViewError,
 };
 
 pub struct SdpFormat;
@@ -54,7 +53,7 @@ impl Format for SdpFormat {
     fn open(
         &self,
         path: &Path,
-        map: Arc<Mmap>,
+        map: Arc<ArchiveBytes>,
         ctx: OpenContext,
     ) -> Result<Arc<dyn Archive>, FormatError> {
         let index =
@@ -148,7 +147,7 @@ fn unkey(key: FileKey) -> (usize, Option<View>) {
 /// An opened package.
 struct Package {
     path: PathBuf,
-    map: Arc<Mmap>,
+    map: Arc<ArchiveBytes>,
     index: Index,
     /// Each record's file name (escaped, unique), in record order.
     names: Vec<String>,
@@ -446,6 +445,7 @@ impl Archive for Package {
                 key: ARCHIVE_JSON,
                 size: None,
                 writable: false,
+                source: None,
             },
         }];
         out.push(Entry {
@@ -466,6 +466,7 @@ impl Archive for Package {
                         key: key(i, view),
                         size: (view == View::Shader).then_some(r.data.len() as u64),
                         writable,
+                        source: Some(r.data.clone()),
                     },
                 });
             }
@@ -480,19 +481,37 @@ impl Archive for Package {
         let (i, view) = unkey(key);
         let r = self.record(i)?;
         match view {
-            Some(View::Shader) => Ok(Blob::Mapped(self.map.clone(), r.data.clone())),
+            Some(View::Shader) => Ok(Blob::Archive(self.map.clone(), r.data.clone())),
             Some(View::Ctab) => self.ctab_json(self.data(r)),
             Some(View::Asm) => self.asm_text(self.data(r)),
             None => Err(ViewError::Corrupt(format!("no view {key:#x}"))),
         }
     }
 
-    fn accepts_new(&self, dir: &str, name: &str) -> bool {
+    fn new_member(&self, dir: &str, name: &str) -> Result<(), String> {
         match View::of_dir(dir) {
             Some(view @ (View::Shader | View::Asm)) => view
-                .record_name(name)
-                .is_some_and(|base| check_new_name(base).is_ok()),
-            _ => false,
+                .new_record_name(name)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            Some(View::Ctab) => {
+                Err("a new shader starts in shaders/ or asm/; ctab/ files follow from it".into())
+            }
+            None => Err(format!(
+                "a package holds shaders/, asm/ and ctab/ and nothing else{}",
+                if dir.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (not {dir}/)")
+                }
+            )),
+        }
+    }
+
+    fn position(&self, key: FileKey) -> Option<usize> {
+        match unkey(key) {
+            (i, Some(View::Shader)) if i < self.index.records.len() => Some(i),
+            _ => None,
         }
     }
 
@@ -508,13 +527,19 @@ impl Archive for Package {
                 replaced = bytecode_from(view, &self.names[i], Some(self.data(r)), data)?;
                 records[i].1 = &replaced;
             }
-            Edit::Create { dir, name, data } => {
+            Edit::Create {
+                dir,
+                name,
+                data,
+                position,
+            } => {
                 let view = View::of_dir(dir).ok_or_else(|| {
                     ViewError::NotPermitted(format!("new shaders go in shaders/, not {dir}/"))
                 })?;
                 let (base, field) = view.new_record_name(name)?;
                 replaced = bytecode_from(view, base, None, data)?;
-                records.push((field, &replaced));
+                let at = position.unwrap_or(records.len()).min(records.len());
+                records.insert(at, (field, &replaced));
             }
             Edit::Remove { key } => match unkey(key) {
                 (i, Some(View::Shader)) => {

@@ -43,10 +43,10 @@ mod tests;
 #[cfg(test)]
 mod tests_write;
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use memmap2::Mmap;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -57,8 +57,8 @@ use crate::shader::dxbc::decode::{self, DigestJson, PartJson, ProgramJson as Dxi
 use crate::shader::dxbc::intrinsics::Intrinsic;
 use crate::vfs::name::Namer;
 use crate::vfs::{
-    Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, Rewrite,
-    ViewError,
+    Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
+    Rewrite, ViewError,
 };
 
 pub struct Sgd2Format;
@@ -76,7 +76,7 @@ impl Format for Sgd2Format {
     fn open(
         &self,
         path: &Path,
-        map: Arc<Mmap>,
+        map: Arc<ArchiveBytes>,
         ctx: OpenContext,
     ) -> Result<Arc<dyn Archive>, FormatError> {
         let db = Database::open(path, map)
@@ -152,7 +152,7 @@ struct EffectTree {
 /// An opened database: the mapping, its framing and each effect's technique layout.
 pub struct Database {
     path: PathBuf,
-    map: Arc<Mmap>,
+    map: Arc<ArchiveBytes>,
     index: Index,
     effects: Vec<EffectTree>,
     /// Mounted read-write: programs' containers can be replaced.
@@ -248,7 +248,7 @@ fn program_link(depth: usize, group: usize, index: u32) -> String {
 
 impl Database {
     /// Index `map` and find each effect's technique table.
-    pub fn open(path: &Path, map: Arc<Mmap>) -> Result<Database, read::Sgd2Error> {
+    pub fn open(path: &Path, map: Arc<ArchiveBytes>) -> Result<Database, read::Sgd2Error> {
         let index = read::index(&map)?;
         let mut namer = Namer::new();
         let effects = index
@@ -599,17 +599,29 @@ fn dir(path: String) -> Entry {
     }
 }
 
-fn file(path: String, view: View, size: Option<u64>) -> Entry {
-    writable_file(path, view, size, false)
+/// A file that sums up the whole database (`source` of [`EntryKind::File`]: none).
+fn summary(path: String, view: View) -> Entry {
+    file(path, view, None, None)
 }
 
-fn writable_file(path: String, view: View, size: Option<u64>, writable: bool) -> Entry {
+fn file(path: String, view: View, size: Option<u64>, source: Option<Range<usize>>) -> Entry {
+    writable_file(path, view, size, false, source)
+}
+
+fn writable_file(
+    path: String,
+    view: View,
+    size: Option<u64>,
+    writable: bool,
+    source: Option<Range<usize>>,
+) -> Entry {
     Entry {
         path,
         kind: EntryKind::File {
             key: key(view),
             size,
             writable,
+            source,
         },
     }
 }
@@ -625,8 +637,8 @@ impl Archive for Database {
     fn entries(&self) -> Vec<Entry> {
         let bytes: &[u8] = &self.map;
         let mut out = vec![
-            file("archive.json".into(), View::ArchiveJson, None),
-            file("census.json".into(), View::Census, None),
+            summary("archive.json".into(), View::ArchiveJson),
+            summary("census.json".into(), View::Census),
             dir("programs".into()),
         ];
         for (g, group) in self.index.groups.iter().enumerate() {
@@ -636,32 +648,38 @@ impl Archive for Database {
             let d = group_dir(g);
             out.push(dir(format!("programs/{d}")));
             for (i, p) in group.programs.iter().enumerate() {
+                let record = p.offset..p.bindings.end;
                 out.push(writable_file(
                     format!("programs/{d}/{i}.dxil"),
                     View::ProgramDxil { group: g, index: i },
                     Some(p.container.len() as u64),
                     self.writable,
+                    Some(record.clone()),
                 ));
                 out.push(file(
                     format!("programs/{d}/{i}.json"),
                     View::ProgramJson { group: g, index: i },
                     None,
+                    Some(record),
                 ));
             }
         }
         out.push(dir("effects".into()));
         for (i, (e, tree)) in self.index.effects.iter().zip(&self.effects).enumerate() {
             let base = format!("effects/{}", tree.dir);
+            let record = Some(e.offset..e.names.end);
             out.push(dir(base.clone()));
             out.push(file(
                 format!("{base}/effect.json"),
                 View::EffectJson { effect: i },
                 None,
+                record.clone(),
             ));
             out.push(file(
                 format!("{base}/pre_proplst.bin"),
                 View::Region { effect: i },
                 Some(e.region.len() as u64),
+                Some(e.region.clone()),
             ));
             if (0..STAGES.len()).any(|s| e.list_len(s) > 0) {
                 out.push(dir(format!("{base}/programs")));
@@ -691,6 +709,7 @@ impl Archive for Database {
                         format!("{pdir}/state.json"),
                         View::State { effect: i, pass: p },
                         None,
+                        record.clone(),
                     ));
                     for (s, &pos) in layout.passes[p].programs.iter().enumerate() {
                         if let Some(program) = pos
@@ -716,11 +735,11 @@ impl Archive for Database {
             View::Census => return Ok(self.census()),
             View::ProgramDxil { group, index } => {
                 let p = self.program(group, index)?;
-                return Ok(Blob::Mapped(self.map.clone(), p.container.clone()));
+                return Ok(Blob::Archive(self.map.clone(), p.container.clone()));
             }
             View::Region { effect } => {
                 let (e, _) = self.effect(effect)?;
-                return Ok(Blob::Mapped(self.map.clone(), e.region.clone()));
+                return Ok(Blob::Archive(self.map.clone(), e.region.clone()));
             }
             View::ProgramJson { group, index } => {
                 return Ok(json_view(&self.program_json(group, index)?));
@@ -731,8 +750,28 @@ impl Archive for Database {
         Ok(json_view(&value))
     }
 
-    fn accepts_new(&self, _dir: &str, _name: &str) -> bool {
-        false
+    fn new_member(&self, dir: &str, name: &str) -> Result<(), String> {
+        let group = dir
+            .strip_prefix("programs/")
+            .and_then(|d| (0..read::GROUPS).find(|&g| group_dir(g) == d));
+        let index = name
+            .strip_suffix(".dxil")
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        match (group, index) {
+            (Some(g), Some(n)) => {
+                let count = self.index.groups.get(g).map_or(0, |g| g.programs.len());
+                Err(format!(
+                    "program {n} is past the end of {dir}/ ({count} programs, 0.dxil to \
+                     {}.dxil): programs can be replaced, not added, as effects address them \
+                     by index",
+                    count.saturating_sub(1)
+                ))
+            }
+            _ => Err(
+                "in an SGD2 database only programs/<stage>/<n>.dxil can be written (replaced)"
+                    .into(),
+            ),
+        }
     }
 
     fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError> {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -32,14 +32,10 @@ fn generated(spec: &Spec) -> Option<(Vec<u8>, Summary)> {
 }
 
 fn open(bytes: &[u8]) -> Result<Database, Sgd2Error> {
-    let mut map = memmap2::MmapMut::map_anon(bytes.len().max(1)).unwrap();
-    map[..bytes.len()].copy_from_slice(bytes);
-    let map = map.make_read_only().unwrap();
-    // An anonymous map is at least one byte; an empty file is mapped as such below.
-    if bytes.is_empty() {
-        return read::index(bytes).map(|_| unreachable!("an empty file is refused"));
-    }
-    Database::open(Path::new("test.awc"), Arc::new(map))
+    Database::open(
+        Path::new("test.awc"),
+        crate::vfs::ArchiveBytes::owned(bytes.to_vec()),
+    )
 }
 
 /// The tree as path → entry kind.
@@ -258,7 +254,9 @@ fn a_small_database_reads_exhaustively() {
     }
 
     // Read-only.
-    assert!(!db.accepts_new("programs/pixel", "9.dxil"));
+    let refused = db.new_member("programs/pixel", "9.dxil").unwrap_err();
+    assert!(refused.contains("past the end"), "{refused}");
+    assert!(db.new_member("programs", "notes.txt").is_err());
     let edit = crate::vfs::Edit::Remove { key: 0 };
     assert!(db
         .apply(&edit)

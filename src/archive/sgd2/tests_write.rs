@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -20,11 +19,9 @@ fn corpus() -> Option<PathBuf> {
 }
 
 fn open(bytes: &[u8], ctx: OpenContext) -> Database {
-    let mut map = memmap2::MmapMut::map_anon(bytes.len()).unwrap();
-    map.copy_from_slice(bytes);
     Database::open(
         Path::new("test.awc"),
-        Arc::new(map.make_read_only().unwrap()),
+        crate::vfs::ArchiveBytes::owned(bytes.to_vec()),
     )
     .unwrap()
     .with_context(ctx)

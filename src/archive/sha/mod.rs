@@ -50,7 +50,6 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
 use self::check::{Finding, Severity, STREAM_FORMATS, STREAM_FORMAT_NAME};
@@ -58,8 +57,8 @@ use self::effect::{Effect, Lines, ParseError, Stage};
 use super::{file_has_extension, json_view};
 use crate::vfs::name::Namer;
 use crate::vfs::{
-    Archive, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext, Rewrite,
-    ViewError,
+    Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
+    Rewrite, ViewError,
 };
 
 pub struct ShaFormat;
@@ -76,7 +75,7 @@ impl Format for ShaFormat {
     fn open(
         &self,
         path: &Path,
-        map: Arc<Mmap>,
+        map: Arc<ArchiveBytes>,
         ctx: OpenContext,
     ) -> Result<Arc<dyn Archive>, FormatError> {
         if map.len() > effect::MAX_EFFECT_LEN {
@@ -123,7 +122,7 @@ enum View {
 struct Sha {
     /// The file's name, which messages start with (`demo.sha:12:3: …`).
     file: String,
-    map: Arc<Mmap>,
+    map: Arc<ArchiveBytes>,
     lines: Lines,
     parsed: Result<Effect, ParseError>,
     writable: bool,
@@ -154,15 +153,28 @@ impl Sha {
     }
 
     fn file(&mut self, path: String, view: View, writable: bool, size: Option<u64>) {
+        let source = self.source(view);
         self.entries.push(Entry {
             path,
             kind: EntryKind::File {
                 key: self.views.len() as FileKey,
                 size,
                 writable: writable && self.writable,
+                source,
             },
         });
         self.views.push(view);
+    }
+
+    /// The span of the text a view shows or is made from (`None`: the whole text).
+    fn source(&self, view: View) -> Option<Range<usize>> {
+        let effect = self.parsed.as_ref().ok()?;
+        match view {
+            View::ArchiveJson | View::EffectText => None,
+            View::Asm(i) | View::Bytecode(i) => Some(effect.shaders.get(i)?.asm.clone()),
+            View::Decl(i) => Some(effect.shaders.get(i)?.decl.as_ref()?.body.clone()),
+            View::Pass(t, p) => Some(effect.techniques.get(t)?.passes.get(p)?.span.clone()),
+        }
     }
 
     fn build_tree(&mut self) {
@@ -627,10 +639,10 @@ impl Archive for Sha {
             .ok_or_else(|| ViewError::Corrupt(format!("no view {key}")))?;
         match view {
             View::ArchiveJson => self.archive_json(),
-            View::EffectText => Ok(Blob::Mapped(self.map.clone(), 0..self.map.len())),
+            View::EffectText => Ok(Blob::Archive(self.map.clone(), 0..self.map.len())),
             View::Asm(i) => {
                 let shader = self.effect()?.shaders.get(i).ok_or_else(|| missing(i))?;
-                Ok(Blob::Mapped(self.map.clone(), shader.asm.clone()))
+                Ok(Blob::Archive(self.map.clone(), shader.asm.clone()))
             }
             View::Decl(i) => self.decl_json(i),
             View::Bytecode(i) => self.bytecode(i),
@@ -638,9 +650,12 @@ impl Archive for Sha {
         }
     }
 
-    fn accepts_new(&self, _dir: &str, _name: &str) -> bool {
-        // An effect's files are fixed by its text; anything else is an editor's scratch.
-        false
+    fn new_member(&self, _dir: &str, _name: &str) -> Result<(), String> {
+        Err(
+            "an effect's files follow from its text: edit effect.fx to add shaders, \
+             techniques or passes"
+                .into(),
+        )
     }
 
     fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError> {

@@ -44,8 +44,7 @@ fn open(text: &[u8]) -> Opened {
     let mut file = tempfile::Builder::new().suffix(".sha").tempfile().unwrap();
     file.write_all(text).unwrap();
     file.flush().unwrap();
-    // SAFETY: the temporary file is ours and not changed while mapped.
-    let map = Arc::new(unsafe { memmap2::Mmap::map(file.as_file()) }.unwrap());
+    let map = crate::vfs::ArchiveBytes::map(file.as_file()).unwrap();
     let archive = ShaFormat
         .open(
             file.path(),

@@ -1,0 +1,338 @@
+//! Opening, reading and closing files.
+//!
+//! What each opener sees (and what `stat` reports, [`super::attr`]):
+//! - a reader sees what the file showed when it opened, however many commits happen
+//!   meanwhile: the archive's content, or a buffer everyone sees ([`visible_buffer`]);
+//! - a writer sees its buffer, which no one else sees until it is committed;
+//! - scratch files and `.shaderfs/errors` are read live.
+
+use std::sync::Arc;
+
+use super::fs::{Errno, State, Vfs};
+use super::snapshot::Snapshot;
+use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin};
+use super::write::WriteBuffer;
+use super::{Blob, FileKey};
+
+pub(super) struct Handle {
+    pub ino: Ino,
+    pub archive: Option<ArchiveId>,
+    /// What a reader sees until it closes.
+    pub pinned: Option<Blob>,
+    pub writes: bool,
+}
+
+/// What `open` tells the kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct Opened {
+    pub fh: u64,
+    /// The kernel may keep its page cache from earlier opens.
+    pub keep_cache: bool,
+    /// Bypass the page cache (see `open`).
+    pub direct_io: bool,
+}
+
+/// What a file shows to those who do not write it.
+pub(super) enum Shown {
+    /// Bytes at hand: a buffer everyone sees, the error log.
+    Ready(Blob),
+    /// A file of a snapshot, rendered with no lock held.
+    Render {
+        id: ArchiveId,
+        snap: Arc<Snapshot>,
+        key: FileKey,
+        path: String,
+    },
+}
+
+/// The buffer that is the file's content for everyone: a scratch file's, and that of a
+/// file emptied and left so (`truncate -s 0`, `: > X`), which waits for its content.
+/// While a writer has a member open, its buffer is its own.
+pub(super) fn visible_buffer(node: &Node) -> Option<&WriteBuffer> {
+    match &node.kind {
+        NodeKind::File {
+            origin: Origin::Scratch,
+            buffer,
+            ..
+        } => buffer.as_ref(),
+        NodeKind::File {
+            buffer: Some(b),
+            writers: 0,
+            ..
+        } => Some(b),
+        _ => None,
+    }
+}
+
+impl Vfs {
+    /// What `ino` shows to readers, decided under the tree's lock.
+    pub(super) fn shown(&self, state: &State, ino: Ino) -> Result<Shown, Errno> {
+        let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        if let Some(b) = visible_buffer(node) {
+            return Ok(Shown::Ready(Blob::owned(b.data.clone())));
+        }
+        match &node.kind {
+            NodeKind::File { origin, .. } => match origin {
+                Origin::Archive { key, .. } => {
+                    let id = node.archive.ok_or(libc::EIO)?;
+                    Ok(Shown::Render {
+                        id,
+                        snap: self.snapshot(id),
+                        key: *key,
+                        path: node.path.clone(),
+                    })
+                }
+                Origin::ErrorLog => Ok(Shown::Ready(self.errors_text(state))),
+                Origin::Pending | Origin::Scratch => Ok(Shown::Ready(Blob::owned(Vec::new()))),
+            },
+            NodeKind::Dir { .. } => Err(libc::EISDIR),
+            NodeKind::Symlink { .. } => Err(libc::EINVAL),
+        }
+    }
+
+    /// The bytes of what [`Vfs::shown`] decided, rendering with no lock held.
+    pub(super) fn produce(&self, shown: Shown) -> Result<Blob, Errno> {
+        match shown {
+            Shown::Ready(blob) => Ok(blob),
+            Shown::Render {
+                id,
+                snap,
+                key,
+                path,
+            } => self.render(id, &snap, key, &path),
+        }
+    }
+
+    /// What `ino` shows to readers now.
+    pub(super) fn shown_now(&self, ino: Ino) -> Result<Blob, Errno> {
+        let shown = {
+            let state = self.state.read();
+            if let Some(node) = state.tree.get(ino) {
+                self.before_render(&state.tree, node);
+            }
+            self.shown(&state, ino)?
+        };
+        self.produce(shown)
+    }
+
+    pub fn open(&self, ino: Ino, flags: i32) -> Result<Opened, Errno> {
+        let access = flags & libc::O_ACCMODE;
+        let writes = access == libc::O_WRONLY || access == libc::O_RDWR;
+        let truncate = flags & libc::O_TRUNC != 0;
+        // A commit may land between deciding what to show and taking it: then look again.
+        for _ in 0..8 {
+            let (origin, shown, generation) = {
+                let state = self.state.read();
+                let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+                let origin = file_origin(node, libc::ELOOP)?;
+                if writes {
+                    self.check_writable(&origin)?;
+                }
+                self.before_render(&state.tree, node);
+                let has_buffer = matches!(
+                    node.kind,
+                    NodeKind::File {
+                        buffer: Some(_),
+                        ..
+                    }
+                );
+                let live = matches!(origin, Origin::ErrorLog | Origin::Scratch);
+                let wanted = match writes {
+                    // A writer starts from the content unless it truncates, or a buffer
+                    // is there already.
+                    true => !truncate && !has_buffer && !live,
+                    false => !live,
+                };
+                let shown = match wanted {
+                    true => Some(self.shown(&state, ino)?),
+                    false => None,
+                };
+                (
+                    origin,
+                    shown,
+                    node.archive.map(|id| self.snapshot(id).generation),
+                )
+            };
+            let content = shown.map(|s| self.produce(s)).transpose()?;
+            let mut state = self.state.write();
+            let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+            if node.archive.map(|id| self.snapshot(id).generation) != generation {
+                continue;
+            }
+            let archive = node.archive;
+            if writes {
+                let epoch = archive.map_or(0, |id| self.epoch(id));
+                if let Some(NodeKind::File {
+                    buffer, writers, ..
+                }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
+                {
+                    *writers += 1;
+                    match (buffer.as_mut(), truncate) {
+                        (Some(b), true) => b.replace(Vec::new()),
+                        (Some(_), false) => {}
+                        (None, _) => {
+                            let data = content
+                                .as_ref()
+                                .map(|c| c.as_slice().to_vec())
+                                .unwrap_or_default();
+                            *buffer = Some(WriteBuffer::new(data, truncate, epoch));
+                        }
+                    }
+                }
+            }
+            // The kernel's page cache and file size are shared by every opener, while
+            // each handle here reads what it opened (a reader keeps the content it opened
+            // across commits; a writer sees its own buffer). In a writable mount the two
+            // can differ, so reads bypass the page cache; a read-only mount never changes
+            // and keeps it.
+            let direct_io = self.opts.writable
+                || matches!(origin, Origin::ErrorLog | Origin::Scratch | Origin::Pending);
+            let fh = state.next_fh;
+            state.next_fh += 1;
+            state.handles.insert(
+                fh,
+                Handle {
+                    ino,
+                    archive,
+                    pinned: if writes { None } else { content },
+                    writes,
+                },
+            );
+            return Ok(Opened {
+                fh,
+                keep_cache: !direct_io,
+                direct_io,
+            });
+        }
+        Err(libc::EAGAIN)
+    }
+
+    pub(super) fn epoch(&self, id: ArchiveId) -> u64 {
+        self.archives[id]
+            .epoch
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Whether a file of `origin` may be opened for writing or truncated.
+    pub(super) fn check_writable(&self, origin: &Origin) -> Result<(), Errno> {
+        match origin {
+            Origin::Scratch | Origin::Pending => Ok(()),
+            _ if !self.opts.writable => Err(libc::EROFS),
+            Origin::Archive { writable: true, .. } => Ok(()),
+            _ => Err(libc::EACCES),
+        }
+    }
+
+    /// `size` bytes at `offset` of what handle `fh` (0: none) reads of `ino`.
+    pub fn read(&self, ino: Ino, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, Errno> {
+        let range = |len: usize| {
+            let start = (offset.min(len as u64)) as usize;
+            start..start.saturating_add(size as usize).min(len)
+        };
+        let (blob, archive) = {
+            let state = self.state.read();
+            let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+            match state.handles.get(&fh).filter(|h| h.ino == ino) {
+                Some(Handle {
+                    pinned: Some(blob),
+                    archive,
+                    ..
+                }) => (blob.clone(), *archive),
+                // A writer reads its buffer; a scratch file is read live.
+                Some(Handle { writes, .. })
+                    if *writes
+                        || matches!(
+                            node.kind,
+                            NodeKind::File {
+                                origin: Origin::Scratch,
+                                ..
+                            }
+                        ) =>
+                {
+                    let data = match &node.kind {
+                        NodeKind::File {
+                            buffer: Some(b), ..
+                        } => &b.data[..],
+                        _ => &[][..],
+                    };
+                    return Ok(data[range(data.len())].to_vec());
+                }
+                _ => {
+                    let shown = self.shown(&state, ino)?;
+                    drop(state);
+                    (self.produce(shown)?, None)
+                }
+            }
+        };
+        let bytes = blob.as_slice();
+        let out = bytes[range(bytes.len())].to_vec();
+        if blob.vanished() {
+            let id = archive.or_else(|| self.archive_of(ino));
+            return Err(id.map_or(libc::EIO, |id| self.vanished(id)));
+        }
+        Ok(out)
+    }
+
+    fn archive_of(&self, ino: Ino) -> Option<ArchiveId> {
+        self.state.read().tree.get(ino)?.archive
+    }
+
+    pub fn release(&self, ino: Ino, fh: u64) {
+        let handle = self.state.write().handles.remove(&fh);
+        if !handle.is_some_and(|h| h.writes) {
+            return;
+        }
+        // Nothing can report an error from here; flush() has normally committed already.
+        let _ = self.flush(ino);
+        let mut state = self.state.write();
+        let mut drop_node = false;
+        let mut stale = false;
+        if let Some(node) = state.tree.get_mut(ino) {
+            if let NodeKind::File {
+                buffer,
+                writers,
+                origin,
+                ..
+            } = &mut node.kind
+            {
+                *writers = writers.saturating_sub(1);
+                let waiting = buffer.as_ref().is_some_and(WriteBuffer::is_waiting);
+                if *writers == 0 && !waiting {
+                    match origin {
+                        // A scratch file's buffer is its content.
+                        Origin::Scratch => {}
+                        // Created but never committed (its only save was refused).
+                        Origin::Pending => drop_node = true,
+                        _ => {
+                            // What the writer wrote is gone unless it was committed: the
+                            // kernel's idea of the size came from the writes.
+                            stale = buffer.as_ref().is_some_and(|b| b.refused);
+                            *buffer = None;
+                        }
+                    }
+                }
+            }
+        }
+        if drop_node {
+            if let Some(node) = state.tree.remove(ino) {
+                drop(state);
+                self.send(vec![super::fs::Invalidation::Entry {
+                    parent: node.parent,
+                    name: node.name.to_string(),
+                }]);
+            }
+        } else if stale {
+            drop(state);
+            self.send(vec![super::fs::Invalidation::Inode(ino)]);
+        }
+    }
+}
+
+/// The origin of a file node; what opening or truncating anything else answers.
+pub(super) fn file_origin(node: &Node, symlink: Errno) -> Result<Origin, Errno> {
+    match &node.kind {
+        NodeKind::File { origin, .. } => Ok(origin.clone()),
+        NodeKind::Dir { .. } => Err(libc::EISDIR),
+        NodeKind::Symlink { .. } => Err(symlink),
+    }
+}

@@ -1,0 +1,67 @@
+//! What the mount holds that the archive does not, listed at the end of
+//! `.shaderfs/errors` for as long as it is so, and by `shaderfs umount` when it drops
+//! it: scratch files written and left, files emptied and not written again, new files
+//! with no content yet, and files hidden (renamed aside or removed) that the archive
+//! still holds.
+
+use super::errors::format_time;
+use super::fs::{State, Vfs};
+use super::tree::{NodeKind, Origin};
+
+/// The words `shaderfs umount` looks for to tell the user what it drops.
+pub const KEPT_IN_MEMORY: &str = "kept in memory only, not in the archive";
+
+impl Vfs {
+    /// One line per thing the archive does not hold, oldest first.
+    pub(super) fn unsaved(&self, state: &State) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (_, node) in state.tree.nodes() {
+            let (
+                Some(id),
+                NodeKind::File {
+                    origin,
+                    buffer: Some(b),
+                    writers: 0,
+                },
+            ) = (node.archive, &node.kind)
+            else {
+                continue;
+            };
+            let path = self.user_path(id, &node.path);
+            let what = match origin {
+                Origin::Scratch if !b.data.is_empty() => format!(
+                    "{KEPT_IN_MEMORY} ({} bytes): rename it over a file of the archive to \
+                     save it; it is dropped at unmount",
+                    b.data.len()
+                ),
+                Origin::Pending if b.is_waiting() => {
+                    "created, still empty, not in the archive: write its content to add it"
+                        .to_string()
+                }
+                Origin::Archive { .. } if b.is_waiting() => {
+                    "emptied and not saved (an empty file is no content to save): the \
+                     archive still holds what it had; write the new content to save it"
+                        .to_string()
+                }
+                _ => continue,
+            };
+            notes.push((
+                b.modified,
+                format!("{} {path}: {what}\n", format_time(b.modified)),
+            ));
+        }
+        for (id, path, when) in state.tree.hidden() {
+            let path = self.user_path(id, path);
+            notes.push((
+                when,
+                format!(
+                    "{} {path}: not shown (renamed aside or removed), still in the archive: \
+                     a file written under this name saves it\n",
+                    format_time(when)
+                ),
+            ));
+        }
+        notes.sort();
+        notes.into_iter().map(|(_, line)| line).collect()
+    }
+}

@@ -1,0 +1,229 @@
+//! Rendering the files of a snapshot: the view cache, what each render gave (its size,
+//! or that it failed), and rendering ahead of readers ([`super::ahead`]).
+//!
+//! A render runs with no lock of the tree held. Its result is kept only when the bytes
+//! it read are known good: a render that read a page another program took away
+//! ([`super::ArchiveBytes::vanished`]) fails with EIO and leaves nothing behind.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::ahead::{Flights, Joined, Queue, ViewKey};
+use super::cache::ViewCache;
+use super::fs::{Errno, Vfs};
+use super::snapshot::Snapshot;
+use super::tree::{ArchiveId, Node, NodeKind, Origin, Tree};
+use super::{Blob, FileKey};
+
+/// What rendering a view gave: its size, or `None` when it could not be rendered (the
+/// reason is in `.shaderfs/errors` already).
+type Rendered = Option<u64>;
+
+pub(super) struct Views {
+    cache: Mutex<ViewCache<ViewKey>>,
+    /// Outcomes of views rendered once: a listing can give true sizes without rendering
+    /// again, whatever the cache has let go, and a view that fails is reported once.
+    outcomes: Mutex<HashMap<ViewKey, Rendered>>,
+    /// Renders in progress, and views queued for the read-ahead threads.
+    flights: Flights,
+    queue: Arc<Queue>,
+    /// Whether read-ahead threads run (only a mount starts them).
+    reading_ahead: AtomicBool,
+}
+
+impl Views {
+    pub fn new(cache_bytes: usize) -> Views {
+        Views {
+            cache: Mutex::new(ViewCache::new(cache_bytes)),
+            outcomes: Mutex::new(HashMap::new()),
+            flights: Flights::default(),
+            queue: Arc::new(Queue::default()),
+            reading_ahead: AtomicBool::new(false),
+        }
+    }
+
+    /// What rendering `key` gave, if it was rendered.
+    pub fn outcome(&self, key: &ViewKey) -> Option<Rendered> {
+        self.outcomes.lock().get(key).copied()
+    }
+
+    /// Forget the outcomes of archive `id`'s snapshots older than `generation`.
+    pub fn forget_older(&self, id: ArchiveId, generation: u64) {
+        self.outcomes
+            .lock()
+            .retain(|&(a, g, _), _| a != id || g >= generation);
+    }
+
+    /// Stop the read-ahead threads (they wait on the queue, not on the vfs).
+    pub fn close(&self) {
+        self.queue.close();
+    }
+
+    /// Remember a rendered view: its size for listings, its bytes while they fit.
+    fn keep(&self, key: ViewKey, blob: &Blob) {
+        self.outcomes.lock().insert(key, Some(blob.len() as u64));
+        self.cache.lock().put(key, blob.clone());
+    }
+}
+
+impl Vfs {
+    /// Render (or fetch from the cache) file `key` of snapshot `snap` of archive `id`.
+    pub(super) fn render(
+        &self,
+        id: ArchiveId,
+        snap: &Snapshot,
+        key: FileKey,
+        path: &str,
+    ) -> Result<Blob, Errno> {
+        self.check_readable(id)?;
+        let view = (id, snap.generation, key);
+        if let Some(blob) = self.views.cache.lock().get(&view) {
+            return Ok(blob);
+        }
+        if self.views.outcome(&view) == Some(None) {
+            return Err(libc::EIO);
+        }
+        // A read-ahead thread may be rendering it now: take its result.
+        let lead = match self.views.flights.join(view) {
+            Joined::Lead(lead) => Some(lead),
+            Joined::Followed(Some(blob)) => return Ok(blob),
+            // Its render failed: render here, which reports why.
+            Joined::Followed(None) => None,
+        };
+        let result = snap.archive.read(key);
+        if snap.bytes.vanished() {
+            drop(lead);
+            return Err(self.vanished(id));
+        }
+        match result {
+            Ok(blob) => {
+                self.views.keep(view, &blob);
+                if let Some(lead) = lead {
+                    lead.land(Some(blob.clone()));
+                }
+                Ok(blob)
+            }
+            Err(e) => {
+                self.views.outcomes.lock().insert(view, None);
+                drop(lead);
+                self.report(&self.user_path(id, path), &format!("cannot read: {e}"));
+                Err(libc::EIO)
+            }
+        }
+    }
+
+    /// Start `threads` threads that render views ahead of readers (see `ahead.rs`).
+    /// They stop when the vfs goes.
+    pub fn start_read_ahead(self: &Arc<Self>, threads: usize) {
+        for n in 0..threads {
+            let (vfs, queue) = (Arc::downgrade(self), self.views.queue.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("ahead{n}"))
+                .spawn(move || {
+                    while let Some(key) = queue.pop() {
+                        match vfs.upgrade() {
+                            Some(vfs) => vfs.render_ahead(key),
+                            None => return,
+                        }
+                    }
+                });
+            match spawned {
+                Ok(_) => self.views.reading_ahead.store(true, Ordering::Relaxed),
+                Err(e) => log::warn!("no read-ahead thread: {e}"),
+            }
+        }
+    }
+
+    /// A read-ahead job: render a view unless it is done, being done, or stale. A
+    /// failure is not reported here: the reader's own render reports it.
+    fn render_ahead(&self, key: ViewKey) {
+        let (id, generation, file) = key;
+        let snap = self.snapshot(id);
+        if snap.generation != generation
+            || self.views.outcome(&key).is_some()
+            || self.check_readable(id).is_err()
+        {
+            return;
+        }
+        let Joined::Lead(lead) = self.views.flights.join(key) else {
+            return;
+        };
+        let result = snap.archive.read(file);
+        if snap.bytes.vanished() {
+            drop(lead);
+            self.vanished(id);
+            return;
+        }
+        if let Ok(blob) = result {
+            self.views.keep(key, &blob);
+            lead.land(Some(blob));
+        }
+    }
+
+    /// A `stat` or `open` of a view about to be rendered: the moment to render the next
+    /// ones of its folder on the other threads. Also when this one was rendered ahead:
+    /// the reader is moving through the folder, and the threads keep a window ahead.
+    pub(super) fn before_render(&self, tree: &Tree, node: &Node) {
+        if derived_view(node).is_some() && self.views.reading_ahead.load(Ordering::Relaxed) {
+            self.read_ahead(tree, node);
+        }
+    }
+
+    /// A reader asks for `node`: queue the next files of its folder that still need
+    /// rendering, when the folder is large enough to be read through.
+    fn read_ahead(&self, tree: &Tree, node: &Node) {
+        /// Folders smaller than this are not read ahead (the root's few views, an
+        /// effect's `effect.json`).
+        const MIN_FOLDER: usize = 16;
+        /// Views queued ahead of the reader, and siblings looked at to find them.
+        const AHEAD: usize = 8;
+        const LOOK: usize = 4 * AHEAD;
+        let Some(id) = node.archive else { return };
+        let Some(children) = tree.children(node.parent) else {
+            return;
+        };
+        if children.len() < MIN_FOLDER {
+            return;
+        }
+        let Some(at) = children.get_index_of(&*node.name) else {
+            return;
+        };
+        // A folder's files are of one archive: one snapshot and one look at the outcomes.
+        let generation = self.snapshot(id).generation;
+        let wanted: Vec<ViewKey> = {
+            let outcomes = self.views.outcomes.lock();
+            children
+                .values()
+                .skip(at + 1)
+                .take(LOOK)
+                .filter_map(|&sibling| derived_view(tree.get(sibling)?))
+                .map(|key| (id, generation, key))
+                .filter(|view| !outcomes.contains_key(view))
+                .take(AHEAD)
+                .collect()
+        };
+        for view in wanted {
+            if !self.views.flights.is_flying(&view) {
+                self.views.queue.push(view);
+            }
+        }
+    }
+}
+
+/// The key of a file whose bytes are rendered (its size is only known by rendering it),
+/// unless a buffer stands in for it.
+pub(super) fn derived_view(node: &Node) -> Option<FileKey> {
+    match &node.kind {
+        NodeKind::File {
+            origin: Origin::Archive {
+                key, size: None, ..
+            },
+            buffer: None,
+            ..
+        } => Some(*key),
+        _ => None,
+    }
+}

@@ -1,0 +1,346 @@
+//! Write buffers and commits (DESIGN.md write-back steps 1–3 and 6).
+//!
+//! A file opened for writing gets a buffer: its content, or nothing on `O_TRUNC`. On
+//! `flush` (what `close()` waits for) or `fsync`, a changed buffer is validated by the
+//! format and committed, or refused with the error `close()` returns. A commit first
+//! checks that the archive on disk is still the one the mount read, and that the buffer's
+//! content was taken from it: if another program changed it, nothing is written.
+
+use std::time::SystemTime;
+
+use super::commit::{self, CommitError};
+use super::fs::{split_path, Errno, Invalidation, Vfs};
+use super::handles::file_origin;
+use super::reconcile::Change;
+use super::snapshot::{self, Identity, OnDisk, Snapshot};
+use super::tree::{ArchiveId, Ino, NodeKind, Origin, Tree};
+use super::{Edit, OpenContext, ViewError};
+
+/// Largest file a user may write through the mount; a runaway `cat /dev/zero > x.vso`
+/// must not take the daemon's memory.
+pub(super) const MAX_BUFFER: usize = 256 << 20;
+
+/// Content of a file being written (DESIGN.md write-back step 1).
+#[derive(Debug)]
+pub struct WriteBuffer {
+    pub data: Vec<u8>,
+    /// Changed since the last commit attempt.
+    pub dirty: bool,
+    /// The last attempt to save this content was refused.
+    pub refused: bool,
+    /// The archive's epoch when the content was taken (see `Mounted::epoch`).
+    pub epoch: u64,
+    /// When it was last written.
+    pub modified: SystemTime,
+}
+
+impl WriteBuffer {
+    pub fn new(data: Vec<u8>, dirty: bool, epoch: u64) -> WriteBuffer {
+        WriteBuffer {
+            data,
+            dirty,
+            refused: false,
+            epoch,
+            modified: SystemTime::now(),
+        }
+    }
+
+    /// New content from the start (`O_TRUNC`).
+    pub fn replace(&mut self, data: Vec<u8>) {
+        self.data = data;
+        self.dirty = true;
+        self.refused = false;
+        self.modified = SystemTime::now();
+    }
+
+    /// An empty file is no shader, asm text or table: it is what `truncate`, `: >` or an
+    /// editor leaves before the new content arrives. It waits, uncommitted, for the write
+    /// that follows.
+    pub fn is_waiting(&self) -> bool {
+        self.dirty && self.data.is_empty()
+    }
+}
+
+impl Vfs {
+    fn with_buffer<T>(
+        &self,
+        ino: Ino,
+        f: impl FnOnce(&mut WriteBuffer) -> Result<T, Errno>,
+    ) -> Result<T, Errno> {
+        let mut state = self.state.write();
+        match state.tree.get_mut(ino).map(|n| &mut n.kind) {
+            Some(NodeKind::File {
+                buffer: Some(b), ..
+            }) => f(b),
+            Some(NodeKind::File { .. }) => Err(libc::EBADF),
+            Some(_) => Err(libc::EISDIR),
+            None => Err(libc::ENOENT),
+        }
+    }
+
+    pub fn write(&self, ino: Ino, offset: u64, data: &[u8]) -> Result<u32, Errno> {
+        self.with_buffer(ino, |b| {
+            let end = offset
+                .checked_add(data.len() as u64)
+                .filter(|&e| e <= MAX_BUFFER as u64)
+                .ok_or(libc::EFBIG)? as usize;
+            if b.data.len() < end {
+                b.data.resize(end, 0);
+            }
+            b.data[offset as usize..end].copy_from_slice(data);
+            b.dirty = true;
+            b.refused = false;
+            b.modified = SystemTime::now();
+            Ok(data.len() as u32)
+        })
+    }
+
+    /// `truncate`/`ftruncate`. Through a writer's handle the new length goes into its
+    /// buffer, committed when it closes. Without one (`truncate(2)` of a path), a new
+    /// non-empty length is a save, committed now or refused now; an empty file waits for
+    /// its content (see [`WriteBuffer::is_waiting`]) and everyone sees it empty meanwhile.
+    pub fn set_size(&self, ino: Ino, size: u64, writer: bool) -> Result<(), Errno> {
+        if size > MAX_BUFFER as u64 {
+            return Err(libc::EFBIG);
+        }
+        let needs_content = {
+            let state = self.state.read();
+            let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+            let origin = file_origin(node, libc::EINVAL)?;
+            self.check_writable(&origin)?;
+            let has_buffer = matches!(
+                node.kind,
+                NodeKind::File {
+                    buffer: Some(_),
+                    ..
+                }
+            );
+            !has_buffer && size > 0
+        };
+        let current = match needs_content {
+            true => Some(self.shown_now(ino)?),
+            false => None,
+        };
+        let commit_now = {
+            let mut state = self.state.write();
+            let archive = state.tree.get(ino).and_then(|n| n.archive);
+            let epoch = archive.map_or(0, |id| self.epoch(id));
+            let Some(NodeKind::File {
+                buffer,
+                writers,
+                origin,
+            }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
+            else {
+                return Err(libc::ENOENT);
+            };
+            let b = buffer.get_or_insert_with(|| {
+                let data = current.map(|c| c.as_slice().to_vec()).unwrap_or_default();
+                WriteBuffer::new(data, false, epoch)
+            });
+            b.data.resize(size as usize, 0);
+            b.dirty = true;
+            b.refused = false;
+            b.modified = SystemTime::now();
+            !writer && *writers == 0 && size > 0 && !matches!(origin, Origin::Scratch)
+        };
+        if !commit_now {
+            return Ok(());
+        }
+        let result = self.flush(ino);
+        // The save had its answer: the file shows the archive again.
+        let mut state = self.state.write();
+        if let Some(NodeKind::File {
+            buffer, writers: 0, ..
+        }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
+        {
+            if !buffer.as_ref().is_some_and(WriteBuffer::is_waiting) {
+                *buffer = None;
+            }
+        }
+        drop(state);
+        self.send(vec![Invalidation::Inode(ino)]);
+        result
+    }
+
+    /// `close()` and `fsync()`: validate and commit a changed buffer (protocol step 2).
+    /// The error is what `close()` returns to the program that wrote.
+    pub fn flush(&self, ino: Ino) -> Result<(), Errno> {
+        let (id, origin, path, data, epoch) = {
+            let state = self.state.read();
+            let Some(node) = state.tree.get(ino) else {
+                return Ok(());
+            };
+            match &node.kind {
+                NodeKind::File {
+                    buffer: Some(b),
+                    origin,
+                    ..
+                } if b.dirty => match (node.archive, origin) {
+                    (Some(id), Origin::Archive { .. } | Origin::Pending) => (
+                        id,
+                        origin.clone(),
+                        node.path.clone(),
+                        b.data.clone(),
+                        b.epoch,
+                    ),
+                    _ => return Ok(()),
+                },
+                _ => return Ok(()),
+            }
+        };
+        if data.is_empty() {
+            return Ok(());
+        }
+        let (dir, leaf) = split_path(&path);
+        let edit = match origin {
+            Origin::Archive { key, .. } => Edit::Write { key, data: &data },
+            _ => Edit::Create {
+                dir,
+                name: leaf,
+                data: &data,
+                position: self.removed.lock().get(&(id, path.clone())).copied(),
+            },
+        };
+        let result = self.commit(id, &path, &edit, Some(epoch), |_| {});
+        // Whatever the outcome, this content has had its answer: it is not retried.
+        let mut state = self.state.write();
+        if let Some(NodeKind::File {
+            buffer: Some(b), ..
+        }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
+        {
+            if b.data == data {
+                b.dirty = false;
+                b.refused = result.is_err();
+            }
+        }
+        result
+    }
+
+    /// Commit `edit` to archive `id` (protocol step 3), then bring its subtree in line.
+    /// `base_epoch` is the epoch the edit's content was taken at, if it has content;
+    /// `adjust` runs on the tree first (renames move inode numbers with the name).
+    pub(super) fn commit(
+        &self,
+        id: ArchiveId,
+        path: &str,
+        edit: &Edit<'_>,
+        base_epoch: Option<u64>,
+        adjust: impl FnOnce(&mut Tree),
+    ) -> Result<(), Errno> {
+        let mounted = &self.archives[id];
+        let _serial = mounted.commit_lock.lock();
+        let user_path = self.user_path(id, path);
+        let refuse = |message: &str| {
+            self.report(&user_path, &format!("not saved: {message}"));
+            Err(libc::EIO)
+        };
+        if self.refresh_held(id) == OnDisk::Changed {
+            return refuse(&match mounted.trouble.lock().clone() {
+                Some(trouble) => trouble,
+                None => "another program changed the archive on disk since the mount read \
+                         it; the mount now shows it as it is there, so look again and save \
+                         your change into that"
+                    .into(),
+            });
+        }
+        if base_epoch.is_some_and(|e| e != self.epoch(id)) {
+            return refuse(
+                "this content was taken from the archive before another program changed \
+                 it on disk; the mount now shows the archive as it is there, so look again \
+                 and save your change into that",
+            );
+        }
+        let old = self.snapshot(id);
+        let applied = old.archive.apply(edit);
+        if old.bytes.vanished() {
+            self.refresh_held(id);
+            return refuse("the archive was truncated by another program while it was read");
+        }
+        let rewrite = match applied {
+            Ok(rewrite) => rewrite,
+            Err(e) => {
+                self.report(&user_path, &format!("refused: {e}"));
+                return Err(match e {
+                    ViewError::Invalid(_) => libc::EINVAL,
+                    ViewError::NotPermitted(_) => libc::EPERM,
+                    ViewError::Corrupt(_) => libc::EIO,
+                });
+            }
+        };
+        let ctx = OpenContext {
+            writable: self.opts.writable,
+            sign: self.opts.sign,
+        };
+        let backup =
+            self.opts.backup && !mounted.backed_up.load(std::sync::atomic::Ordering::Relaxed);
+        let format = mounted.format;
+        commit::remove_stale_temps(&mounted.path);
+        // The temporary file is read as the archive it is about to become.
+        let replaced = commit::replace(
+            &mounted.path,
+            &old.file,
+            &old.bytes,
+            &rewrite,
+            backup,
+            self.opts.writable,
+            |_temp, bytes| {
+                let archive = format
+                    .open(&mounted.path, bytes.clone(), ctx)
+                    .map_err(|e| e.message)?;
+                match bytes.vanished() {
+                    true => Err("the new file was truncated while it was read".into()),
+                    false => Ok(archive),
+                }
+            },
+        );
+        let replaced = match replaced {
+            Ok(r) => r,
+            Err(e) => {
+                self.report(&user_path, &format!("not saved: {e}"));
+                return Err(match e {
+                    CommitError::Io { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
+                    CommitError::Reread { .. } => libc::EIO,
+                });
+            }
+        };
+        if backup {
+            mounted
+                .backed_up
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let identity = match replaced.file.metadata() {
+            Ok(meta) => Identity::of(&meta),
+            Err(e) => return refuse(&format!("the new archive cannot be read back: {e}")),
+        };
+        let new = Snapshot {
+            archive: replaced.value,
+            bytes: replaced.bytes,
+            generation: old.generation + 1,
+            file: replaced.file,
+            identity,
+        };
+        let change = Change::Commit {
+            old: old.bytes.clone(),
+            new: new.bytes.clone(),
+            rewrite: &rewrite,
+            time: identity.mtime(),
+        };
+        // A member removed keeps its place for one created again under its name, until
+        // the next commit.
+        let place = match edit {
+            Edit::Remove { key } => old.archive.position(*key),
+            _ => None,
+        };
+        {
+            let mut removed = self.removed.lock();
+            removed.retain(|(a, _), _| *a != id);
+            if let Some(place) = place {
+                removed.insert((id, path.to_string()), place);
+            }
+        }
+        self.install(id, new, &change, adjust);
+        log::info!("committed {user_path} into {}", mounted.path.display());
+        snapshot::retire(old);
+        Ok(())
+    }
+}
