@@ -208,7 +208,7 @@ fn canonical_mountpoint(mountpoint: &Path) -> Result<PathBuf, Failure> {
 }
 
 /// Where the daemon of a mount point leaves its process id for `umount`.
-fn pid_file(mountpoint: &Path) -> PathBuf {
+pub fn pid_file(mountpoint: &Path) -> PathBuf {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     let dir = match std::env::var_os("XDG_RUNTIME_DIR") {
