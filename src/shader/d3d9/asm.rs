@@ -4,7 +4,9 @@
 //!
 //! Accepted beyond the disassembler's own output:
 //! * `vs_1_1`/`vs.1.1`, `ps_2_a`/`ps_2_b`/`vs_2_a` (as 2_x); any case; any whitespace.
-//! * `//` and `;` line comments, `/* */` block comments (Wine runs a C preprocessor first).
+//! * `//` and `;` line comments, `/* */` block comments (Wine runs a C preprocessor first);
+//!   a `/*` that is never closed is an error. Comments after the version line are kept
+//!   (see [Comments](#comments)).
 //! * Preprocessor lines: `\` line continuation, object-like `#define NAME text` (expanded
 //!   in later lines), `#undef`, `#ifdef`/`#ifndef`/`#else`/`#endif`, and `#line`/`#pragma`
 //!   (ignored). `#include` is refused: there is no include handler.
@@ -16,11 +18,45 @@
 //!
 //! Every error names the line and column; validation ([`super::validate`]) runs on the
 //! result unless [`assemble_unvalidated`] is used.
+//!
+//! # Comments
+//! Every comment written after the version line is stored where it stands in the token
+//! stream, as a comment block the runtime skips: a [`UserComment`] (FourCC `'SFCM'`, then
+//! a DWORD with the placement and the text's length in bytes, then the text in UTF-8,
+//! NUL-padded). [`super::disasm`] prints it back as the same text at the same place, so
+//! text → bytes → text → bytes gives the same bytes twice. One block per line:
+//! * A line without code (`// note`, `; note`, `/* note */`, any line inside a `/* */`
+//!   comment, even an empty one): the whole line, indentation included
+//!   ([`Placement::OwnLine`]).
+//! * A line with code: what follows the code, from its last character to the end of the
+//!   line (`  // tweak`, spaces included), in a block after the instruction's tokens
+//!   ([`Placement::AfterCode`]). A `/* */` inside the code (`mov r0, /* a */ r1`) is moved
+//!   there, after a space: `mov r0, r1 /* a */`. What comes before the code (`/* a */ mov
+//!   r0, r1`, the end of a `/* */` begun on an earlier line) is kept as a line of its own,
+//!   trailing spaces dropped, in a block before the instruction.
+//! * The version line's comment after the code goes after the version token — after the
+//!   CTAB comment when one follows it, so that a table the `.sdp` view inserts there (it
+//!   keeps the old table when the new text has none) leaves the comment on the version line.
+//! * `\` continuations are joined first: a continued line comes back as one line.
+//!
+//! Not stored: everything above the version line (the disassembler's header, which it
+//! regenerates from the CTAB, or another compiler's), blank lines, comments on
+//! preprocessor lines and in branches `#ifdef` leaves out, the data comments, and the two
+//! lines the disassembler writes about the shader: `// approximately N instruction slots
+//! used …` and `// '…' with an encoding that has no asm spelling:`. A comment longer than
+//! a block holds ([`UserComment::MAX_TEXT_BYTES`]) is an error at its line and column.
+//! [`assemble_dropping_comments`] stores no comment, as D3DX does.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
-use super::bytecode::{self, Param, ShaderKind, Version, END_TOKEN};
-use super::disasm::{dcl_uses_usage, COMMENT_BLOCK, RAW_TOKENS, TRAILING_DATA};
+use super::bytecode::{
+    self, Param, Placement, ShaderKind, UserComment, Version, COMMENT_TOKEN, END_TOKEN,
+};
+use super::ctab::{CTAB_FOURCC, MAX_COMMENT_DWORDS};
+use super::disasm::{
+    dcl_uses_usage, is_generated_comment, COMMENT_BLOCK, RAW_TOKENS, TRAILING_DATA,
+};
 use super::opcodes::{self, Controls, Layout, OpcodeInfo, COMPARISONS};
 use super::registers::{parse_register_prefix, RegisterType, CONST_BANK_SIZE, MAX_NUMBER};
 use super::syntax::{
@@ -39,26 +75,41 @@ pub struct AsmError {
 
 /// Assembles and validates for the declared shader model ([`validate::Level::Full`]).
 pub fn assemble(text: &str) -> Result<Vec<u8>, AsmError> {
-    assemble_with(text, Some(validate::Level::Full))
+    assemble_with(text, Some(validate::Level::Full), true)
 }
 
 /// Assembles with only the checks D3DX's assembler makes under
 /// `D3DCOMPILE_SKIP_VALIDATION` ([`validate::Level::Syntax`]).
 pub fn assemble_skip_validation(text: &str) -> Result<Vec<u8>, AsmError> {
-    assemble_with(text, Some(validate::Level::Syntax))
+    assemble_with(text, Some(validate::Level::Syntax), true)
 }
 
 /// Assembles without the per-model validation (encoding errors are still errors).
 pub fn assemble_unvalidated(text: &str) -> Result<Vec<u8>, AsmError> {
-    assemble_with(text, None)
+    assemble_with(text, None, true)
 }
 
-fn assemble_with(text: &str, level: Option<validate::Level>) -> Result<Vec<u8>, AsmError> {
+/// Assembles and validates like [`assemble`], but stores no comment of the text, as
+/// D3DX's assembler does: for bytecode that must equal what D3DX or Wine makes of the
+/// same text (the data comments are still read).
+pub fn assemble_dropping_comments(text: &str) -> Result<Vec<u8>, AsmError> {
+    assemble_with(text, Some(validate::Level::Full), false)
+}
+
+fn assemble_with(
+    text: &str,
+    level: Option<validate::Level>,
+    keep_comments: bool,
+) -> Result<Vec<u8>, AsmError> {
     let lines = preprocess(text)?;
-    let mut asm = Assembler::default();
+    let mut asm = Assembler {
+        keep_comments,
+        ..Assembler::default()
+    };
     for line in &lines {
         asm.line(line)?;
     }
+    asm.flush_deferred();
     let version = asm.version.ok_or_else(|| AsmError {
         line: lines.last().map_or(1, |l| l.line),
         column: 1,
@@ -79,12 +130,13 @@ fn assemble_with(text: &str, level: Option<validate::Level>) -> Result<Vec<u8>, 
     Ok(out)
 }
 
-/// A logical source line after preprocessing: code with comments blanked out, and the
-/// text of a trailing `//` comment (which may be a data comment).
+/// A logical source line after preprocessing: code with comments blanked out, the text
+/// of a trailing `//` comment (which may be a data comment), and the comments kept.
 struct Line {
     line: usize,
     code: String,
     comment: Option<(usize, String)>,
+    kept: KeptComments,
 }
 
 fn err(line: usize, column: usize, message: impl Into<String>) -> AsmError {
@@ -120,9 +172,20 @@ fn preprocess(text: &str) -> Result<Vec<Line>, AsmError> {
     // Conditional stack: (this branch active, some branch taken, parent active).
     let mut conds: Vec<(bool, bool)> = Vec::new();
     let mut in_block = false;
+    // Where the `/*` that is open began.
+    let mut opened = (0, 0);
     let mut out = Vec::new();
     for (line, text) in spliced {
-        let (code, comment) = strip_comments(&text, &mut in_block);
+        let lexed = lex(&text, &mut in_block);
+        if in_block && !lexed.in_block_at_start {
+            opened = (line, lexed.comments.last().map_or(1, |r| r.start + 1));
+        }
+        let kept = kept_comments(&text, &lexed);
+        let Lexed {
+            code,
+            line_comment: comment,
+            ..
+        } = lexed;
         let active = conds.iter().all(|c| c.0);
         let trimmed = code.trim_start();
         if let Some(directive) = trimmed.strip_prefix('#') {
@@ -194,16 +257,37 @@ fn preprocess(text: &str) -> Result<Vec<Line>, AsmError> {
             line,
             code,
             comment,
+            kept,
         });
+    }
+    if in_block {
+        return Err(err(opened.0, opened.1, "this '/*' comment is never closed"));
     }
     Ok(out)
 }
 
-/// Blanks out comments (keeping columns), returning the code and a `//` comment's column
-/// and text.
-fn strip_comments(text: &str, in_block: &mut bool) -> (String, Option<(usize, String)>) {
+/// One logical line with its comments found.
+struct Lexed {
+    /// The line with every comment blanked out (byte positions kept) and cut at a `//` or
+    /// `;` comment.
+    code: String,
+    /// Column and text (after the `//`) of a `//` comment.
+    line_comment: Option<(usize, String)>,
+    /// Byte ranges of the comments, markers included, in order.
+    comments: Vec<Range<usize>>,
+    /// The line began inside a `/* */` comment.
+    in_block_at_start: bool,
+}
+
+/// Finds the comments of a line; `in_block` says whether a `/* */` comment is open before
+/// and after it.
+fn lex(text: &str, in_block: &mut bool) -> Lexed {
     let b = text.as_bytes();
+    let in_block_at_start = *in_block;
     let mut code = String::with_capacity(text.len());
+    let mut comments = Vec::new();
+    let mut opened = 0;
+    let mut line_comment = None;
     let mut i = 0;
     while i < b.len() {
         if *in_block {
@@ -211,6 +295,7 @@ fn strip_comments(text: &str, in_block: &mut bool) -> (String, Option<(usize, St
                 *in_block = false;
                 code.push_str("  ");
                 i += 2;
+                comments.push(opened..i);
             } else {
                 code.push(' ');
                 i += 1;
@@ -219,21 +304,105 @@ fn strip_comments(text: &str, in_block: &mut bool) -> (String, Option<(usize, St
         }
         if b[i..].starts_with(b"/*") {
             *in_block = true;
+            opened = i;
             code.push_str("  ");
             i += 2;
             continue;
         }
-        if b[i..].starts_with(b"//") {
-            return (code, Some((i + 1, text[i + 2..].to_string())));
-        }
-        if b[i] == b';' {
-            return (code, None);
+        if b[i..].starts_with(b"//") || b[i] == b';' {
+            if b[i] == b'/' {
+                line_comment = Some((i + 1, text[i + 2..].to_string()));
+            }
+            comments.push(i..b.len());
+            break;
         }
         let ch = text[i..].chars().next().unwrap_or(' ');
         code.push(ch);
         i += ch.len_utf8();
     }
-    (code, None)
+    if *in_block {
+        comments.push(opened..b.len());
+    }
+    Lexed {
+        code,
+        line_comment,
+        comments,
+        in_block_at_start,
+    }
+}
+
+/// The comments of one line that become [`UserComment`] blocks, each with its 1-based
+/// column (see the module documentation).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct KeptComments {
+    /// The whole line when it has no code; what precedes the code otherwise.
+    pub(crate) own_line: Option<(usize, String)>,
+    /// What follows the code (with any comment from inside the code in front).
+    pub(crate) after_code: Option<(usize, String)>,
+}
+
+fn kept_comments(text: &str, lexed: &Lexed) -> KeptComments {
+    let comments = &lexed.comments;
+    // A data comment header is the assembler's, not the user's.
+    let data_at = lexed
+        .line_comment
+        .as_ref()
+        .filter(|(_, c)| data_comment_header(c).is_some())
+        .map(|(column, _)| column - 1);
+    let Some(start) = lexed.code.find(|c: char| !c.is_whitespace()) else {
+        let is_comment = lexed.in_block_at_start || !comments.is_empty();
+        let generated = !lexed.in_block_at_start && is_generated_comment(text);
+        if !is_comment || generated || data_at.is_some() {
+            return KeptComments::default();
+        }
+        let column = comments.first().map_or(1, |r| r.start + 1);
+        return KeptComments {
+            own_line: Some((column, text.to_string())),
+            after_code: None,
+        };
+    };
+    let end = lexed.code.trim_end().len();
+    let own_line = comments
+        .first()
+        .filter(|r| r.start < start)
+        .map(|r| (r.start + 1, text[..start].trim_end().to_string()));
+    let tail_end = data_at.unwrap_or(text.len());
+    let mut after = String::new();
+    let mut column = None;
+    for r in comments.iter().filter(|r| r.start >= start && r.end <= end) {
+        column.get_or_insert(r.start + 1);
+        after.push(' ');
+        after.push_str(&text[r.clone()]);
+    }
+    if let Some(r) = comments
+        .iter()
+        .find(|r| r.start >= end && r.start < tail_end)
+    {
+        column.get_or_insert(r.start + 1);
+        let tail = &text[end..tail_end];
+        after.push_str(if data_at.is_some() {
+            tail.trim_end()
+        } else {
+            tail
+        });
+    }
+    KeptComments {
+        own_line,
+        after_code: column.map(|c| (c, after)),
+    }
+}
+
+/// How the assembler reads one line the disassembler prints, starting in the `/* */`
+/// state `in_block`: the line's code (comments blanked, trimmed) and the comments it keeps.
+/// `None` when the text would not read as one line of its own: a line break in it, a
+/// final `\` (a continuation) or a final `\r` (dropped with the line break).
+pub(crate) fn read_line(text: &str, in_block: &mut bool) -> Option<(String, KeptComments)> {
+    if text.contains('\n') || text.ends_with('\\') || text.ends_with('\r') {
+        return None;
+    }
+    let lexed = lex(text, in_block);
+    let kept = kept_comments(text, &lexed);
+    Some((lexed.code.trim().to_string(), kept))
 }
 
 /// Replaces defined names (whole identifiers) by their text, repeatedly.
@@ -388,6 +557,10 @@ struct Assembler {
     locations: Vec<(usize, usize, usize)>,
     pending: Option<Pending>,
     last_line: usize,
+    /// The comment block of the version line, waiting for the CTAB comment that may follow.
+    deferred: Option<Vec<u32>>,
+    /// Store the comments of the text.
+    keep_comments: bool,
 }
 
 impl Assembler {
@@ -407,6 +580,12 @@ impl Assembler {
 
     fn line(&mut self, line: &Line) -> Result<(), AsmError> {
         self.last_line = line.line;
+        let none = KeptComments::default();
+        let kept = if self.keep_comments {
+            &line.kept
+        } else {
+            &none
+        };
         let code = line.code.trim();
         if let Some(p) = &mut self.pending {
             let words = line
@@ -447,13 +626,27 @@ impl Assembler {
             }
             let column = line.code.len() - line.code.trim_start().len() + 1;
             match self.version {
-                None => self.version = Some(parse_version(code, line.line, column)?),
+                None => {
+                    self.version = Some(parse_version(code, line.line, column)?);
+                    if let Some(c) = &kept.after_code {
+                        self.deferred = Some(user_block(Placement::AfterCode, c, line.line)?);
+                    }
+                }
                 Some(v) => {
+                    if let Some(c) = &kept.own_line {
+                        self.emit(user_block(Placement::OwnLine, c, line.line)?);
+                    }
+                    self.flush_deferred();
                     self.locations.push((self.offset(), line.line, column));
                     let dwords = statement(&tokenize(&line.code, line.line)?, v, line.line)?;
                     self.dwords.extend(dwords);
+                    if let Some(c) = &kept.after_code {
+                        self.emit(user_block(Placement::AfterCode, c, line.line)?);
+                    }
                 }
             }
+        } else if let (Some(c), Some(_)) = (&kept.own_line, self.version) {
+            self.emit(user_block(Placement::OwnLine, c, line.line)?);
         }
         if let Some((column, text)) = &line.comment {
             if let Some((kind, n)) = data_comment_header(text) {
@@ -481,11 +674,27 @@ impl Assembler {
         Ok(())
     }
 
+    /// Appends DWORDs after the deferred comment of the version line.
+    fn emit(&mut self, dwords: Vec<u32>) {
+        self.flush_deferred();
+        self.dwords.extend(dwords);
+    }
+
+    fn flush_deferred(&mut self) {
+        if let Some(d) = self.deferred.take() {
+            self.dwords.extend(d);
+        }
+    }
+
     fn finish_data(&mut self, p: Pending) -> Result<(), AsmError> {
+        let is_ctab = p.kind == COMMENT_BLOCK && p.dwords.first() == Some(&CTAB_FOURCC);
+        if !is_ctab && p.kind != TRAILING_DATA {
+            self.flush_deferred();
+        }
         self.locations.push((self.offset(), p.line, p.column));
         match p.kind.as_str() {
             COMMENT_BLOCK => {
-                if p.needed > 0x7FFF {
+                if p.needed > MAX_COMMENT_DWORDS {
                     return Err(err(
                         p.line,
                         p.column,
@@ -495,7 +704,7 @@ impl Assembler {
                         ),
                     ));
                 }
-                self.dwords.push(0xFFFE | (p.needed as u32) << 16);
+                self.dwords.push(COMMENT_TOKEN | (p.needed as u32) << 16);
                 self.dwords.extend(p.dwords);
             }
             RAW_TOKENS => self.dwords.extend(p.dwords),
@@ -503,6 +712,35 @@ impl Assembler {
         }
         Ok(())
     }
+}
+
+/// The comment block holding a comment of the text: its token and payload.
+fn user_block(
+    placement: Placement,
+    (column, text): &(usize, String),
+    line: usize,
+) -> Result<Vec<u32>, AsmError> {
+    if text.len() > UserComment::MAX_TEXT_BYTES {
+        return Err(err(
+            line,
+            *column,
+            format!(
+                "this comment is {} bytes long; a comment block holds at most {} \
+                 (32767 DWORDs): split it over several lines",
+                text.len(),
+                UserComment::MAX_TEXT_BYTES
+            ),
+        ));
+    }
+    let payload = UserComment {
+        placement,
+        text: text.clone(),
+    }
+    .payload();
+    let mut out = Vec::with_capacity(1 + payload.len());
+    out.push(COMMENT_TOKEN | (payload.len() as u32) << 16);
+    out.extend(payload);
+    Ok(out)
 }
 
 /// `comment-block: 12 dwords` and the like.
@@ -1216,11 +1454,7 @@ mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<u32> {
-        assemble_unvalidated(text)
-            .unwrap_or_else(|e| panic!("{text}: {e}"))
-            .chunks(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+        words_of(&assemble_unvalidated(text).unwrap_or_else(|e| panic!("{text}: {e}")))
     }
 
     #[test]
@@ -1259,15 +1493,104 @@ mod tests {
         );
     }
 
+    /// The DWORDs without the comment blocks that keep comments of the text.
+    fn code_words(text: &str) -> Vec<u32> {
+        let mut shader = bytecode::parse(&assemble_unvalidated(text).unwrap()).unwrap();
+        shader
+            .items
+            .retain(|i| !matches!(i, bytecode::Item::Comment(c) if c.user_comment().is_some()));
+        words_of(&shader.encode())
+    }
+
+    fn words_of(bytes: &[u8]) -> Vec<u32> {
+        bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
     #[test]
     fn comments_preprocessor_and_case() {
-        let a = words("/* block\n comment */ VS.1.1 ; x\n#define R r0\nADD R, R, r1 // y\n");
-        assert_eq!(a, words("vs_1_1\nadd r0, r0, r1"));
+        let text = "/* block\n comment */ VS.1.1 ; x\n#define R r0\nADD R, R, r1 // y\n";
+        assert_eq!(code_words(text), words("vs_1_1\nadd r0, r0, r1"));
+        assert_eq!(
+            words_of(&assemble_dropping_comments(text).unwrap()),
+            words("vs_1_1\nadd r0, r0, r1")
+        );
+        let kept: Vec<_> = bytecode::parse(&assemble_unvalidated(text).unwrap())
+            .unwrap()
+            .comments()
+            .filter_map(|c| c.user_comment())
+            .map(|c| (c.placement, c.text))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (Placement::AfterCode, " ; x".to_string()),
+                (Placement::AfterCode, " // y".to_string())
+            ]
+        );
         let a = words("#define REG 1 + 2 +\\\n3 + 4\nvs.1.1\nmov r0, c0[ REG ]");
         assert_eq!(a[3], 0xA0E4000A);
         let a = words("#ifdef NOPE\nnonsense\n#else\nvs_1_1\n#endif\nnop");
         assert_eq!(a, [0xFFFE0101, 0, 0xFFFF]);
         assert!(assemble("#include \"x.vsh\"\nvs_1_1").is_err());
+    }
+
+    /// The comments a text keeps, in stream order.
+    fn kept(text: &str) -> Vec<(Placement, String)> {
+        bytecode::parse(&assemble_unvalidated(text).unwrap_or_else(|e| panic!("{text}: {e}")))
+            .unwrap()
+            .comments()
+            .filter_map(|c| c.user_comment())
+            .map(|c| (c.placement, c.text))
+            .collect()
+    }
+
+    #[test]
+    fn which_comments_are_kept_and_how() {
+        use Placement::{AfterCode, OwnLine};
+        let text = "// header line, regenerated\n/* also */ ps_2_0 /* v */\n\n  // own\n\
+                    /* open\n\n  close */ mov r0, /* inner */ c0 ;tail \n\
+                    #define X 1 // on a directive\n#ifdef NOPE\n// left out\n#endif\n\
+                    // approximately 1 instruction slots used (0 texture, 1 arithmetic)\n\
+                    // 'mov' with an encoding that has no asm spelling:\n// a \\\ncontinued\n";
+        let own = |t: &str| (OwnLine, t.to_string());
+        let after = |t: &str| (AfterCode, t.to_string());
+        assert_eq!(
+            kept(text),
+            [
+                after(" /* v */"),
+                own("  // own"),
+                own("/* open"),
+                own(""),
+                own("  close */"),
+                after(" /* inner */ ;tail "),
+                own("// a continued"),
+            ]
+        );
+        // The comment of the version line follows the CTAB comment that follows it.
+        let ctab = "ps_2_0 // v\n// comment-block: 2 dwords\n// 42415443 00000000\nnop";
+        let w = words(ctab);
+        assert_eq!(w[1..4], [0x0002FFFE, CTAB_FOURCC, 0]);
+        assert_eq!(w[5], bytecode::USER_COMMENT_FOURCC);
+        assert_eq!(kept(ctab), [after(" // v")]);
+    }
+
+    #[test]
+    fn comment_errors_name_line_and_column() {
+        let e = assemble_unvalidated("vs_1_1\nnop\n  mov r0, r1 /* never\n closed").unwrap_err();
+        assert_eq!((e.line, e.column), (3, 14), "{e}");
+        assert!(e.message.contains("never closed"), "{e}");
+        let fits = format!("vs_1_1\n//{}", "x".repeat(UserComment::MAX_TEXT_BYTES - 2));
+        assert!(assemble_unvalidated(&fits).is_ok());
+        let long = format!(
+            "vs_1_1\nnop\n  nop ;{}",
+            "x".repeat(UserComment::MAX_TEXT_BYTES)
+        );
+        let e = assemble_unvalidated(&long).unwrap_err();
+        assert_eq!((e.line, e.column), (3, 7), "{e}");
+        assert!(e.message.contains("comment block holds at most"), "{e}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use super::ctab::MAX_COMMENT_DWORDS;
 use super::opcodes::{self, Layout, OpcodeInfo, OP_COMMENT, OP_END, OP_PHASE};
 use super::registers::RegisterType;
 
@@ -283,6 +284,104 @@ pub struct Comment {
     pub offset: usize,
     pub token: u32,
     pub payload: Vec<u32>,
+}
+
+impl Comment {
+    /// Whether the token is exactly what a comment of this payload gets written as: opcode
+    /// 0xFFFE, the length in bits 30:16 and nothing else. Only such a block is printed as a
+    /// `comment-block` (or a user comment); another is kept as raw tokens.
+    pub fn is_plain(&self) -> bool {
+        self.token == COMMENT_TOKEN | (self.payload.len() as u32) << 16
+    }
+
+    /// The asm-text comment this block holds, when it is a well-formed [`UserComment`].
+    pub fn user_comment(&self) -> Option<UserComment> {
+        if !self.is_plain() {
+            return None;
+        }
+        UserComment::from_payload(&self.payload)
+    }
+}
+
+/// Opcode of a comment token (§2): the payload length goes in bits 30:16.
+pub const COMMENT_TOKEN: u32 = OP_COMMENT as u32;
+
+/// `'SFCM'` ("shaderfs comment"), the first payload DWORD of a comment block that holds a
+/// comment written in the asm text. The Direct3D runtime skips every comment block;
+/// D3DX's CTAB lookup and ours match only `'CTAB'`.
+pub const USER_COMMENT_FOURCC: u32 = u32::from_le_bytes(*b"SFCM");
+
+/// Where a comment of the asm text stood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// On a line of its own (the text is the whole line, indentation included).
+    OwnLine = 0,
+    /// After the instruction (or version) just before it, on that line (the text starts
+    /// with whatever separated it from the code).
+    AfterCode = 1,
+}
+
+/// A comment written in the asm text, kept in the bytecode as a comment block:
+///
+/// | DWORD | content |
+/// |---|---|
+/// | 0 | [`USER_COMMENT_FOURCC`] |
+/// | 1 | bits 7:0 the [`Placement`], bits 31:8 the text's length in bytes |
+/// | 2… | the text in UTF-8, NUL-padded to a whole DWORD |
+///
+/// The length makes the text exact (a NUL in it is kept). A block that does not follow
+/// this layout to the bit is not a user comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserComment {
+    pub placement: Placement,
+    pub text: String,
+}
+
+impl UserComment {
+    /// The longest text a comment block holds: 32767 DWORDs less the two header DWORDs.
+    pub const MAX_TEXT_BYTES: usize = (MAX_COMMENT_DWORDS - 2) * 4;
+
+    /// The payload DWORDs, FourCC first. The text must be at most [`Self::MAX_TEXT_BYTES`].
+    pub fn payload(&self) -> Vec<u32> {
+        let text = self.text.as_bytes();
+        let mut out = Vec::with_capacity(2 + text.len().div_ceil(4));
+        out.push(USER_COMMENT_FOURCC);
+        out.push(self.placement as u32 | (text.len() as u32) << 8);
+        out.extend(text.chunks(4).map(|c| {
+            let mut b = [0u8; 4];
+            b[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(b)
+        }));
+        out
+    }
+
+    /// Reads a payload written by [`Self::payload`]; `None` for anything else.
+    pub fn from_payload(payload: &[u32]) -> Option<Self> {
+        let [fourcc, header, text @ ..] = payload else {
+            return None;
+        };
+        if *fourcc != USER_COMMENT_FOURCC {
+            return None;
+        }
+        let placement = match header & 0xFF {
+            0 => Placement::OwnLine,
+            1 => Placement::AfterCode,
+            _ => return None,
+        };
+        let len = (header >> 8) as usize;
+        if text.len() != len.div_ceil(4) {
+            return None;
+        }
+        let mut bytes: Vec<u8> = text.iter().flat_map(|d| d.to_le_bytes()).collect();
+        if bytes[len..].iter().any(|&b| b != 0) {
+            return None;
+        }
+        bytes.truncate(len);
+        Some(UserComment {
+            placement,
+            text: String::from_utf8(bytes).ok()?,
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,11 +26,31 @@
 //! decimal form that reads back to the same bits; infinities, NaNs and other values
 //! without one print as their bit pattern in hex (`0x7fc00000`), which our assembler
 //! reads as raw bits.
+//!
+//! # Comments
+//! Above the version line comes a header generated from the CTAB, and after the body the
+//! slot count (`// approximately N instruction slots used`); neither is stored when the
+//! text is assembled. The comments a user wrote in the body are stored by
+//! [`super::asm`] as [`UserComment`] blocks (FourCC `'SFCM'`), and print back as the
+//! text they hold: an [`OwnLine`](Placement::OwnLine) block as that exact line (the
+//! user's indentation, not ours), an [`AfterCode`](Placement::AfterCode) block appended to
+//! the instruction or version line before it (`    mul r0, r0, c0 // tweak`). A block is
+//! printed so only where the assembler reads the line back to the same block: an
+//! after-code block needs an instruction line (or the version line, with only CTAB
+//! comments between) that has no comment yet, and a `/* */` that user lines open must
+//! close before the next line the disassembler writes. Anywhere else, and for any block
+//! that does not follow the [`UserComment`] layout to the bit, the block is a
+//! `comment-block` like any other, so the bytes still come back exactly.
 
 use std::fmt::Write;
+use std::ops::Range;
 
-use super::bytecode::{self, BytecodeError, Instruction, Item, Param, Shader, ShaderKind, Version};
-use super::ctab::ConstantTable;
+use super::asm::{read_line, KeptComments};
+use super::bytecode::{
+    self, BytecodeError, Comment, Instruction, Item, Param, Placement, Shader, ShaderKind,
+    UserComment, Version,
+};
+use super::ctab::{ConstantTable, CTAB_FOURCC};
 use super::opcodes::{Controls, Layout, COMPARISONS, TEXLD_VARIANTS};
 use super::registers::{register_name, RegisterType};
 use super::syntax::{
@@ -43,8 +63,11 @@ pub const COMMENT_BLOCK: &str = "comment-block";
 pub const RAW_TOKENS: &str = "raw-tokens";
 pub const TRAILING_DATA: &str = "trailing-data";
 
-/// FourCC of the D3DX constant table comment (§10.1).
-const CTAB: u32 = 0x4241_5443;
+/// The line printed before the raw tokens of an instruction without asm spelling.
+const NO_SPELLING: (&str, &str) = ("// '", "' with an encoding that has no asm spelling:");
+
+/// The slot-count footer: prefix, count, this, then for ps ≤ 2.0 the two budgets.
+const FOOTER: (&str, &str) = ("// approximately ", " instruction slots used");
 
 /// Disassembles a shader. Fails only where [`bytecode::parse`] fails.
 pub fn disassemble(bytes: &[u8]) -> Result<String, BytecodeError> {
@@ -56,7 +79,7 @@ pub fn disassemble_shader(shader: &Shader) -> String {
     let v = shader.version;
     let mut out = String::new();
     for c in shader.comments() {
-        if c.payload.first() == Some(&CTAB) {
+        if c.payload.first() == Some(&CTAB_FOURCC) {
             if let Some(header) = ctab_header(c, v) {
                 for line in header.lines() {
                     let _ = writeln!(out, "{}", format!("// {line}").trim_end());
@@ -65,19 +88,20 @@ pub fn disassemble_shader(shader: &Shader) -> String {
             }
         }
     }
-    let _ = writeln!(out, "    {v}");
+    let mut body = Listing::new(out);
+    body.version_line(&format!("    {v}"));
     let mut depth = 0usize;
-    for item in &shader.items {
+    for (i, item) in shader.items.iter().enumerate() {
         match item {
-            Item::Comment(c) => {
-                if c.token == 0xFFFE | (c.payload.len() as u32) << 16 {
-                    data_comment(&mut out, COMMENT_BLOCK, &c.payload);
-                } else {
+            Item::Comment(c) => match c.user_comment() {
+                Some(user) => body.user(c, user, shader.items.get(i + 1)),
+                None if c.is_plain() => body.data(COMMENT_BLOCK, &c.payload, is_ctab(c)),
+                None => {
                     let mut all = vec![c.token];
                     all.extend_from_slice(&c.payload);
-                    data_comment(&mut out, RAW_TOKENS, &all);
+                    body.data(RAW_TOKENS, &all, false);
                 }
-            }
+            },
             Item::Instruction(ins) => {
                 let op = ins.opcode();
                 if matches!(op, 0x2A | 0x2B | 0x1D | 0x27) {
@@ -85,18 +109,13 @@ pub fn disassemble_shader(shader: &Shader) -> String {
                 }
                 let indent = " ".repeat(4 + 2 * depth.min(16));
                 match instruction_text(ins, v) {
-                    Some(text) => {
-                        let _ = writeln!(out, "{indent}{text}");
-                    }
+                    Some(text) => body.code(&format!("{indent}{text}")),
                     None => {
-                        let _ = writeln!(
-                            out,
-                            "{indent}// '{}' with an encoding that has no asm spelling:",
-                            ins.mnemonic()
-                        );
+                        let (head, tail) = NO_SPELLING;
+                        body.line(&format!("{indent}{head}{}{tail}", ins.mnemonic()));
                         let mut all = vec![ins.token];
                         all.extend_from_slice(&ins.tokens);
-                        data_comment(&mut out, RAW_TOKENS, &all);
+                        body.data(RAW_TOKENS, &all, false);
                     }
                 }
                 if matches!(op, 0x28 | 0x29 | 0x2A | 0x1B | 0x26) {
@@ -115,11 +134,215 @@ pub fn disassemble_shader(shader: &Shader) -> String {
                 u32::from_le_bytes(b)
             })
             .collect();
-        data_comment(&mut out, TRAILING_DATA, &dwords);
+        body.data(TRAILING_DATA, &dwords, false);
     }
+    let mut out = body.finish();
     out.push('\n');
     out.push_str(&slot_footer(shader));
     out
+}
+
+/// A comment block holding a CTAB, which the assembler stores before the comment of the
+/// version line.
+fn is_ctab(c: &Comment) -> bool {
+    c.is_plain() && c.payload.first() == Some(&CTAB_FOURCC)
+}
+
+/// The body as it is printed, with what the assembler will make of it: whether user
+/// comment lines leave a `/* */` open, and which line a comment after code may join.
+struct Listing<'a> {
+    out: String,
+    /// User comments since one of them opened a `/* */` that has not closed yet.
+    open: Option<OpenRun<'a>>,
+    /// Start of the last line, when it is code without a comment.
+    code_line: Option<usize>,
+    /// The version line (its range, without the line break) while only CTAB comments
+    /// follow it.
+    version_line: Option<Range<usize>>,
+}
+
+/// User comments that printed as text while a `/* */` of theirs is open.
+struct OpenRun<'a> {
+    /// Where their text begins in the listing.
+    start: usize,
+    /// That is the end of a code line (the first is an after-code comment).
+    after_code: bool,
+    comments: Vec<&'a Comment>,
+}
+
+impl<'a> Listing<'a> {
+    fn new(out: String) -> Self {
+        Listing {
+            out,
+            open: None,
+            code_line: None,
+            version_line: None,
+        }
+    }
+
+    /// A line the user's comments may not swallow: an open `/* */` run is printed as data.
+    fn close(&mut self) {
+        if let Some(run) = self.open.take() {
+            self.out.truncate(run.start);
+            if run.after_code {
+                self.out.push('\n');
+            }
+            for c in run.comments {
+                data_comment(&mut self.out, COMMENT_BLOCK, &c.payload);
+            }
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        self.close();
+        self.code_line = None;
+        self.version_line = None;
+        let _ = writeln!(self.out, "{text}");
+    }
+
+    fn code(&mut self, text: &str) {
+        self.line(text);
+        self.code_line = Some(self.out.len() - text.len() - 1);
+    }
+
+    fn version_line(&mut self, text: &str) {
+        self.code(text);
+        self.version_line = Some(self.out.len() - text.len() - 1..self.out.len() - 1);
+    }
+
+    fn data(&mut self, kind: &str, dwords: &[u32], ctab: bool) {
+        let version_line = self.version_line.take().filter(|_| ctab);
+        self.line_free_of_user_text();
+        data_comment(&mut self.out, kind, dwords);
+        self.version_line = version_line;
+    }
+
+    /// Closes an open run and forgets the line a comment could join.
+    fn line_free_of_user_text(&mut self) {
+        self.close();
+        self.code_line = None;
+    }
+
+    /// A user comment, as its text where that reads back to this block, else as data.
+    fn user(&mut self, c: &'a Comment, user: UserComment, next: Option<&Item>) {
+        let printed = match user.placement {
+            Placement::OwnLine => self.own_line(c, &user.text),
+            Placement::AfterCode => self.after_code(c, &user.text, next),
+        };
+        if !printed {
+            self.data(COMMENT_BLOCK, &c.payload, false);
+        }
+    }
+
+    fn own_line(&mut self, c: &'a Comment, text: &str) -> bool {
+        let mut in_block = self.open.is_some();
+        let expected = KeptComments {
+            own_line: Some((0, text.to_string())),
+            after_code: None,
+        };
+        if !read_line(text, &mut in_block)
+            .is_some_and(|(code, kept)| code.is_empty() && same_text(&kept, &expected))
+        {
+            return false;
+        }
+        self.code_line = None;
+        self.version_line = None;
+        let start = self.out.len();
+        let _ = writeln!(self.out, "{text}");
+        self.advance(c, in_block, start, false);
+        true
+    }
+
+    fn after_code(&mut self, c: &'a Comment, text: &str, next: Option<&Item>) -> bool {
+        let on_version = self.version_line.is_some();
+        let Some(line) = self
+            .code_line
+            .map(|start| start..self.out.len() - 1)
+            .or_else(|| self.version_line.clone())
+        else {
+            return false;
+        };
+        // The assembler stores the version line's comment after a CTAB comment that follows.
+        if on_version && matches!(next, Some(Item::Comment(n)) if is_ctab(n)) {
+            return false;
+        }
+        let code = &self.out[line.clone()];
+        let mut in_block = false;
+        let expected = KeptComments {
+            own_line: None,
+            after_code: Some((0, text.to_string())),
+        };
+        let reads_back = read_line(&format!("{code}{text}"), &mut in_block)
+            .is_some_and(|(c, kept)| c == code.trim() && same_text(&kept, &expected));
+        let last = line.end + 1 == self.out.len();
+        if !reads_back || (in_block && !last) {
+            return false;
+        }
+        self.out.insert_str(line.end, text);
+        self.code_line = None;
+        self.version_line = None;
+        self.advance(c, in_block, line.end, true);
+        true
+    }
+
+    /// Follows the `/* */` state after a user comment printed at `start`.
+    fn advance(&mut self, c: &'a Comment, in_block: bool, start: usize, after_code: bool) {
+        match (&mut self.open, in_block) {
+            (None, false) => {}
+            (None, true) => {
+                self.open = Some(OpenRun {
+                    start,
+                    after_code,
+                    comments: vec![c],
+                })
+            }
+            (Some(run), true) => run.comments.push(c),
+            (Some(_), false) => self.open = None,
+        }
+    }
+
+    fn finish(mut self) -> String {
+        self.close();
+        self.out
+    }
+}
+
+/// The same comments, whatever their columns.
+fn same_text(a: &KeptComments, b: &KeptComments) -> bool {
+    let text = |c: &Option<(usize, String)>| c.as_ref().map(|(_, t)| t.clone());
+    text(&a.own_line) == text(&b.own_line) && text(&a.after_code) == text(&b.after_code)
+}
+
+/// Whether `line` is one the disassembler writes about the shader, not one a user wrote:
+/// the slot-count footer (ours or fxc's, any numbers) or the line that names an instruction
+/// printed as raw tokens. The assembler does not keep these as comments.
+pub fn is_generated_comment(line: &str) -> bool {
+    let t = line.trim();
+    let (head, tail) = NO_SPELLING;
+    if t.len() > head.len() + tail.len() && t.starts_with(head) && t.ends_with(tail) {
+        return true;
+    }
+    let (prefix, slots) = FOOTER;
+    let Some(rest) = t
+        .strip_prefix(prefix)
+        .and_then(number)
+        .and_then(|r| r.strip_prefix(slots))
+    else {
+        return false;
+    };
+    rest.is_empty()
+        || rest
+            .strip_prefix(" (")
+            .and_then(number)
+            .and_then(|r| r.strip_prefix(" texture, "))
+            .and_then(number)
+            .is_some_and(|r| r == " arithmetic)")
+}
+
+/// `s` after its leading decimal digits, if it has any.
+fn number(s: &str) -> Option<&str> {
+    let rest = s.trim_start_matches(|c: char| c.is_ascii_digit());
+    (rest.len() < s.len()).then_some(rest)
 }
 
 /// The D3DX-style `//` header describing a CTAB. A table that does not decode gets none;
@@ -138,18 +361,16 @@ fn ctab_header(comment: &bytecode::Comment, v: Version) -> Option<String> {
 /// `// approximately N instruction slots used (T texture, A arithmetic)` (§9).
 fn slot_footer(shader: &Shader) -> String {
     let u = validate::slot_usage(shader);
+    let (prefix, slots) = FOOTER;
     if shader.version.kind == ShaderKind::Pixel && shader.version.code() <= 0x0200 {
         format!(
-            "// approximately {} instruction slots used ({} texture, {} arithmetic)\n",
+            "{prefix}{}{slots} ({} texture, {} arithmetic)\n",
             u.texture + u.arithmetic,
             u.texture,
             u.arithmetic
         )
     } else {
-        format!(
-            "// approximately {} instruction slots used\n",
-            u.texture + u.arithmetic + u.flow
-        )
+        format!("{prefix}{}{slots}\n", u.texture + u.arithmetic + u.flow)
     }
 }
 

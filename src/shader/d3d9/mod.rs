@@ -12,6 +12,8 @@ pub mod syntax;
 pub mod validate;
 
 #[cfg(test)]
+mod comments;
+#[cfg(test)]
 mod corpus;
 #[cfg(test)]
 mod roundtrip;

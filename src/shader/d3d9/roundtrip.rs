@@ -1,10 +1,11 @@
 //! Property tests: random instruction streams built from the opcode and limits tables
-//! for each shader model survive bytes → text → bytes, and no prefix of one parses.
+//! for each shader model survive bytes → text → bytes, and no prefix of one parses;
+//! comments written at random places of their listings come back at the same places.
 
 use proptest::prelude::*;
 
 use super::asm::assemble_unvalidated;
-use super::bytecode::{self, Param, ShaderKind, Version};
+use super::bytecode::{self, Comment, Item, Param, Placement, ShaderKind, UserComment, Version};
 use super::disasm::{dcl_uses_usage, disassemble};
 use super::limits::limits;
 use super::opcodes::{Controls, Layout, OPCODES};
@@ -143,7 +144,120 @@ fn shader(version: Version, seeds: &[u64]) -> Vec<u8> {
     dwords.iter().flat_map(|d| d.to_le_bytes()).collect()
 }
 
+/// A comment a user might write: `//`, `;` or a closed `/* */`, any printable text.
+fn comment() -> impl Strategy<Value = String> {
+    (0..3usize, "[ -~\tàé€ß😀]{0,24}").prop_map(|(marker, body)| match marker {
+        0 => format!("//{}", body.trim_end_matches('\\')),
+        1 => format!(";{}", body.trim_end_matches('\\')),
+        _ => format!("/*{}*/", body.replace("*/", "*_")),
+    })
+}
+
+/// Text for a comment block that need not print as a comment: line breaks, unclosed or
+/// stray `/*` and `*/`, continuations, NULs, code, data-comment look-alikes.
+fn any_comment_text() -> impl Strategy<Value = String> {
+    const PIECES: [&str; 17] = [
+        "//",
+        ";",
+        "/*",
+        "*/",
+        " ",
+        "\t",
+        "a",
+        "é",
+        "\\",
+        "\r",
+        "\n",
+        "\0",
+        "#",
+        "mov r0, r1",
+        "// comment-block: 1 dwords",
+        "00000000",
+        "// approximately 1 instruction slots used",
+    ];
+    prop::collection::vec(prop::sample::select(&PIECES[..]), 0..6).prop_map(|p| p.concat())
+}
+
+/// Whether a listing line is an instruction (or the version line).
+fn is_code(line: &str) -> bool {
+    let t = line.trim_start();
+    !t.is_empty() && !t.starts_with("//")
+}
+
+/// `bytes` without the blocks that hold comments of the text.
+fn without_user_comments(bytes: &[u8]) -> Vec<u8> {
+    let mut shader = bytecode::parse(bytes).unwrap();
+    shader
+        .items
+        .retain(|i| !matches!(i, Item::Comment(c) if c.user_comment().is_some()));
+    shader.encode()
+}
+
 proptest! {
+    /// Comments on their own lines (with any indentation) and after instructions, put in
+    /// a listing at random, come back as the same listing, and its bytes are the shader's
+    /// with the comment blocks added.
+    #[test]
+    fn comments_at_random_lines_come_back(
+        version in 0..Version::ALL.len(),
+        seeds in prop::collection::vec(any::<u64>(), 0..16),
+        own in prop::collection::vec((any::<prop::sample::Index>(), "[ \t]{0,6}", comment()), 0..6),
+        after in prop::collection::vec((any::<prop::sample::Index>(), "[ \t]{0,3}", comment()), 0..6),
+    ) {
+        let bytes = shader(Version::ALL[version], &seeds);
+        let listing = disassemble(&bytes).unwrap();
+        let mut lines: Vec<String> = listing.lines().map(String::from).collect();
+        // The version line and the instructions take a comment after them.
+        let code: Vec<usize> = (0..lines.len()).filter(|&i| is_code(&lines[i])).collect();
+        for (at, gap, c) in &after {
+            let i = code[at.index(code.len())];
+            if !lines[i].contains(['/', ';']) {
+                lines[i] = format!("{}{gap}{c}", lines[i]);
+            }
+        }
+        // Own lines go before an instruction or at the end of the body (not above the
+        // version line, not among data lines).
+        let mut places: Vec<usize> = code[1..].to_vec();
+        places.push(lines.len() - 2);
+        let mut inserts: Vec<(usize, String)> = own
+            .iter()
+            .map(|(at, indent, c)| (places[at.index(places.len())], format!("{indent}{c}")))
+            .collect();
+        inserts.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
+        for (i, line) in inserts {
+            lines.insert(i, line);
+        }
+        let text = lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+        let saved = assemble_unvalidated(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(without_user_comments(&saved), bytes);
+        prop_assert_eq!(disassemble(&saved).unwrap(), text.clone());
+        prop_assert_eq!(assemble_unvalidated(&text).unwrap(), saved);
+    }
+
+    /// Comment blocks of any text at any place: printed as the comment or as data,
+    /// they give back the same bytes.
+    #[test]
+    fn any_user_comment_block_round_trips(
+        version in 0..Version::ALL.len(),
+        seeds in prop::collection::vec(any::<u64>(), 0..12),
+        blocks in prop::collection::vec((any::<prop::sample::Index>(), any::<bool>(), any_comment_text()), 0..8),
+    ) {
+        let mut shader = bytecode::parse(&shader(Version::ALL[version], &seeds)).unwrap();
+        for (at, own_line, text) in blocks {
+            let payload = UserComment {
+                placement: if own_line { Placement::OwnLine } else { Placement::AfterCode },
+                text,
+            }
+            .payload();
+            let c = Comment { offset: 0, token: 0xFFFE | (payload.len() as u32) << 16, payload };
+            shader.items.insert(at.index(shader.items.len() + 1), Item::Comment(c));
+        }
+        let bytes = shader.encode();
+        let text = disassemble(&bytes).unwrap();
+        let back = assemble_unvalidated(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(back, bytes, "{}", text);
+    }
+
     #[test]
     fn random_streams_round_trip(version in 0..Version::ALL.len(), seeds in prop::collection::vec(any::<u64>(), 0..24)) {
         let v = Version::ALL[version];
