@@ -220,8 +220,13 @@ fn asm_without_a_ctab_keeps_the_shaders_table_and_errors_refuse_the_save() {
         table,
         "the CTAB travels"
     );
+    // The comments written come back where they were.
     let shown = fs::read_to_string(&asm).unwrap();
-    assert!(shown.contains("    m4x4 oPos, v0, c8\n"), "{shown}");
+    assert!(
+        shown.contains("    m4x4 oPos, v0, c8 // transform\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("    vs_2_0 ; hand written\n"), "{shown}");
 
     // Mistakes are refused with the place and the reason; nothing changes.
     let before_bad = fs::read(&s.package).unwrap();

@@ -218,6 +218,8 @@ impl fuser::Filesystem for FuseFs {
             *count = count.saturating_sub(nlookup);
             if *count == 0 {
                 known.remove(&ino.0);
+                drop(known);
+                self.vfs.forget(ino.0);
             }
         }
     }
@@ -229,8 +231,12 @@ impl fuser::Filesystem for FuseFs {
         }
     }
 
-    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match self.vfs.getattr(ino.0) {
+    fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        let attr = match fh {
+            Some(fh) => self.vfs.getattr_through(ino.0, fh.0),
+            None => self.vfs.getattr(ino.0),
+        };
+        match attr {
             Ok(attr) => reply.attr(&self.attr_ttl(&attr), &to_fuse(&attr)),
             Err(e) => reply.error(errno(e)),
         }
@@ -373,7 +379,7 @@ impl fuser::Filesystem for FuseFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         offset: u64,
         data: &[u8],
         _write_flags: WriteFlags,
@@ -381,7 +387,7 @@ impl fuser::Filesystem for FuseFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        match self.vfs.write(ino.0, offset, data) {
+        match self.vfs.write_at(ino.0, fh.0, offset, data) {
             Ok(n) => reply.written(n),
             Err(e) => reply.error(errno(e)),
         }
@@ -391,7 +397,7 @@ impl fuser::Filesystem for FuseFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
@@ -400,7 +406,7 @@ impl fuser::Filesystem for FuseFs {
             reply.error(Errno::ENOSYS);
             return;
         }
-        match self.vfs.flush(ino.0) {
+        match self.vfs.flush(ino.0, fh.0) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(e)),
         }
@@ -410,11 +416,11 @@ impl fuser::Filesystem for FuseFs {
         &self,
         _req: &Request,
         ino: INodeNo,
-        _fh: FileHandle,
+        fh: FileHandle,
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        match self.vfs.flush(ino.0) {
+        match self.vfs.flush(ino.0, fh.0) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(e)),
         }

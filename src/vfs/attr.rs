@@ -75,6 +75,28 @@ impl Vfs {
         self.attr(ino, false)
     }
 
+    /// `getattr` through handle `fh`: a writer sees its own buffer's size. (The kernel
+    /// asks this way before an `O_APPEND` write, whose place is the size it is told.)
+    pub fn getattr_through(&self, ino: Ino, fh: u64) -> Result<Attr, Errno> {
+        let mut attr = self.getattr(ino)?;
+        let state = self.state.read();
+        let writer = state
+            .handles
+            .get(&fh)
+            .is_some_and(|h| h.writes && h.ino == ino);
+        if let (
+            true,
+            Some(NodeKind::File {
+                buffer: Some(b), ..
+            }),
+        ) = (writer, state.tree.get(ino).map(|n| &n.kind))
+        {
+            attr.size = b.data.len() as u64;
+            attr.volatile = true;
+        }
+        Ok(attr)
+    }
+
     /// Attributes for a directory listing: a view never rendered is not rendered for its
     /// size; it is listed with no size and attributes the kernel must fetch again (`stat`,
     /// or a read past the size it has, asks for them), so `ls` of 7,594 program JSON
@@ -265,6 +287,7 @@ impl Vfs {
             }) = state.tree.get(ino).map(|n| &n.kind)
             {
                 attr.size = b.data.len() as u64;
+                attr.volatile = true;
             }
         }
         Ok(attr)

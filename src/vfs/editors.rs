@@ -255,7 +255,7 @@ impl Vfs {
         // Moves the inode with its name, as the kernel's dentry does.
         let rebind = |tree: &mut Tree| {
             if let Some(t) = target_ino {
-                tree.remove(t);
+                tree.retire(t, ino);
             }
             tree.unbind_path(id, &from_path);
             tree.bind_path(id, &to_path, ino);
@@ -282,7 +282,7 @@ impl Vfs {
                 };
                 self.commit(id, &to_path, &edit, Some(epoch), |tree| {
                     if let Some(t) = target_ino {
-                        tree.remove(t);
+                        tree.retire(t, ino);
                     }
                     tree.remove(ino);
                     tree.bind_path(id, &to_path, ino);
@@ -292,7 +292,7 @@ impl Vfs {
             (Origin::Scratch | Origin::Pending, _) if is_scratch_name(new_leaf) => {
                 let mut state = self.state.write();
                 if let Some(t) = target_ino {
-                    state.tree.remove(t);
+                    state.tree.retire(t, ino);
                 }
                 let Some(mut node) = state.tree.remove(ino) else {
                     return Err(libc::ENOENT);
@@ -315,7 +315,7 @@ impl Vfs {
                 let content = self.shown_now(ino)?;
                 let mut state = self.state.write();
                 if let Some(t) = target_ino {
-                    state.tree.remove(t);
+                    state.tree.retire(t, ino);
                 }
                 let Some(mut node) = state.tree.remove(ino) else {
                     return Err(libc::ENOENT);

@@ -312,6 +312,11 @@ impl Vfs {
             .collect())
     }
 
+    /// The kernel no longer names `ino` (its lookup count went to zero).
+    pub fn forget(&self, ino: Ino) {
+        self.state.write().tree.forget(ino);
+    }
+
     pub fn readlink(&self, ino: Ino) -> Result<String, Errno> {
         let state = self.state.read();
         match &state.tree.get(ino).ok_or(libc::ENOENT)?.kind {

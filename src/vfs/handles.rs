@@ -20,6 +20,9 @@ pub(super) struct Handle {
     /// What a reader sees until it closes.
     pub pinned: Option<Blob>,
     pub writes: bool,
+    /// Opened with `O_APPEND`: every write goes to the end of the writer's buffer (the
+    /// kernel's idea of the end is the size others see, not the writer's).
+    pub append: bool,
 }
 
 /// What `open` tells the kernel.
@@ -196,6 +199,7 @@ impl Vfs {
                     archive,
                     pinned: if writes { None } else { content },
                     writes,
+                    append: writes && flags & libc::O_APPEND != 0,
                 },
             );
             return Ok(Opened {
@@ -231,36 +235,42 @@ impl Vfs {
         };
         let (blob, archive) = {
             let state = self.state.read();
-            let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-            match state.handles.get(&fh).filter(|h| h.ino == ino) {
-                Some(Handle {
-                    pinned: Some(blob),
-                    archive,
-                    ..
-                }) => (blob.clone(), *archive),
-                // A writer reads its buffer; a scratch file is read live.
-                Some(Handle { writes, .. })
-                    if *writes
-                        || matches!(
-                            node.kind,
+            let handle = state.handles.get(&fh).filter(|h| h.ino == ino);
+            // A reader reads what it opened, even if the file has gone since.
+            if let Some(Handle {
+                pinned: Some(blob),
+                archive,
+                ..
+            }) = handle
+            {
+                (blob.clone(), *archive)
+            } else {
+                let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+                match handle {
+                    // A writer reads its buffer; a scratch file is read live.
+                    Some(Handle { writes, .. })
+                        if *writes
+                            || matches!(
+                                node.kind,
+                                NodeKind::File {
+                                    origin: Origin::Scratch,
+                                    ..
+                                }
+                            ) =>
+                    {
+                        let data = match &node.kind {
                             NodeKind::File {
-                                origin: Origin::Scratch,
-                                ..
-                            }
-                        ) =>
-                {
-                    let data = match &node.kind {
-                        NodeKind::File {
-                            buffer: Some(b), ..
-                        } => &b.data[..],
-                        _ => &[][..],
-                    };
-                    return Ok(data[range(data.len())].to_vec());
-                }
-                _ => {
-                    let shown = self.shown(&state, ino)?;
-                    drop(state);
-                    (self.produce(shown)?, None)
+                                buffer: Some(b), ..
+                            } => &b.data[..],
+                            _ => &[][..],
+                        };
+                        return Ok(data[range(data.len())].to_vec());
+                    }
+                    _ => {
+                        let shown = self.shown(&state, ino)?;
+                        drop(state);
+                        (self.produce(shown)?, None)
+                    }
                 }
             }
         };
@@ -283,7 +293,7 @@ impl Vfs {
             return;
         }
         // Nothing can report an error from here; flush() has normally committed already.
-        let _ = self.flush(ino);
+        let _ = self.commit_buffer(ino);
         let mut state = self.state.write();
         let mut drop_node = false;
         let mut stale = false;
@@ -306,7 +316,7 @@ impl Vfs {
                         _ => {
                             // What the writer wrote is gone unless it was committed: the
                             // kernel's idea of the size came from the writes.
-                            stale = buffer.as_ref().is_some_and(|b| b.refused);
+                            stale = buffer.as_ref().is_some_and(|b| b.refused.is_some());
                             *buffer = None;
                         }
                     }

@@ -26,8 +26,10 @@ pub struct WriteBuffer {
     pub data: Vec<u8>,
     /// Changed since the last commit attempt.
     pub dirty: bool,
-    /// The last attempt to save this content was refused.
-    pub refused: bool,
+    /// Why the last attempt to save this content was refused. Every `close()` of the
+    /// file hears it until the content changes: the kernel flushes at each close of a
+    /// descriptor, a forked child's too, and the one that matters must not hear "saved".
+    pub refused: Option<Errno>,
     /// The archive's epoch when the content was taken (see `Mounted::epoch`).
     pub epoch: u64,
     /// When it was last written.
@@ -39,7 +41,7 @@ impl WriteBuffer {
         WriteBuffer {
             data,
             dirty,
-            refused: false,
+            refused: None,
             epoch,
             modified: SystemTime::now(),
         }
@@ -49,7 +51,7 @@ impl WriteBuffer {
     pub fn replace(&mut self, data: Vec<u8>) {
         self.data = data;
         self.dirty = true;
-        self.refused = false;
+        self.refused = None;
         self.modified = SystemTime::now();
     }
 
@@ -79,7 +81,20 @@ impl Vfs {
     }
 
     pub fn write(&self, ino: Ino, offset: u64, data: &[u8]) -> Result<u32, Errno> {
+        self.write_at(ino, 0, offset, data)
+    }
+
+    /// `write` through handle `fh` (0: none): at `offset`, or at the end of the buffer
+    /// for a handle opened with `O_APPEND`.
+    pub fn write_at(&self, ino: Ino, fh: u64, offset: u64, data: &[u8]) -> Result<u32, Errno> {
+        let append = self
+            .state
+            .read()
+            .handles
+            .get(&fh)
+            .is_some_and(|h| h.append && h.ino == ino);
         self.with_buffer(ino, |b| {
+            let offset = if append { b.data.len() as u64 } else { offset };
             let end = offset
                 .checked_add(data.len() as u64)
                 .filter(|&e| e <= MAX_BUFFER as u64)
@@ -89,7 +104,7 @@ impl Vfs {
             }
             b.data[offset as usize..end].copy_from_slice(data);
             b.dirty = true;
-            b.refused = false;
+            b.refused = None;
             b.modified = SystemTime::now();
             Ok(data.len() as u32)
         })
@@ -139,14 +154,14 @@ impl Vfs {
             });
             b.data.resize(size as usize, 0);
             b.dirty = true;
-            b.refused = false;
+            b.refused = None;
             b.modified = SystemTime::now();
             !writer && *writers == 0 && size > 0 && !matches!(origin, Origin::Scratch)
         };
         if !commit_now {
             return Ok(());
         }
-        let result = self.flush(ino);
+        let result = self.commit_buffer(ino);
         // The save had its answer: the file shows the archive again.
         let mut state = self.state.write();
         if let Some(NodeKind::File {
@@ -162,9 +177,24 @@ impl Vfs {
         result
     }
 
-    /// `close()` and `fsync()`: validate and commit a changed buffer (protocol step 2).
-    /// The error is what `close()` returns to the program that wrote.
-    pub fn flush(&self, ino: Ino) -> Result<(), Errno> {
+    /// `close()` and `fsync()` of handle `fh`: validate and commit a changed buffer
+    /// (protocol step 2). The error is what `close()` returns to the program that wrote.
+    /// A reader's close commits nothing (a writer's buffer is the writer's to save).
+    pub fn flush(&self, ino: Ino, fh: u64) -> Result<(), Errno> {
+        let writer = self
+            .state
+            .read()
+            .handles
+            .get(&fh)
+            .is_some_and(|h| h.writes && h.ino == ino);
+        match writer {
+            true => self.commit_buffer(ino),
+            false => Ok(()),
+        }
+    }
+
+    /// Validate and commit the buffer of `ino`, if it changed.
+    pub(super) fn commit_buffer(&self, ino: Ino) -> Result<(), Errno> {
         let (id, origin, path, data, epoch) = {
             let state = self.state.read();
             let Some(node) = state.tree.get(ino) else {
@@ -172,10 +202,18 @@ impl Vfs {
             };
             match &node.kind {
                 NodeKind::File {
+                    buffer: Some(b), ..
+                } if !b.dirty => {
+                    return match b.refused {
+                        Some(e) => Err(e),
+                        None => Ok(()),
+                    }
+                }
+                NodeKind::File {
                     buffer: Some(b),
                     origin,
                     ..
-                } if b.dirty => match (node.archive, origin) {
+                } => match (node.archive, origin) {
                     (Some(id), Origin::Archive { .. } | Origin::Pending) => (
                         id,
                         origin.clone(),
@@ -210,7 +248,7 @@ impl Vfs {
         {
             if b.data == data {
                 b.dirty = false;
-                b.refused = result.is_err();
+                b.refused = result.err();
             }
         }
         result

@@ -170,7 +170,7 @@ pub fn assemble(text: &[u8], effect: &Effect, index: usize) -> Result<Vec<u8>, F
     if written.is_some_and(|k| k != wanted) {
         return Err(wrong_kind());
     }
-    let bytes = asm::assemble(source).map_err(|e| {
+    let bytes = asm::assemble_dropping_comments(source).map_err(|e| {
         let line_start = body_line_start(body, e.line);
         Finding {
             severity: Severity::Error,
