@@ -202,6 +202,14 @@ impl Vfs {
         self.lock_archives()
     }
 
+    /// Look at every archive on disk now, as the watcher does when it hears of a change
+    /// (the offline commands and tests run no watcher).
+    pub fn check_archives(&self) {
+        for id in 0..self.archives.len() {
+            self.refresh(id);
+        }
+    }
+
     /// Compare the archive on disk with the snapshot, and reload it if another program
     /// changed it.
     pub(super) fn refresh(&self, id: ArchiveId) -> OnDisk {

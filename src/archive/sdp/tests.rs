@@ -183,3 +183,107 @@ proptest! {
         }
     }
 }
+
+/// A package truncated by another program while four threads render its views: every
+/// read gives the view's true text or EIO, never zeros taken for the archive, and nothing
+/// rendered from the vanished pages is kept: once the package is whole again, every view
+/// reads right.
+#[test]
+fn a_package_truncated_while_four_threads_render_gives_true_text_or_eio() {
+    use crate::shader::d3d9::{asm, disasm};
+    use crate::vfs::VfsOptions;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let shaders: Vec<(String, Vec<u8>)> = (0..400)
+        .map(|i| {
+            let text =
+                format!("vs_2_0\ndef c0, {i}, 1, 2, 3\nmov r0, c0\nadd r0, r0, c0\nmov oPos, r0\n");
+            (format!("S{i:03}.vso"), asm::assemble(&text).unwrap())
+        })
+        .collect();
+    let records: Vec<(&str, Vec<u8>)> = shaders
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.clone()))
+        .collect();
+    let bytes = package(&records);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.sdp");
+    std::fs::write(&path, &bytes).unwrap();
+    // No view cache: every read renders from the mapped package.
+    let opts = VfsOptions {
+        cache_bytes: 0,
+        ..VfsOptions::read_only()
+    };
+    let vfs = Arc::new(crate::archive::open(&path, opts).unwrap());
+    let views: Arc<Vec<(u64, Vec<u8>)>> = Arc::new(
+        shaders
+            .iter()
+            .map(|(name, code)| {
+                let ino = vfs.resolve(&format!("asm/{name}.asm")).unwrap();
+                (ino, disasm::disassemble(code).unwrap().into_bytes())
+            })
+            .collect(),
+    );
+    let read = |vfs: &crate::vfs::Vfs, ino: u64| {
+        let opened = vfs.open(ino, libc::O_RDONLY)?;
+        let got = vfs.read(ino, opened.fh, 0, u32::MAX);
+        vfs.release(ino, opened.fh);
+        got
+    };
+    let done = Arc::new(AtomicBool::new(false));
+    let reads = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let (vfs, views, done, reads) =
+                (vfs.clone(), views.clone(), done.clone(), reads.clone());
+            std::thread::spawn(move || {
+                let (mut good, mut failed) = (0usize, 0usize);
+                while !done.load(Ordering::SeqCst) {
+                    for (ino, want) in views.iter().skip(t * 37) {
+                        match read(&vfs, *ino) {
+                            Ok(got) => {
+                                assert_eq!(&got, want, "a read gave other bytes than the view");
+                                good += 1;
+                            }
+                            Err(e) => {
+                                assert_eq!(e, libc::EIO);
+                                failed += 1;
+                            }
+                        }
+                        reads.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                (good, failed)
+            })
+        })
+        .collect();
+    while reads.load(Ordering::SeqCst) < 2000 {
+        std::thread::yield_now();
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    let at_cut = reads.load(Ordering::SeqCst);
+    while reads.load(Ordering::SeqCst) < at_cut + 4000 {
+        std::thread::yield_now();
+    }
+    done.store(true, Ordering::SeqCst);
+    let (good, failed) = threads
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    assert!(good > 0 && failed > 0, "{good} good reads, {failed} EIO");
+    let log = String::from_utf8(vfs.errors().render()).unwrap();
+    assert!(log.contains("truncated by another program"), "{log}");
+
+    // Whole again: every view reads right; nothing of the vanished pages was kept.
+    std::fs::write(&path, &bytes).unwrap();
+    vfs.check_archives();
+    for (ino, want) in views.iter() {
+        assert_eq!(&read(&vfs, *ino).unwrap(), want);
+    }
+}
