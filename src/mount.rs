@@ -481,9 +481,18 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
         }
     }
     for line in dropped {
-        // `2026-…Z path: kept in memory only, …`: the path is what the user needs.
+        // `2026-…Z PATH: kept in memory only, not in the archive (N bytes): …`
         let note = line.split_once(' ').map_or(line.as_str(), |(_, rest)| rest);
-        eprintln!("shaderfs umount: dropped {note}");
+        let marker = format!(": {}", crate::vfs::unsaved::KEPT_IN_MEMORY);
+        let (path, rest) = note.split_once(&marker).unwrap_or((note, ""));
+        let size = rest
+            .trim_start()
+            .strip_prefix('(')
+            .and_then(|r| r.split_once(')'))
+            .map_or(String::new(), |(size, _)| format!(" ({size})"));
+        eprintln!(
+            "shaderfs umount: dropped {path}{size}: it was kept in memory only, never in the archive"
+        );
     }
     if let Some(pid) = pid {
         let deadline = Instant::now() + Duration::from_secs(60);

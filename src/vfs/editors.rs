@@ -101,6 +101,7 @@ impl Vfs {
                 Err(_) if is_scratch_name(leaf) => Origin::Scratch,
                 Err(why) => {
                     drop(state);
+                    let why = why.strip_prefix(&format!("{leaf}: ")).unwrap_or(&why);
                     self.report(
                         &self.user_path(id, &path),
                         &format!(
