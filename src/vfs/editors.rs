@@ -74,11 +74,16 @@ impl Vfs {
                 return Err(libc::EEXIST);
             }
             let Some(id) = dir.archive else {
-                return Err(if self.opts.writable {
-                    libc::EACCES
-                } else {
-                    libc::EROFS
-                });
+                if !self.opts.writable {
+                    return Err(libc::EROFS);
+                }
+                drop(state);
+                self.report(
+                    leaf,
+                    "not created: only the folders of an archive take new files (archives \
+                     are not made through the mount)",
+                );
+                return Err(libc::EPERM);
             };
             if !self.opts.writable {
                 return Err(libc::EROFS);
