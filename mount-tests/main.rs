@@ -4,6 +4,7 @@
 
 mod support;
 
+mod durability;
 mod sdp;
 mod sdp_views;
 mod sgd2;

@@ -234,3 +234,95 @@ pub fn gen_sgd2(out: &Path, args: &[&str]) -> Option<()> {
     );
     Some(())
 }
+
+// ---- Crashes ---------------------------------------------------------------------------
+
+/// The process id of the daemon serving `mountpoint`, from the file it leaves for
+/// `shaderfs umount`.
+pub fn daemon_pid(mountpoint: &Path) -> i32 {
+    let canonical = std::fs::canonicalize(mountpoint).unwrap();
+    let file = shaderfs::mount::pid_file(&canonical);
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    text.trim().parse().unwrap()
+}
+
+/// The processes holding a `flock` on `path`'s inode, as the kernel lists them in
+/// /proc/locks.
+pub fn lock_holders(path: &Path) -> Vec<i32> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).unwrap();
+    let dev = meta.dev();
+    // MAJOR:MINOR:INODE, as the kernel prints them (glibc's encoding of st_dev).
+    let (major, minor) = (
+        ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff),
+        (dev & 0xff) | ((dev >> 12) & !0xff),
+    );
+    let file = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+    std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            (fields.get(1) == Some(&"FLOCK") && fields.get(5) == Some(&file.as_str()))
+                .then(|| fields[4].parse().ok())?
+        })
+        .collect()
+}
+
+/// Whether process `pid` is gone, or is a zombie whose every thread has exited (so its
+/// files, the archive's lock and /dev/fuse among them, are closed).
+pub fn has_exited(pid: i32) -> bool {
+    let proc_dir = PathBuf::from(format!("/proc/{pid}"));
+    let Ok(stat) = std::fs::read_to_string(proc_dir.join("stat")) else {
+        return true;
+    };
+    let state = stat
+        .rsplit(')')
+        .next()
+        .and_then(|s| s.split_whitespace().next());
+    let threads = std::fs::read_dir(proc_dir.join("task")).map_or(0, |d| d.count());
+    state == Some("Z") && threads <= 1
+}
+
+/// A mount whose daemon was killed: its mount point answers ENOTCONN until it is
+/// detached (`umount -l`), which dropping it does.
+pub struct DeadMount {
+    pub dir: PathBuf,
+    pub pid: i32,
+}
+
+impl Mount {
+    /// `kill -9` the daemon, as a crash would, and wait until it has died.
+    pub fn kill_daemon(mut self) -> DeadMount {
+        let pid = daemon_pid(&self.dir);
+        // SAFETY: kill sends a signal; pid is the daemon's.
+        assert_eq!(
+            unsafe { libc::kill(pid, libc::SIGKILL) },
+            0,
+            "kill -9 {pid}"
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !has_exited(pid) {
+            assert!(Instant::now() < deadline, "daemon {pid} survived kill -9");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        self.mounted = false;
+        DeadMount {
+            dir: self.dir.clone(),
+            pid,
+        }
+    }
+}
+
+impl Drop for DeadMount {
+    fn drop(&mut self) {
+        let out = run(Command::new("umount").arg("-l").arg(&self.dir));
+        if !out.status.success() && !std::thread::panicking() {
+            panic!(
+                "umount -l {}: {}",
+                self.dir.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
