@@ -17,6 +17,8 @@ pub mod errors;
 pub mod fs;
 pub mod handles;
 pub mod mapguard;
+#[cfg(test)]
+mod model_tests;
 pub mod name;
 mod reconcile;
 mod snapshot;
