@@ -5,6 +5,7 @@
 mod support;
 
 mod durability;
+mod safety;
 mod sdp;
 mod sdp_views;
 mod sgd2;

@@ -298,13 +298,14 @@ fn stat_and_read_agree_after_truncate_during_a_write_and_after_a_refused_save() 
     // Content arrives: saved.
     let (code, _, err) = sh(&format!(
         "cat {} >> {}",
-        s.shaders[1].source.display(),
+        y.source.display(),
         path.display()
     ));
     assert_eq!(code, 0, "{err}");
-    let size = s.shaders[1].bytes.len();
+    let size = y.bytes.len();
     assert_eq!(stat_and_cat(&path), (size as u64, size));
-    assert_eq!(records(&s.package)[0].1, s.shaders[1].bytes);
+    let place = s.shaders.iter().position(|s| s.name == x.name).unwrap();
+    assert_eq!(records(&s.package)[place].1, y.bytes);
 
     // A writer's buffer is its own: others see the committed file meanwhile.
     let mut writer = fs::OpenOptions::new()

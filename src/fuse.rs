@@ -5,7 +5,9 @@
 //! mounts are opened with `FOPEN_KEEP_CACHE` and get long attribute and entry timeouts;
 //! files of writable mounts are opened for direct I/O (see `Vfs::open` for why).
 //! Kernel caches a commit made stale are invalidated from a thread of their own, never
-//! from inside a request (the kernel may hold the locks an invalidation needs).
+//! from inside a request (the kernel may hold the locks an invalidation needs). The
+//! request that committed waits for the files' caches to go (that needs no lock a request
+//! holds), not for the names'.
 
 use std::ffi::OsStr;
 use std::sync::mpsc;
@@ -66,7 +68,6 @@ impl FuseFs {
         }
     }
 
-    /// Forward the vfs's invalidations to the kernel through `notifier`, from a thread.
     /// The inodes the kernel holds, for [`FuseFs::start_invalidator`].
     pub fn known(&self) -> Known {
         self.known.clone()
@@ -76,15 +77,18 @@ impl FuseFs {
         *self.known.lock().entry(ino).or_insert(0) += 1;
     }
 
+    /// Forward the vfs's invalidations to the kernel through `notifier`, from a thread,
+    /// answering a batch that asks once it is done.
     pub fn start_invalidator(vfs: &Vfs, notifier: Notifier, known: Known) {
-        let (tx, rx) = mpsc::channel::<Vec<Invalidation>>();
-        vfs.set_notify(Box::new(move |batch| {
-            let _ = tx.send(batch);
+        type Batch = (Vec<Invalidation>, Option<mpsc::SyncSender<()>>);
+        let (tx, rx) = mpsc::channel::<Batch>();
+        vfs.set_notify(Box::new(move |batch, done| {
+            let _ = tx.send((batch, done));
         }));
         std::thread::Builder::new()
             .name("invalidate".into())
             .spawn(move || {
-                for batch in rx {
+                for (batch, done) in rx {
                     let batch: Vec<Invalidation> = {
                         let known = known.lock();
                         batch
@@ -105,6 +109,9 @@ impl FuseFs {
                                 notifier.inval_entry(INodeNo(*parent), OsStr::new(name))
                             }
                         };
+                    }
+                    if let Some(done) = done {
+                        let _ = done.send(());
                     }
                 }
             })

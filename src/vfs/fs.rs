@@ -128,7 +128,10 @@ pub(super) struct State {
     pub next_fh: u64,
 }
 
-type Notify = Box<dyn Fn(Vec<Invalidation>) + Send + Sync>;
+/// Hands the kernel caches a change made stale to the FUSE adapter; with a sender, the
+/// adapter answers on it once the kernel has dropped them.
+pub type Notify =
+    Box<dyn Fn(Vec<Invalidation>, Option<std::sync::mpsc::SyncSender<()>>) + Send + Sync>;
 
 pub struct Vfs {
     pub(super) opts: VfsOptions,
@@ -358,13 +361,38 @@ impl Vfs {
         self.send(vec![Invalidation::Inode(self.errors_ino)]);
     }
 
+    /// Tell the kernel, without waiting, what it must drop.
     pub(super) fn send(&self, inval: Vec<Invalidation>) {
         if inval.is_empty() {
             return;
         }
         if let Some(notify) = self.notify.lock().as_ref() {
-            notify(inval);
+            notify(inval, None);
         }
+    }
+
+    /// Tell the kernel what a commit made stale, and wait until it has dropped the files'
+    /// cached data and attributes: the `close()` or `rename()` that committed returns only
+    /// then, so whoever looks next (`stat`, `read`, another process) sees the commit.
+    /// Names are dropped without waiting (the kernel may hold the locks of their folders
+    /// while it waits for this very reply). Called with no lock of the vfs held.
+    pub(super) fn settle(&self, inval: Vec<Invalidation>) {
+        let (inodes, names): (Vec<_>, Vec<_>) = inval
+            .into_iter()
+            .partition(|i| matches!(i, Invalidation::Inode(_)));
+        self.send(names);
+        if inodes.is_empty() {
+            return;
+        }
+        let (done, wait) = std::sync::mpsc::sync_channel(1);
+        if let Some(notify) = self.notify.lock().as_ref() {
+            notify(inodes, Some(done));
+        } else {
+            return;
+        }
+        // A kernel that cannot answer in this time is stuck elsewhere; the caches still
+        // go, only later.
+        let _ = wait.recv_timeout(std::time::Duration::from_secs(2));
     }
 
     /// The text of `.shaderfs/errors`: what went wrong, then what the mount holds that the

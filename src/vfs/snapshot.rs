@@ -21,7 +21,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use super::commit;
-use super::fs::{OpenError, Vfs};
+use super::fs::{Invalidation, OpenError, Vfs};
 use super::reconcile::{self, Change};
 use super::tree::{ArchiveId, Tree};
 use super::{Archive, ArchiveBytes, Format, OpenContext};
@@ -284,7 +284,8 @@ impl Vfs {
             in_place,
             time: new.identity.mtime(),
         };
-        self.install(id, new, &change, |_| {});
+        let inval = self.install(id, new, &change, |_| {});
+        self.send(inval);
         *mounted.trouble.lock() = None;
         mounted.unreadable.store(false, Ordering::SeqCst);
         if !same {
@@ -298,14 +299,15 @@ impl Vfs {
     }
 
     /// Make `new` the archive's snapshot and bring the tree in line with it; `adjust`
-    /// runs on the tree first (a rename moves the inode with the name).
+    /// runs on the tree first (a rename moves the inode with the name). Returns the
+    /// kernel caches this made stale, for the caller to send once it holds no lock.
     pub(super) fn install(
         &self,
         id: ArchiveId,
         new: Snapshot,
         change: &Change,
         adjust: impl FnOnce(&mut Tree),
-    ) {
+    ) -> Vec<Invalidation> {
         let generation = new.generation;
         let entries = new.archive.entries();
         // The snapshot changes with the tree's lock held: whoever reads a node's key and
@@ -319,8 +321,8 @@ impl Vfs {
             (old, inval)
         };
         self.views.forget_older(id, generation);
-        self.send(inval);
         retire(old);
+        inval
     }
 
     /// Record why the archive cannot be served or saved (once per reason).

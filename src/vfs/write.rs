@@ -265,8 +265,25 @@ impl Vfs {
         base_epoch: Option<u64>,
         adjust: impl FnOnce(&mut Tree),
     ) -> Result<(), Errno> {
+        let inval = {
+            let _serial = self.archives[id].commit_lock.lock();
+            self.commit_held(id, path, edit, base_epoch, adjust)?
+        };
+        self.settle(inval);
+        Ok(())
+    }
+
+    /// [`Vfs::commit`] with the archive's commit lock held; returns the kernel caches the
+    /// commit made stale.
+    fn commit_held(
+        &self,
+        id: ArchiveId,
+        path: &str,
+        edit: &Edit<'_>,
+        base_epoch: Option<u64>,
+        adjust: impl FnOnce(&mut Tree),
+    ) -> Result<Vec<Invalidation>, Errno> {
         let mounted = &self.archives[id];
-        let _serial = mounted.commit_lock.lock();
         let user_path = self.user_path(id, path);
         let refuse = |message: &str| {
             self.report(&user_path, &format!("not saved: {message}"));
@@ -376,9 +393,9 @@ impl Vfs {
                 removed.insert((id, path.to_string()), place);
             }
         }
-        self.install(id, new, &change, adjust);
+        let inval = self.install(id, new, &change, adjust);
         log::info!("committed {user_path} into {}", mounted.path.display());
         snapshot::retire(old);
-        Ok(())
+        Ok(inval)
     }
 }
