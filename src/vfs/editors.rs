@@ -92,7 +92,8 @@ impl Vfs {
             let path = join_path(&dir_path, leaf);
             // A file renamed aside or removed comes back under its name: what is written
             // now is its new content.
-            if state.tree.unhide(id, &path) {
+            if state.tree.is_hidden(id, &path) && self.key_of(id, &path).is_some() {
+                state.tree.unhide(id, &path);
                 state.tree.unbind_path(id, &path);
                 let inval = self.resync(&mut state.tree, id);
                 drop(state);
@@ -175,7 +176,12 @@ impl Vfs {
                 self.state.write().tree.remove(ino);
                 Ok(())
             }
-            Origin::Archive { writable, key, .. } => {
+            Origin::Archive {
+                writable,
+                key,
+                source,
+                ..
+            } => {
                 if !self.opts.writable {
                     return Err(libc::EROFS);
                 }
@@ -187,7 +193,7 @@ impl Vfs {
                     // database): hidden until a file of its name saves it.
                     Err(ViewError::NotPermitted(_)) => {
                         let mut state = self.state.write();
-                        state.tree.hide(id, &path);
+                        state.tree.hide(id, &path, source);
                         let inval = self.resync(&mut state.tree, id);
                         drop(state);
                         self.send(inval);
@@ -315,7 +321,7 @@ impl Vfs {
             // Renamed to an editor's backup name (`X.asm~`): the content moves to a
             // scratch file of that name and the original is hidden until a file of its
             // name is written again. The archive does not change.
-            (Origin::Archive { .. }, None | Some(Origin::Scratch))
+            (Origin::Archive { source, .. }, None | Some(Origin::Scratch))
                 if member.is_err() && is_scratch_name(new_leaf) =>
             {
                 let content = self.shown_now(ino)?;
@@ -327,7 +333,7 @@ impl Vfs {
                     return Err(libc::ENOENT);
                 };
                 state.tree.unbind_path(id, &from_path);
-                state.tree.hide(id, &from_path);
+                state.tree.hide(id, &from_path, source.clone());
                 node.parent = new_parent;
                 node.name = new_leaf.into();
                 node.path = to_path.clone();

@@ -52,9 +52,9 @@
 //! - `truncate(path)` while a writer is open changes the writers' buffer, as `ftruncate`;
 //! - an emptied file stays emptied while its name is there, whatever member it shows;
 //! - `mv items/A.dat items/B.dat` renames the member, replacing any member B;
-//! - a hidden name goes with its member: a member removed or renamed away leaves no
-//!   hidden names behind, so a later member of that name shows all its files
-//!   ([`Model::commit`]).
+//! - a hidden file stays hidden while its member keeps its bytes: a commit that changes
+//!   them (a save through its other file, another member renamed onto its name) or
+//!   removes the member shows it (or drops it) as the file it now is ([`Model::commit`]).
 //!
 //! Operations whose outcome the specification leaves open are not tried: removing or
 //! renaming a file while a writer has it (or its member's other file) open, and moving a
@@ -801,20 +801,23 @@ impl Model {
     /// through.
     fn commit(&mut self, path: &str, edit: MemberEdit) -> Result<(), Errno> {
         let new = apply_members(&self.members, &edit).map_err(|e| errno_of(&e))?;
-        let gone: Vec<String> = match &edit {
-            MemberEdit::Remove { index } => vec![self.members[*index].name.clone()],
-            MemberEdit::Rename { index, name } => {
-                vec![self.members[*index].name.clone(), name.clone()]
-            }
-            _ => Vec::new(),
+        // A hidden file stays hidden while it shows the same bytes: once a commit changes
+        // its member (saved through its other file, another member renamed onto its
+        // name) or removes it, it is another file, shown (or gone) as such.
+        let content = |members: &[Member], name: &str| {
+            members
+                .iter()
+                .find(|m| m.name == name)
+                .map(|m| m.data.clone())
         };
-        // A member removed or renamed takes the hidden names of its files with it: a
-        // member of that name later is another member, shown whole. (The specification
-        // is silent; this is the model's choice.)
-        for name in gone {
-            self.hidden.remove(&item_path(&name));
-            self.hidden.remove(&hex_path(&name));
-        }
+        let old = self.members.clone();
+        self.hidden.retain(|path| {
+            let Some((_, name)) = archive_file(path) else {
+                return true;
+            };
+            let now = content(&new, name);
+            now.is_some() && now == content(&old, name)
+        });
         self.removed = match edit {
             MemberEdit::Remove { index } => Some((path.to_string(), index)),
             _ => None,

@@ -9,6 +9,8 @@
 //! -newer`, `rsync` and `make` see only what the edit touched.
 
 use std::cell::OnceCell;
+
+use rustc_hash::FxHashSet;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -63,9 +65,24 @@ pub(super) fn reconcile(
     let mut touched: Vec<Ino> = Vec::new();
     // Entries come folder by folder: the last parent looked up is usually the next.
     let mut last_parent: (String, Ino) = (String::new(), root);
+    // A hidden file stays hidden while it shows the same bytes; once a commit changes
+    // them (another member renamed onto its name, its member saved through another view)
+    // or takes it away, it is another file, and shown (or gone) as such.
+    let mut hidden: FxHashSet<String> = tree.hidden_paths(id).into_iter().collect();
     for entry in entries {
-        if tree.is_hidden(id, &entry.path) {
-            continue;
+        if let Some(h) = tree.hidden_at(id, &entry.path) {
+            hidden.remove(&entry.path);
+            let source = match &entry.kind {
+                EntryKind::File { source, .. } => source.clone(),
+                _ => None,
+            };
+            let same = matches!(entry.kind, EntryKind::File { .. })
+                && (differ.none || !differ.changed(&h.source, &source));
+            if same {
+                tree.move_hidden(id, &entry.path, source);
+                continue;
+            }
+            tree.unhide(id, &entry.path);
         }
         let (parent_path, leaf) = split(&entry.path);
         let parent = if parent_path == last_parent.0 {
@@ -142,6 +159,9 @@ pub(super) fn reconcile(
             },
         );
         touched.push(parent);
+    }
+    for gone in hidden {
+        tree.unhide(id, &gone);
     }
     for ino in tree.archive_nodes(id) {
         if ino == root || seen.get(ino as usize) == Some(&true) {

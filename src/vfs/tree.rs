@@ -51,6 +51,15 @@ pub struct Node {
 /// An index into the tree's table of times.
 pub type Stamp = u32;
 
+/// A file of the archive not shown ([`Tree::hide`]).
+#[derive(Debug, Clone)]
+pub struct Hidden {
+    pub since: SystemTime,
+    /// The archive bytes it showed (its entry's `source`): when a commit changes them,
+    /// or the file goes from the archive, it is no longer the file that was hidden.
+    pub source: Option<Range<usize>>,
+}
+
 /// What `setattr` changed of a node; `None` fields keep what the mount shows.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -112,7 +121,7 @@ pub struct Tree {
     /// Archive files renamed aside (an editor's backup) or removed where the archive
     /// cannot lose them alone (a view): not shown until a file of that name is written
     /// again, which saves it. The archive still holds them. With when they went.
-    hidden: FxHashMap<(ArchiveId, Box<str>), SystemTime>,
+    hidden: FxHashMap<(ArchiveId, Box<str>), Hidden>,
     /// The times nodes changed at, indexed by [`Stamp`].
     times: Vec<SystemTime>,
     /// Inodes a rename replaced, which the kernel may still name until it forgets them:
@@ -275,9 +284,36 @@ impl Tree {
         }
     }
 
-    pub fn hide(&mut self, archive: ArchiveId, path: &str) {
+    pub fn hide(&mut self, archive: ArchiveId, path: &str, source: Option<Range<usize>>) {
+        let hidden = Hidden {
+            since: SystemTime::now(),
+            source,
+        };
+        self.hidden.insert((archive, path.into()), hidden);
+    }
+
+    /// What is known of hidden `path`, if it is hidden.
+    pub fn hidden_at(&self, archive: ArchiveId, path: &str) -> Option<&Hidden> {
+        match self.hidden.is_empty() {
+            true => None,
+            false => self.hidden.get(&(archive, path.into())),
+        }
+    }
+
+    /// Hidden `path` shows the same bytes at `source` in a new snapshot.
+    pub fn move_hidden(&mut self, archive: ArchiveId, path: &str, source: Option<Range<usize>>) {
+        if let Some(h) = self.hidden.get_mut(&(archive, path.into())) {
+            h.source = source;
+        }
+    }
+
+    /// The hidden paths of one archive.
+    pub fn hidden_paths(&self, archive: ArchiveId) -> Vec<String> {
         self.hidden
-            .insert((archive, path.into()), SystemTime::now());
+            .keys()
+            .filter(|(a, _)| *a == archive)
+            .map(|(_, p)| p.to_string())
+            .collect()
     }
 
     /// Show a hidden path again; whether it was hidden.
@@ -293,7 +329,7 @@ impl Tree {
     pub fn hidden(&self) -> impl Iterator<Item = (ArchiveId, &str, SystemTime)> {
         self.hidden
             .iter()
-            .map(|((id, path), &when)| (*id, &**path, when))
+            .map(|((id, path), hidden)| (*id, &**path, hidden.since))
     }
 
     /// Every node, with its number.
