@@ -9,12 +9,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use shaderfs::archive::sdp::read;
 use shaderfs::vfs::VfsOptions;
 
 use crate::support::{
-    can_mount, compiled_shaders, corpus, daemon_pid, gen_sgd2, in_ci, lock_holders, package_setup,
-    sh, write_package, Mount, Shader,
+    can_mount, compiled_shaders, corpus, daemon_pid, gen_sgd2, in_ci, lock_holders, package_record,
+    package_setup, sh, write_package, Mount, Shader,
 };
 
 /// xorshift64: the kill moments are the same in every run.
@@ -52,18 +51,6 @@ fn temps(archive: &Path) -> Vec<String> {
         .into_iter()
         .filter(|n| n.starts_with(&prefix))
         .collect()
-}
-
-/// The record `name` of the package at `path`, read with the project's reader.
-fn record(path: &Path, name: &str) -> Vec<u8> {
-    let bytes = fs::read(path).unwrap();
-    let index = read::index(&bytes).expect("the package reads back");
-    let r = index
-        .records
-        .iter()
-        .find(|r| &bytes[r.name.clone()] == name.as_bytes())
-        .unwrap_or_else(|| panic!("no record {name}"));
-    bytes[r.data.clone()].to_vec()
 }
 
 // ---- kill -9 during commits ----------------------------------------------------------
@@ -380,8 +367,8 @@ fn eight_readers_never_see_a_torn_file_while_200_commits_land() {
     assert!(failed.is_empty(), "reads that failed: {failed:#?}");
     m.unmount();
     // 205 saves: X ends as A, and Y's edit was made and undone 51 times.
-    assert_eq!(record(&s.package, &x.name), a.bytes);
-    assert_eq!(record(&s.package, &y.name), y.bytes);
+    assert_eq!(package_record(&s.package, &x.name), a.bytes);
+    assert_eq!(package_record(&s.package, &y.name), y.bytes);
 }
 
 /// Add the hashes of `md5sum`'s output to each file's versions.
@@ -491,7 +478,7 @@ fn save_lands(t: &OnTmpfs, m: Mount) {
     );
     assert_eq!(code, 0, "{err}");
     m.unmount();
-    assert_eq!(record(&t.package, &victim.name), replacement.bytes);
+    assert_eq!(package_record(&t.package, &victim.name), replacement.bytes);
     assert_eq!(temps(&t.package), Vec::<String>::new());
 }
 

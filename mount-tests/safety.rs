@@ -8,26 +8,11 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use shaderfs::archive::sdp::read;
 
 use crate::support::{
-    can_mount, corpus, gen_sgd2, package_setup, run, sh, shaderfs, write_package, Mount,
-    PackageSetup, Shader,
+    can_mount, corpus, gen_sgd2, package_records, package_setup, run, sh, shaderfs, write_package,
+    Mount, PackageSetup, Shader,
 };
-
-/// The records of a package on disk, read with the project's reader.
-fn records(path: &Path) -> Vec<(String, Vec<u8>)> {
-    let bytes = fs::read(path).unwrap();
-    let index = read::index(&bytes).expect("the package reads back");
-    index
-        .records
-        .iter()
-        .map(|r| {
-            let name = String::from_utf8(bytes[r.name.clone()].to_vec()).unwrap();
-            (name, bytes[r.data.clone()].to_vec())
-        })
-        .collect()
-}
 
 fn setup() -> Option<PackageSetup> {
     package_setup("ex.sdp")
@@ -182,7 +167,7 @@ fn an_archive_another_program_replaces_is_never_written_over() {
         m.path(&format!("asm/{}.asm", a.name)).display()
     ));
     assert_eq!(code, 0, "{err}");
-    let now = records(&s.package);
+    let now = package_records(&s.package);
     assert_eq!(now.len(), 2);
     assert_eq!(now[1].1, c.bytes, "the other program's change kept");
 
@@ -196,7 +181,7 @@ fn an_archive_another_program_replaces_is_never_written_over() {
         d.source.display(),
         m.path(&format!("shaders/{}", a.name)).display()
     ));
-    let after = records(&s.package);
+    let after = package_records(&s.package);
     match code {
         0 => {
             assert_eq!(after.len(), 2, "saved into the replacement");
@@ -296,16 +281,12 @@ fn stat_and_read_agree_after_truncate_during_a_write_and_after_a_refused_save() 
         errors(&m)
     );
     // Content arrives: saved.
-    let (code, _, err) = sh(&format!(
-        "cat {} >> {}",
-        y.source.display(),
-        path.display()
-    ));
+    let (code, _, err) = sh(&format!("cat {} >> {}", y.source.display(), path.display()));
     assert_eq!(code, 0, "{err}");
     let size = y.bytes.len();
     assert_eq!(stat_and_cat(&path), (size as u64, size));
     let place = s.shaders.iter().position(|s| s.name == x.name).unwrap();
-    assert_eq!(records(&s.package)[place].1, y.bytes);
+    assert_eq!(package_records(&s.package)[place].1, y.bytes);
 
     // A writer's buffer is its own: others see the committed file meanwhile.
     let mut writer = fs::OpenOptions::new()
@@ -458,7 +439,7 @@ fn moves_from_another_file_system_save_in_place() {
         m.path(&format!("shaders/{}", third.name)).display()
     ));
     assert_eq!(code, 0, "{err}");
-    let now = records(&s.package);
+    let now = package_records(&s.package);
     assert_eq!(now.len(), s.shaders.len());
     assert_eq!(now[place], (third.name.clone(), bytes));
 
@@ -470,7 +451,11 @@ fn moves_from_another_file_system_save_in_place() {
     let (code, _, err) = sh(&format!("mv {} {}", edited.display(), asm.display()));
     assert_eq!(code, 0, "{err}");
     assert!(fs::read_to_string(&asm).unwrap().contains("// moved in"));
-    assert_eq!(records(&s.package)[0].0, s.shaders[0].name, "still first");
+    assert_eq!(
+        package_records(&s.package)[0].0,
+        s.shaders[0].name,
+        "still first"
+    );
     assert!(!fs::read_to_string(m.path(".shaderfs/errors"))
         .unwrap()
         .contains("not shown"));

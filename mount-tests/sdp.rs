@@ -7,28 +7,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use shaderfs::archive::sdp::read;
 use shaderfs::shader::d3d9::disasm;
 
 use crate::support::{
-    can_mount, package_setup, run, sh, shaderfs, write_package, Mount, PackageSetup, Shader,
+    can_mount, package_records, package_setup, run, sh, shaderfs, write_package, Mount,
+    PackageSetup, Shader,
 };
-
-/// The records of a package on disk, read with the project's reader.
-fn records(path: &Path) -> Vec<(String, Vec<u8>)> {
-    let bytes = fs::read(path).unwrap();
-    let index = read::index(&bytes).expect("the package reads back");
-    index
-        .records
-        .iter()
-        .map(|r| {
-            (
-                String::from_utf8(bytes[r.name.clone()].to_vec()).unwrap(),
-                bytes[r.data.clone()].to_vec(),
-            )
-        })
-        .collect()
-}
 
 fn setup() -> Option<PackageSetup> {
     package_setup("shaderpackage003.sdp")
@@ -169,7 +153,7 @@ fn cp_rm_mv_land_in_the_package() {
     assert_eq!(code, 0, "{err}");
     m.unmount();
 
-    let got = records(&s.package);
+    let got = package_records(&s.package);
     let mut want: Vec<(String, Vec<u8>)> = s
         .shaders
         .iter()
@@ -359,7 +343,7 @@ fn readers_never_see_a_torn_file() {
     let reads: u64 = readers.into_iter().map(|r| r.join().unwrap()).sum();
     assert!(reads > 0);
     m.unmount();
-    let got = records(&s.package);
+    let got = package_records(&s.package);
     assert_eq!(got[0].1, versions[1]);
 }
 
@@ -394,7 +378,7 @@ fn a_folder_mounts_every_package() {
     .unwrap();
     m.unmount();
     assert_eq!(
-        records(&folder.join("shaderpackage001.sdp"))[0].1,
+        package_records(&folder.join("shaderpackage001.sdp"))[0].1,
         vs[1].bytes
     );
     assert_eq!(
@@ -560,5 +544,5 @@ fn owner_mode_and_backup_options() {
         "later commits keep the first backup"
     );
     m.unmount();
-    assert_eq!(records(&s.package)[0].1, s.shaders[2].bytes);
+    assert_eq!(package_records(&s.package)[0].1, s.shaders[2].bytes);
 }

@@ -8,22 +8,10 @@ use serde_json::Value;
 use shaderfs::archive::sdp::read;
 use shaderfs::shader::d3d9::ctab::ConstantTable;
 
-use crate::support::{package_setup, sh, Mount, PackageSetup};
+use crate::support::{package_record, package_setup, sh, Mount, PackageSetup};
 
 fn setup() -> Option<PackageSetup> {
     package_setup("shaderpackage007.sdp")
-}
-
-/// The bytecode of record `name` in the package on disk.
-fn record(package: &Path, name: &str) -> Vec<u8> {
-    let bytes = fs::read(package).unwrap();
-    let index = read::index(&bytes).unwrap();
-    let r = index
-        .records
-        .iter()
-        .find(|r| &bytes[r.name.clone()] == name.as_bytes())
-        .unwrap_or_else(|| panic!("no record {name}"));
-    bytes[r.data.clone()].to_vec()
 }
 
 /// The constants a `.ctab.txt` of the corpus lists: (name, set, index, count, class, type,
@@ -146,7 +134,7 @@ fn asm_saved_by_sed_vim_cp_redirection_truncate_and_rename() {
     let m = Mount::new(&s.package, &s.mnt, &[]);
     let (name, asm) = target(&s, &m);
     let original_text = fs::read_to_string(&asm).unwrap();
-    let original_table = ConstantTable::from_bytecode(&record(&s.package, &name)).unwrap();
+    let original_table = ConstantTable::from_bytecode(&package_record(&s.package, &name)).unwrap();
     assert!(original_table.is_some());
     assert!(original_text.contains("    vs_2_0\n"));
     assert!(
@@ -175,7 +163,7 @@ fn asm_saved_by_sed_vim_cp_redirection_truncate_and_rename() {
             text.contains(&format!("    def c1, {value}, 0, 0, 0\n")),
             "{how}: mount shows\n{text}"
         );
-        let code = record(&s.package, &name);
+        let code = package_record(&s.package, &name);
         let again = shaderfs::shader::d3d9::disasm::disassemble(&code).unwrap();
         assert!(
             again.contains(&format!("def c1, {value}, 0, 0, 0")),
@@ -205,7 +193,7 @@ fn asm_without_a_ctab_keeps_the_shaders_table_and_errors_refuse_the_save() {
     let m = Mount::new(&s.package, &s.mnt, &[]);
     let (name, asm) = target(&s, &m);
     let before = fs::read(&s.package).unwrap();
-    let table = ConstantTable::from_bytecode(&record(&s.package, &name)).unwrap();
+    let table = ConstantTable::from_bytecode(&package_record(&s.package, &name)).unwrap();
 
     // Text as a person writes it: no header, no data comments, dotted version, `;` comments.
     let text =
@@ -214,7 +202,7 @@ fn asm_without_a_ctab_keeps_the_shaders_table_and_errors_refuse_the_save() {
     fs::write(file, text).unwrap();
     let (code, _, err) = sh(&format!("cp {} {}", file.display(), asm.display()));
     assert_eq!(code, 0, "{err}");
-    let stored = record(&s.package, &name);
+    let stored = package_record(&s.package, &name);
     assert_eq!(
         ConstantTable::from_bytecode(&stored).unwrap(),
         table,
@@ -256,7 +244,7 @@ fn ctab_json_edits_reencode_the_table() {
     let (name, _) = target(&s, &m);
     let json_path = m.path(&format!("ctab/{name}.json"));
     let original = fs::read(&json_path).unwrap();
-    let code_before = record(&s.package, &name);
+    let code_before = package_record(&s.package, &name);
 
     // Saving it unchanged leaves the shader byte-identical.
     let (code, _, err) = sh(&format!(
@@ -264,7 +252,7 @@ fn ctab_json_edits_reencode_the_table() {
         p = json_path.display()
     ));
     assert_eq!(code, 0, "{err}");
-    assert_eq!(record(&s.package, &name), code_before);
+    assert_eq!(package_record(&s.package, &name), code_before);
 
     let mut json: Value = serde_json::from_slice(&original).unwrap();
     // Rename a constant, move one, give one a default, add one.
@@ -286,7 +274,7 @@ fn ctab_json_edits_reencode_the_table() {
         json_path.display()
     ));
     assert_eq!(code, 0, "{err}");
-    let table = ConstantTable::from_bytecode(&record(&s.package, &name))
+    let table = ConstantTable::from_bytecode(&package_record(&s.package, &name))
         .unwrap()
         .unwrap();
     let names: Vec<&str> = table.constants.iter().map(|c| c.name.as_str()).collect();
@@ -303,7 +291,7 @@ fn ctab_json_edits_reencode_the_table() {
         )
     );
     // The code itself did not move: only the comment changed.
-    let after = record(&s.package, &name);
+    let after = package_record(&s.package, &name);
     assert!(after.ends_with(&code_before[code_before.len() - 64..]));
 
     // Remove a constant; then bad JSON is refused with the place.
@@ -318,7 +306,7 @@ fn ctab_json_edits_reencode_the_table() {
         json_path.display()
     ));
     assert_eq!(code, 0);
-    let table = ConstantTable::from_bytecode(&record(&s.package, &name))
+    let table = ConstantTable::from_bytecode(&package_record(&s.package, &name))
         .unwrap()
         .unwrap();
     assert_eq!(table.constants.len(), 2);
@@ -343,7 +331,7 @@ fn ctab_json_edits_reencode_the_table() {
     ));
     assert_eq!(code, 0, "{err}");
     assert_eq!(
-        ConstantTable::from_bytecode(&record(&s.package, &name)).unwrap(),
+        ConstantTable::from_bytecode(&package_record(&s.package, &name)).unwrap(),
         None
     );
     assert_eq!(fs::read_to_string(&json_path).unwrap(), "null\n");

@@ -92,6 +92,30 @@ pub fn compiled_shaders() -> Option<Vec<Shader>> {
     )
 }
 
+/// The records of the package on disk at `path` (name, bytecode), in order, read with
+/// the project's reader.
+pub fn package_records(path: &Path) -> Vec<(String, Vec<u8>)> {
+    let bytes = std::fs::read(path).unwrap();
+    let index = shaderfs::archive::sdp::read::index(&bytes).expect("the package reads back");
+    index
+        .records
+        .iter()
+        .map(|r| {
+            let name = String::from_utf8_lossy(&bytes[r.name.clone()]).into_owned();
+            (name, bytes[r.data.clone()].to_vec())
+        })
+        .collect()
+}
+
+/// The bytecode of record `name` of the package on disk at `path`.
+pub fn package_record(path: &Path, name: &str) -> Vec<u8> {
+    package_records(path)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no record {name}"))
+        .1
+}
+
 /// Write a package of `shaders` with the project's own writer.
 pub fn write_package(path: &Path, shaders: &[&Shader]) {
     let fields: Vec<(NameField, &[u8])> = shaders

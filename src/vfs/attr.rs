@@ -79,20 +79,8 @@ impl Vfs {
     /// asks this way before an `O_APPEND` write, whose place is the size it is told.)
     pub fn getattr_through(&self, ino: Ino, fh: u64) -> Result<Attr, Errno> {
         let mut attr = self.getattr(ino)?;
-        let state = self.state.read();
-        let writer = state
-            .handles
-            .get(&fh)
-            .is_some_and(|h| h.writes && h.ino == ino);
-        if let (
-            true,
-            Some(NodeKind::File {
-                buffer: Some(b), ..
-            }),
-        ) = (writer, state.tree.get(ino).map(|n| &n.kind))
-        {
-            attr.size = b.data.len() as u64;
-            attr.volatile = true;
+        if self.handle_is(fh, ino, |h| h.writes) {
+            self.writers_size(ino, &mut attr);
         }
         Ok(attr)
     }
@@ -281,15 +269,20 @@ impl Vfs {
         // The kernel takes the size a writer's `ftruncate` answers as the file's, for the
         // writes that follow: the writer's own.
         if set.by_writer && set.size.is_some() {
-            let state = self.state.read();
-            if let Some(NodeKind::File {
-                buffer: Some(b), ..
-            }) = state.tree.get(ino).map(|n| &n.kind)
-            {
-                attr.size = b.data.len() as u64;
-                attr.volatile = true;
-            }
+            self.writers_size(ino, &mut attr);
         }
         Ok(attr)
+    }
+
+    /// The size writers of `ino` see: their buffer's.
+    fn writers_size(&self, ino: Ino, attr: &mut Attr) {
+        let state = self.state.read();
+        if let Some(NodeKind::File {
+            buffer: Some(b), ..
+        }) = state.tree.get(ino).map(|n| &n.kind)
+        {
+            attr.size = b.data.len() as u64;
+            attr.volatile = true;
+        }
     }
 }

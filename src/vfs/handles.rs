@@ -211,6 +211,15 @@ impl Vfs {
         Err(libc::EAGAIN)
     }
 
+    /// Whether `fh` is a handle of `ino` that `what` says yes to.
+    pub(super) fn handle_is(&self, fh: u64, ino: Ino, what: impl Fn(&Handle) -> bool) -> bool {
+        self.state
+            .read()
+            .handles
+            .get(&fh)
+            .is_some_and(|h| h.ino == ino && what(h))
+    }
+
     pub(super) fn epoch(&self, id: ArchiveId) -> u64 {
         self.archives[id]
             .epoch

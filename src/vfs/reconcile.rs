@@ -118,13 +118,7 @@ pub(super) fn reconcile(
             }
             continue;
         }
-        if let Some(old) = tree.detach(ino) {
-            touched.push(old.parent);
-            inval.push(Invalidation::Entry {
-                parent: old.parent,
-                name: old.name.to_string(),
-            });
-        }
+        detach(tree, ino, &mut touched, &mut inval);
         let kind = match entry.kind {
             EntryKind::Dir => NodeKind::Dir {
                 children: Default::default(),
@@ -178,13 +172,7 @@ pub(super) fn reconcile(
         if scratch && tree.get(node.parent).is_some() {
             continue;
         }
-        if let Some(old) = tree.detach(ino) {
-            touched.push(old.parent);
-            inval.push(Invalidation::Entry {
-                parent: old.parent,
-                name: old.name.to_string(),
-            });
-        }
+        detach(tree, ino, &mut touched, &mut inval);
     }
     if !matches!(change, Change::Load(_)) {
         touched.sort_unstable();
@@ -197,6 +185,17 @@ pub(super) fn reconcile(
         }
     }
     inval
+}
+
+/// Take `ino` out of its folder (which then counts as changed), telling the kernel.
+fn detach(tree: &mut Tree, ino: Ino, touched: &mut Vec<Ino>, inval: &mut Vec<Invalidation>) {
+    if let Some(old) = tree.detach(ino) {
+        touched.push(old.parent);
+        inval.push(Invalidation::Entry {
+            parent: old.parent,
+            name: old.name.to_string(),
+        });
+    }
 }
 
 /// A surviving node takes its entry's new key and size; its time moves only if its bytes

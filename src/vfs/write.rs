@@ -50,6 +50,11 @@ impl WriteBuffer {
     /// New content from the start (`O_TRUNC`).
     pub fn replace(&mut self, data: Vec<u8>) {
         self.data = data;
+        self.changed();
+    }
+
+    /// The content changed now: it is to be saved, and no refusal stands for it.
+    pub fn changed(&mut self) {
         self.dirty = true;
         self.refused = None;
         self.modified = SystemTime::now();
@@ -87,12 +92,7 @@ impl Vfs {
     /// `write` through handle `fh` (0: none): at `offset`, or at the end of the buffer
     /// for a handle opened with `O_APPEND`.
     pub fn write_at(&self, ino: Ino, fh: u64, offset: u64, data: &[u8]) -> Result<u32, Errno> {
-        let append = self
-            .state
-            .read()
-            .handles
-            .get(&fh)
-            .is_some_and(|h| h.append && h.ino == ino);
+        let append = self.handle_is(fh, ino, |h| h.append);
         self.with_buffer(ino, |b| {
             let offset = if append { b.data.len() as u64 } else { offset };
             let end = offset
@@ -103,9 +103,7 @@ impl Vfs {
                 b.data.resize(end, 0);
             }
             b.data[offset as usize..end].copy_from_slice(data);
-            b.dirty = true;
-            b.refused = None;
-            b.modified = SystemTime::now();
+            b.changed();
             Ok(data.len() as u32)
         })
     }
@@ -153,9 +151,7 @@ impl Vfs {
                 WriteBuffer::new(data, false, epoch)
             });
             b.data.resize(size as usize, 0);
-            b.dirty = true;
-            b.refused = None;
-            b.modified = SystemTime::now();
+            b.changed();
             !writer && *writers == 0 && size > 0 && !matches!(origin, Origin::Scratch)
         };
         if !commit_now {
@@ -181,13 +177,7 @@ impl Vfs {
     /// (protocol step 2). The error is what `close()` returns to the program that wrote.
     /// A reader's close commits nothing (a writer's buffer is the writer's to save).
     pub fn flush(&self, ino: Ino, fh: u64) -> Result<(), Errno> {
-        let writer = self
-            .state
-            .read()
-            .handles
-            .get(&fh)
-            .is_some_and(|h| h.writes && h.ino == ino);
-        match writer {
+        match self.handle_is(fh, ino, |h| h.writes) {
             true => self.commit_buffer(ino),
             false => Ok(()),
         }
