@@ -70,6 +70,8 @@ pub struct MountOptions {
     /// Write the retail digest into saved DXBC containers instead of refusing a wrong
     /// one (SGD2 program replacement).
     pub sign: bool,
+    /// `max_memory=SIZE`: what write buffers and scratch files may hold in all.
+    pub max_memory: Option<usize>,
     pub debug: bool,
     /// Generic mount flags `mount.fuse3` passes on (`nodev`, `noatime`, …), handed to the
     /// kernel as they are.
@@ -87,6 +89,7 @@ impl Default for MountOptions {
             umask: None,
             backup: false,
             sign: false,
+            max_memory: None,
             debug: false,
             kernel: Vec::new(),
         }
@@ -125,6 +128,15 @@ impl MountOptions {
                 }
                 ("backup", None) => o.backup = true,
                 ("sign", None) => o.sign = true,
+                ("max_memory", _) => {
+                    let v = value.ok_or("option max_memory needs a size (max_memory=512M)")?;
+                    o.max_memory = Some(parse_size(v).ok_or_else(|| {
+                        format!(
+                            "option max_memory={v}: expected a size in bytes, or with K, M or \
+                             G (max_memory=512M)"
+                        )
+                    })?);
+                }
                 ("debug", None) => o.debug = true,
                 ("dev", None) => o.kernel.push(K::Dev),
                 ("nodev", None) => o.kernel.push(K::NoDev),
@@ -145,7 +157,8 @@ impl MountOptions {
                 _ => {
                     return Err(format!(
                         "unknown mount option '{opt}' (known: ro, rw, allow_other, allow_root, \
-                         uid=N, gid=N, umask=OCTAL, backup, sign, debug, and the generic flags \
+                         uid=N, gid=N, umask=OCTAL, backup, sign, max_memory=SIZE, debug, and \
+                         the generic flags \
                          dev, nodev, suid, nosuid, exec, noexec, atime, noatime, sync, async, \
                          dirsync)"
                     ));
@@ -169,6 +182,7 @@ impl MountOptions {
             gid: self.gid.unwrap_or(gid),
             umask: self.umask,
             cache_bytes: tuning.cache_bytes,
+            max_memory: self.max_memory.unwrap_or(crate::vfs::fs::MAX_MEMORY),
         }
     }
 
@@ -193,6 +207,20 @@ impl MountOptions {
         config.clone_fd = true;
         config
     }
+}
+
+/// `4096`, `64K`, `512M`, `2G` (powers of 1024; a trailing `B` or `iB` is allowed).
+fn parse_size(text: &str) -> Option<usize> {
+    let upper = text.trim().to_ascii_uppercase();
+    let digits = upper.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let shift = match &upper[digits.len()..] {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return None,
+    };
+    digits.parse::<usize>().ok()?.checked_mul(1 << shift)
 }
 
 fn canonical_mountpoint(mountpoint: &Path) -> Result<PathBuf, Failure> {
@@ -531,6 +559,10 @@ mod tests {
         );
         let o = MountOptions::parse(["nodev,nosuid", "noatime"]).unwrap();
         assert_eq!(o.kernel.len(), 3);
+        let o = MountOptions::parse(["max_memory=64M"]).unwrap();
+        assert_eq!(o.max_memory, Some(64 << 20));
+        assert_eq!(parse_size("2G"), Some(2 << 30));
+        assert_eq!(parse_size("4096"), Some(4096));
     }
 
     #[test]
@@ -542,6 +574,9 @@ mod tests {
             "umask=999",
             "ro=1",
             "sign=yes",
+            "max_memory",
+            "max_memory=lots",
+            "max_memory=5T",
             "allow_other,allow_root",
         ] {
             assert!(MountOptions::parse([bad]).is_err(), "{bad}");

@@ -37,6 +37,8 @@ pub use super::attr::{Attr, FileType};
 
 /// Bytes of rendered views (JSON, disassembly) kept by default.
 pub const CACHE_BYTES: usize = 16 << 20;
+/// What write buffers and scratch files may hold in all, by default (`-o max_memory`).
+pub const MAX_MEMORY: usize = 512 << 20;
 
 pub type Errno = i32;
 
@@ -51,6 +53,8 @@ pub struct VfsOptions {
     pub umask: Option<u32>,
     /// Budget of the rendered-view cache, [`CACHE_BYTES`] unless tuned.
     pub cache_bytes: usize,
+    /// What write buffers and scratch files may hold in all ([`MAX_MEMORY`] unless set).
+    pub max_memory: usize,
 }
 
 impl VfsOptions {
@@ -66,6 +70,7 @@ impl VfsOptions {
             gid,
             umask: None,
             cache_bytes: CACHE_BYTES,
+            max_memory: MAX_MEMORY,
         }
     }
 }
