@@ -4,6 +4,7 @@
 
 mod support;
 
+mod bounds;
 mod durability;
 mod safety;
 mod sdp;

@@ -138,7 +138,7 @@ impl Vfs {
                 volatile = buffer.is_some();
                 let size = if let Some(b) = visible_buffer(node) {
                     mtime = b.modified;
-                    b.data.len() as u64
+                    b.len() as u64
                 } else {
                     match origin {
                         Origin::Archive {
@@ -281,7 +281,7 @@ impl Vfs {
             buffer: Some(b), ..
         }) = state.tree.get(ino).map(|n| &n.kind)
         {
-            attr.size = b.data.len() as u64;
+            attr.size = b.len() as u64;
             attr.volatile = true;
         }
     }

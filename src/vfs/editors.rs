@@ -13,11 +13,11 @@
 //!   temporaries ([`is_scratch_name`]), and refused with EPERM otherwise, with the reason
 //!   in `.shaderfs/errors`: nothing is accepted that would silently not land.
 
+use super::buffer::WriteBuffer;
 use super::fs::{file_node, join_path, split_path, Attr, Errno, Vfs};
 use super::handles::Opened;
 use super::name;
 use super::tree::{Ino, NodeKind, Origin, Tree};
-use super::write::WriteBuffer;
 use super::{Edit, ViewError};
 
 /// Whether `name` is one editors and tools give their temporary, swap and backup files:
@@ -120,7 +120,12 @@ impl Vfs {
             let ino = state.tree.fresh();
             let mut node = file_node(parent, leaf, Some(id), path, origin);
             if let NodeKind::File { buffer, .. } = &mut node.kind {
-                *buffer = Some(WriteBuffer::new(Vec::new(), true, self.epoch(id)));
+                *buffer = Some(WriteBuffer::new(
+                    &self.budget,
+                    Vec::new(),
+                    true,
+                    self.epoch(id),
+                )?);
             }
             let now = state.tree.stamp(std::time::SystemTime::now());
             node.stamp = now;
@@ -233,8 +238,8 @@ impl Vfs {
         let origin = origin.clone();
         let (data, epoch) = buffer
             .as_ref()
-            .map(|b| (b.data.clone(), b.epoch))
-            .unwrap_or_else(|| (Vec::new(), self.epoch(id)));
+            .map(|b| (b.shared(), b.epoch))
+            .unwrap_or_else(|| (Default::default(), self.epoch(id)));
         let from_path = node.path.clone();
         let to_path = join_path(&target_dir.path, new_leaf);
         let target_ino = state.tree.child(new_parent, new_leaf);
@@ -325,6 +330,12 @@ impl Vfs {
                 if member.is_err() && is_scratch_name(new_leaf) =>
             {
                 let content = self.shown_now(ino)?;
+                let buffer = WriteBuffer::new(
+                    &self.budget,
+                    content.as_slice().to_vec(),
+                    false,
+                    self.epoch(id),
+                )?;
                 let mut state = self.state.write();
                 if let Some(t) = target_ino {
                     state.tree.retire(t, ino);
@@ -339,11 +350,7 @@ impl Vfs {
                 node.path = to_path.clone();
                 node.kind = NodeKind::File {
                     origin: Origin::Scratch,
-                    buffer: Some(WriteBuffer::new(
-                        content.as_slice().to_vec(),
-                        false,
-                        self.epoch(id),
-                    )),
+                    buffer: Some(buffer),
                     writers: 0,
                 };
                 state.tree.insert(ino, node);

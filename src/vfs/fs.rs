@@ -25,6 +25,7 @@ use std::time::SystemTime;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 
+use super::buffer::Budget;
 use super::errors::ErrorLog;
 use super::handles::Handle;
 use super::reconcile;
@@ -148,6 +149,8 @@ pub struct Vfs {
     pub(super) started: SystemTime,
     /// `.shaderfs/errors`, whose cached pages go stale with every report.
     pub(super) errors_ino: Ino,
+    /// What write buffers and scratch files hold in all, and may.
+    pub(super) budget: Arc<Budget>,
     /// Members removed, by archive and path, with their place ([`super::Archive::position`]):
     /// one created again under the name takes that place (`mv` from another file system).
     pub(super) removed: Mutex<FxHashMap<(ArchiveId, String), usize>>,
@@ -213,6 +216,7 @@ impl Vfs {
                 &reconcile::Change::Load(stamp),
             );
         }
+        let budget = Budget::new(opts.max_memory);
         Ok(Vfs {
             views: Views::new(opts.cache_bytes),
             opts,
@@ -227,6 +231,7 @@ impl Vfs {
             started: SystemTime::now(),
             errors_ino,
             removed: Mutex::new(FxHashMap::default()),
+            budget,
         })
     }
 

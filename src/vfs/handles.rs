@@ -8,10 +8,10 @@
 
 use std::sync::Arc;
 
+use super::buffer::WriteBuffer;
 use super::fs::{Errno, State, Vfs};
 use super::snapshot::Snapshot;
 use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin};
-use super::write::WriteBuffer;
 use super::{Blob, FileKey};
 
 pub(super) struct Handle {
@@ -72,7 +72,7 @@ impl Vfs {
     pub(super) fn shown(&self, state: &State, ino: Ino) -> Result<Shown, Errno> {
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
         if let Some(b) = visible_buffer(node) {
-            return Ok(Shown::Ready(Blob::owned(b.data.clone())));
+            return Ok(Shown::Ready(Blob::Owned(b.shared())));
         }
         match &node.kind {
             NodeKind::File { origin, .. } => match origin {
@@ -169,18 +169,18 @@ impl Vfs {
                     buffer, writers, ..
                 }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
                 {
-                    *writers += 1;
                     match (buffer.as_mut(), truncate) {
-                        (Some(b), true) => b.replace(Vec::new()),
+                        (Some(b), true) => b.clear(),
                         (Some(_), false) => {}
                         (None, _) => {
                             let data = content
                                 .as_ref()
                                 .map(|c| c.as_slice().to_vec())
                                 .unwrap_or_default();
-                            *buffer = Some(WriteBuffer::new(data, truncate, epoch));
+                            *buffer = Some(WriteBuffer::new(&self.budget, data, truncate, epoch)?);
                         }
                     }
+                    *writers += 1;
                 }
             }
             // The kernel's page cache and file size are shared by every opener, while
@@ -270,7 +270,7 @@ impl Vfs {
                         let data = match &node.kind {
                             NodeKind::File {
                                 buffer: Some(b), ..
-                            } => &b.data[..],
+                            } => b.bytes(),
                             _ => &[][..],
                         };
                         return Ok(data[range(data.len())].to_vec());

@@ -9,6 +9,7 @@
 
 pub mod ahead;
 pub mod attr;
+pub mod buffer;
 pub mod bytes;
 pub mod cache;
 pub mod commit;
@@ -26,7 +27,7 @@ pub mod tree;
 pub mod unsaved;
 mod views;
 mod watch;
-pub mod write;
+mod write;
 
 use std::fmt;
 use std::ops::Range;

@@ -16,7 +16,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::write::WriteBuffer;
+use super::buffer::WriteBuffer;
 use super::FileKey;
 
 pub type Ino = u64;

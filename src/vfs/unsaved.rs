@@ -29,10 +29,10 @@ impl Vfs {
             };
             let path = self.user_path(id, &node.path);
             let what = match origin {
-                Origin::Scratch if !b.data.is_empty() => format!(
+                Origin::Scratch if !b.is_empty() => format!(
                     "{KEPT_IN_MEMORY} ({} bytes): rename it over a file of the archive to \
                      save it; it is dropped at unmount",
-                    b.data.len()
+                    b.len()
                 ),
                 Origin::Pending if b.is_waiting() => {
                     "created, still empty, not in the archive: write its content to add it"

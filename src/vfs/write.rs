@@ -6,8 +6,7 @@
 //! checks that the archive on disk is still the one the mount read, and that the buffer's
 //! content was taken from it: if another program changed it, nothing is written.
 
-use std::time::SystemTime;
-
+use super::buffer::{WriteBuffer, MAX_BUFFER};
 use super::commit::{self, CommitError};
 use super::fs::{split_path, Errno, Invalidation, Vfs};
 use super::handles::file_origin;
@@ -15,58 +14,6 @@ use super::reconcile::Change;
 use super::snapshot::{self, Identity, OnDisk, Snapshot};
 use super::tree::{ArchiveId, Ino, NodeKind, Origin, Tree};
 use super::{Edit, OpenContext, ViewError};
-
-/// Largest file a user may write through the mount; a runaway `cat /dev/zero > x.vso`
-/// must not take the daemon's memory.
-pub(super) const MAX_BUFFER: usize = 256 << 20;
-
-/// Content of a file being written (DESIGN.md write-back step 1).
-#[derive(Debug)]
-pub struct WriteBuffer {
-    pub data: Vec<u8>,
-    /// Changed since the last commit attempt.
-    pub dirty: bool,
-    /// Why the last attempt to save this content was refused. Every `close()` of the
-    /// file hears it until the content changes: the kernel flushes at each close of a
-    /// descriptor, a forked child's too, and the one that matters must not hear "saved".
-    pub refused: Option<Errno>,
-    /// The archive's epoch when the content was taken (see `Mounted::epoch`).
-    pub epoch: u64,
-    /// When it was last written.
-    pub modified: SystemTime,
-}
-
-impl WriteBuffer {
-    pub fn new(data: Vec<u8>, dirty: bool, epoch: u64) -> WriteBuffer {
-        WriteBuffer {
-            data,
-            dirty,
-            refused: None,
-            epoch,
-            modified: SystemTime::now(),
-        }
-    }
-
-    /// New content from the start (`O_TRUNC`).
-    pub fn replace(&mut self, data: Vec<u8>) {
-        self.data = data;
-        self.changed();
-    }
-
-    /// The content changed now: it is to be saved, and no refusal stands for it.
-    pub fn changed(&mut self) {
-        self.dirty = true;
-        self.refused = None;
-        self.modified = SystemTime::now();
-    }
-
-    /// An empty file is no shader, asm text or table: it is what `truncate`, `: >` or an
-    /// editor leaves before the new content arrives. It waits, uncommitted, for the write
-    /// that follows.
-    pub fn is_waiting(&self) -> bool {
-        self.dirty && self.data.is_empty()
-    }
-}
 
 impl Vfs {
     fn with_buffer<T>(
@@ -94,16 +41,8 @@ impl Vfs {
     pub fn write_at(&self, ino: Ino, fh: u64, offset: u64, data: &[u8]) -> Result<u32, Errno> {
         let append = self.handle_is(fh, ino, |h| h.append);
         self.with_buffer(ino, |b| {
-            let offset = if append { b.data.len() as u64 } else { offset };
-            let end = offset
-                .checked_add(data.len() as u64)
-                .filter(|&e| e <= MAX_BUFFER as u64)
-                .ok_or(libc::EFBIG)? as usize;
-            if b.data.len() < end {
-                b.data.resize(end, 0);
-            }
-            b.data[offset as usize..end].copy_from_slice(data);
-            b.changed();
+            let offset = if append { b.len() as u64 } else { offset };
+            b.write(offset, data)?;
             Ok(data.len() as u32)
         })
     }
@@ -146,12 +85,13 @@ impl Vfs {
             else {
                 return Err(libc::ENOENT);
             };
-            let b = buffer.get_or_insert_with(|| {
+            if buffer.is_none() {
                 let data = current.map(|c| c.as_slice().to_vec()).unwrap_or_default();
-                WriteBuffer::new(data, false, epoch)
-            });
-            b.data.resize(size as usize, 0);
-            b.changed();
+                *buffer = Some(WriteBuffer::new(&self.budget, data, false, epoch)?);
+            }
+            if let Some(b) = buffer.as_mut() {
+                b.resize(size)?;
+            }
             !writer && *writers == 0 && size > 0 && !matches!(origin, Origin::Scratch)
         };
         if !commit_now {
@@ -204,13 +144,9 @@ impl Vfs {
                     origin,
                     ..
                 } => match (node.archive, origin) {
-                    (Some(id), Origin::Archive { .. } | Origin::Pending) => (
-                        id,
-                        origin.clone(),
-                        node.path.clone(),
-                        b.data.clone(),
-                        b.epoch,
-                    ),
+                    (Some(id), Origin::Archive { .. } | Origin::Pending) => {
+                        (id, origin.clone(), node.path.clone(), b.shared(), b.epoch)
+                    }
                     _ => return Ok(()),
                 },
                 _ => return Ok(()),
@@ -221,11 +157,14 @@ impl Vfs {
         }
         let (dir, leaf) = split_path(&path);
         let edit = match origin {
-            Origin::Archive { key, .. } => Edit::Write { key, data: &data },
+            Origin::Archive { key, .. } => Edit::Write {
+                key,
+                data: &data[..],
+            },
             _ => Edit::Create {
                 dir,
                 name: leaf,
-                data: &data,
+                data: &data[..],
                 position: self.removed.lock().get(&(id, path.clone())).copied(),
             },
         };
@@ -236,7 +175,7 @@ impl Vfs {
             buffer: Some(b), ..
         }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
         {
-            if b.data == data {
+            if b.holds(&data) {
                 b.dirty = false;
                 b.refused = result.err();
             }

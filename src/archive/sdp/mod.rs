@@ -199,7 +199,11 @@ fn bytecode_from(
     content: &[u8],
 ) -> Result<Vec<u8>, ViewError> {
     let code = match view {
-        View::Shader => content.to_vec(),
+        View::Shader => {
+            // Checked before it is copied: a runaway write is refused at its own size.
+            validate_shader(name, content)?;
+            return Ok(content.to_vec());
+        }
         View::Asm => assemble_keeping_ctab(content, current)?,
         View::Ctab => {
             let current = current.ok_or_else(|| {
@@ -246,8 +250,21 @@ pub fn pack(inputs: &[PackInput<'_>]) -> Result<Vec<u8>, String> {
     )
 }
 
+/// The largest shader a save may hold. Shader model 3 allows 32,768 instruction slots,
+/// about 1 MiB of tokens at their longest; the rest is room for comment blocks and the
+/// constant table. Checked before anything is parsed or copied.
+pub const MAX_SHADER_LEN: usize = 4 << 20;
+
 /// Check that `data` is a D3D9 shader of the kind `name`'s extension calls for.
 fn validate_shader(name: &str, data: &[u8]) -> Result<(), ViewError> {
+    if data.len() > MAX_SHADER_LEN {
+        return Err(ViewError::Invalid(format!(
+            "{} bytes: no Direct3D 9 shader is larger than {} MiB (32,768 instruction slots \
+             and their tables)",
+            data.len(),
+            MAX_SHADER_LEN >> 20
+        )));
+    }
     bytecode::parse(data)
         .map_err(|e| ViewError::Invalid(format!("not D3D9 shader bytecode: {e}")))?;
     validate_kind(name, data)

@@ -46,12 +46,24 @@ pub fn serialise(bytes: &[u8], index: &Index, replace: Option<&Replacement<'_>>)
     out
 }
 
+/// The largest container a save may hold: the game's largest programs are tens of
+/// kilobytes; this leaves room for any compute shader DXC writes.
+pub const MAX_CONTAINER_LEN: usize = 16 << 20;
+
 /// Check a container written over a program of `group` (`dxbc.md` §2, §4, §9): the
 /// envelope DXC would accept, a `DXIL` part whose program is of the group's stage, and a
 /// digest that verifies. With `sign`, a wrong digest is replaced by the retail one (and
 /// a `HASH` part that is not the bitcode's MD5 by the MD5). Returns the container to
 /// store.
 pub fn check_container(data: &[u8], group: usize, sign: bool) -> Result<Vec<u8>, String> {
+    // Checked before anything is parsed or copied: a runaway write is refused at its size.
+    if data.len() > MAX_CONTAINER_LEN {
+        return Err(format!(
+            "{} bytes: a program of more than {} MiB is no shader the game loads",
+            data.len(),
+            MAX_CONTAINER_LEN >> 20
+        ));
+    }
     let c = container::parse(data).map_err(|e| e.to_string())?;
     if c.size as usize != data.len() {
         return Err(format!(

@@ -666,6 +666,14 @@ impl Archive for Sha {
                     .into(),
             ));
         };
+        // Checked before anything is copied: a runaway write is refused at its own size.
+        if data.len() > effect::MAX_EFFECT_LEN {
+            return Err(ViewError::Invalid(format!(
+                "{} bytes: an effect of more than {} bytes is not a FlatOut effect",
+                data.len(),
+                effect::MAX_EFFECT_LEN
+            )));
+        }
         let view = self.views.get(key as usize).copied();
         let new = match view {
             Some(View::EffectText) => data.to_vec(),
