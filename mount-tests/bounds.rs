@@ -5,7 +5,10 @@
 use std::fs;
 use std::path::Path;
 
-use crate::support::{daemon_pid, package_setup, run, sh, shaderfs, Mount};
+use crate::support::{
+    can_mount, compiled_shaders, daemon_pid, package_setup, run, sh, shaderfs, write_package,
+    Mount, Shader,
+};
 
 /// The daemon's resident memory now and at its peak, in bytes (from /proc).
 fn rss(pid: i32) -> (u64, u64) {
@@ -110,4 +113,98 @@ fn write_buffers_and_scratch_files_share_one_budget() {
         .arg(Path::new("/nonexistent"))
         .args(["-o", "max_memory=lots"]));
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// Every file below `dir`, relative and sorted (what `find` lists).
+fn listing(dir: &Path) -> Vec<String> {
+    let (code, out, err) = sh(&format!(
+        "cd {} && find . -mindepth 1 | sort",
+        dir.display()
+    ));
+    assert_eq!(code, 0, "{err}");
+    out.lines()
+        .filter(|l| !l.starts_with("./.shaderfs"))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn records_with_255_byte_names_copy_with_every_tool() {
+    if !can_mount() {
+        return;
+    }
+    let Some(corpus) = compiled_shaders() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let of_kind = |ext: &str| corpus.iter().find(|s| s.name.ends_with(ext)).unwrap();
+    // Names of 255 bytes, the most the record field holds, two alike but for the end.
+    let shaders: Vec<Shader> = [("A", ".vso"), ("B", ".vso"), ("A", ".pso")]
+        .iter()
+        .map(|(tail, ext)| {
+            let name = format!("{}{tail}{ext}", "L".repeat(255 - 1 - ext.len()));
+            let model = of_kind(ext);
+            Shader {
+                name,
+                source: model.source.clone(),
+                bytes: model.bytes.clone(),
+            }
+        })
+        .collect();
+    let package = tmp.path().join("long.sdp");
+    write_package(&package, &shaders.iter().collect::<Vec<_>>());
+    let m = Mount::new(&package, &tmp.path().join("mnt"), &["-o", "ro"]);
+    let files = listing(&m.dir);
+    assert_eq!(files.len(), 4 + 3 * 3, "{files:#?}");
+    for file in &files {
+        let name = file.rsplit('/').next().unwrap();
+        assert!(name.len() <= 255, "{name}");
+    }
+    let json = fs::read_to_string(m.path("archive.json")).unwrap();
+    for shader in &shaders {
+        assert!(
+            json.contains(&shader.name),
+            "archive.json names {}",
+            shader.name
+        );
+    }
+    let out = tmp.path().join("cp");
+    let (code, _, err) = sh(&format!("cp -r {} {}", m.dir.display(), out.display()));
+    assert_eq!(code, 0, "cp -r: {err}");
+    assert_eq!(listing(&out), files);
+    let (code, _, err) = sh(&format!(
+        "tar cf {} -C {} --exclude=./.shaderfs .",
+        tmp.path().join("t.tar").display(),
+        m.dir.display()
+    ));
+    assert_eq!(code, 0, "tar: {err}");
+    let (code, _, err) = sh(&format!(
+        "rsync -a --exclude=.shaderfs {}/ {}/",
+        m.dir.display(),
+        tmp.path().join("rsync").display()
+    ));
+    assert_eq!(code, 0, "rsync: {err}");
+    assert_eq!(listing(&tmp.path().join("rsync")), files);
+    let extracted = tmp.path().join("x");
+    let done = run(shaderfs()
+        .arg("extract")
+        .arg(&package)
+        .arg("-C")
+        .arg(&extracted));
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert_eq!(
+        listing(&extracted),
+        files,
+        "extract names them as the mount does"
+    );
+    for file in &files {
+        let (a, b) = (m.dir.join(file), extracted.join(file));
+        if a.is_file() {
+            assert_eq!(fs::read(&a).unwrap(), fs::read(&b).unwrap(), "{file}");
+        }
+    }
 }

@@ -8,8 +8,10 @@
 //!   not UTF-8) becomes `%XX`; a `%` that would read as such an escape becomes `%25`, so
 //!   the escape is reversible and a name never changes meaning;
 //! - the names `.` and `..` become `%2E` and `%2E%2E`; an empty name becomes `%`;
-//! - a name over 255 bytes is cut at a character boundary and ends in `~` and the CRC-32 of
-//!   the whole name in hex;
+//! - a name over 255 bytes (or over what a format leaves room for: `.sdp` records show
+//!   as `asm/NAME.asm` and `ctab/NAME.json`, so their names keep 5 bytes free) is cut at
+//!   a character boundary and ends in `~`, the CRC-32 of the whole name in hex, and its
+//!   extension, which says what the file is;
 //! - a name already taken in its directory gets `~1`, `~2`, … before its extension.
 
 use std::collections::HashSet;
@@ -19,6 +21,11 @@ pub const NAME_MAX: usize = 255;
 
 /// Escape one name read from an archive. Does not resolve collisions; see [`Namer`].
 pub fn escape(raw: &[u8]) -> String {
+    escape_within(raw, NAME_MAX)
+}
+
+/// [`escape`], in at most `max` bytes.
+pub fn escape_within(raw: &[u8], max: usize) -> String {
     match raw {
         b"" => return "%".to_string(),
         b"." => return "%2E".to_string(),
@@ -59,9 +66,14 @@ pub fn escape(raw: &[u8]) -> String {
         }
         rest = &rest[valid.len() + invalid.len()..];
     }
-    if out.len() > NAME_MAX {
-        let tag = format!("~{:08x}", crc32fast::hash(raw));
-        let mut cut = NAME_MAX - tag.len();
+    if out.len() > max {
+        let (_, ext) = split_extension(&out);
+        let ext = match ext.len() <= 16 {
+            true => ext.to_string(),
+            false => String::new(),
+        };
+        let tag = format!("~{:08x}{ext}", crc32fast::hash(raw));
+        let mut cut = max.saturating_sub(tag.len());
         while !out.is_char_boundary(cut) {
             cut -= 1;
         }
@@ -83,14 +95,30 @@ pub fn is_plain(name: &str) -> bool {
 }
 
 /// Hands out unique escaped names within one directory.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Namer {
     taken: HashSet<String>,
+    /// The longest name it hands out.
+    max: usize,
+}
+
+impl Default for Namer {
+    fn default() -> Namer {
+        Namer::new()
+    }
 }
 
 impl Namer {
     pub fn new() -> Namer {
-        Namer::default()
+        Namer::with_room(0)
+    }
+
+    /// A namer whose names leave `room` bytes for what a view adds (`.asm`, `.json`).
+    pub fn with_room(room: usize) -> Namer {
+        Namer {
+            taken: HashSet::new(),
+            max: NAME_MAX.saturating_sub(room),
+        }
     }
 
     /// Reserve a name that must appear exactly as given (e.g. `archive.json`).
@@ -100,7 +128,7 @@ impl Namer {
 
     /// The escaped, unique name for `raw`.
     pub fn name(&mut self, raw: &[u8]) -> String {
-        let escaped = escape(raw);
+        let escaped = escape_within(raw, self.max);
         if self.taken.insert(escaped.clone()) {
             return escaped;
         }
@@ -108,7 +136,7 @@ impl Namer {
         for n in 1u64.. {
             let suffix = format!("~{n}");
             let mut stem = stem.to_string();
-            let room = NAME_MAX.saturating_sub(suffix.len() + ext.len());
+            let room = self.max.saturating_sub(suffix.len() + ext.len());
             while stem.len() > room {
                 stem.pop();
             }
@@ -159,6 +187,18 @@ mod tests {
         assert!(name.ends_with(&format!("~{:08x}", crc32fast::hash(&raw))));
         let wide = "é".repeat(200);
         assert!(escape(wide.as_bytes()).len() <= NAME_MAX);
+    }
+
+    #[test]
+    fn long_names_keep_room_for_a_view_and_their_extension() {
+        let mut namer = Namer::with_room(5);
+        let raw = format!("{}.vso", "A".repeat(251));
+        let name = namer.name(raw.as_bytes());
+        assert_eq!(name.len(), 250);
+        assert!(name.ends_with(&format!("~{:08x}.vso", crc32fast::hash(raw.as_bytes()))));
+        assert!(format!("{name}.json").len() <= NAME_MAX);
+        let again = namer.name(raw.as_bytes());
+        assert!(again.len() <= 250 && again != name && again.ends_with(".vso"));
     }
 
     #[test]

@@ -33,7 +33,7 @@ use super::{file_has_extension, has_extension, json_view};
 use crate::shader::d3d9::bytecode::{self, ShaderKind, Version};
 use crate::shader::d3d9::ctab::{self, ConstantTable};
 use crate::shader::d3d9::{asm, disasm};
-use crate::vfs::name::Namer;
+use crate::vfs::name::{Namer, NAME_MAX};
 use crate::vfs::{
     Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
     Rewrite, ViewError,
@@ -58,7 +58,8 @@ impl Format for SdpFormat {
     ) -> Result<Arc<dyn Archive>, FormatError> {
         let index =
             read::index(&map).map_err(|e| FormatError::new(format!("{}: {e}", path.display())))?;
-        let mut namer = Namer::new();
+        // Every view of a record adds to its name (`.asm`, `.json`): leave room for them.
+        let mut namer = Namer::with_room(VIEW_SUFFIX_MAX);
         let names = index
             .records
             .iter()
@@ -126,6 +127,9 @@ impl View {
 }
 
 const ARCHIVE_JSON: FileKey = u64::MAX;
+
+/// The longest suffix a view adds to a record's name (`.json`).
+const VIEW_SUFFIX_MAX: usize = 5;
 
 fn key(record: usize, view: View) -> FileKey {
     (record as u64) << 2 | view as u64
@@ -367,6 +371,12 @@ fn check_new_name(name: &str) -> Result<NameField, ViewError> {
         return Err(ViewError::NotPermitted(format!(
             "{name}: shader names are plain ASCII without '\\' or ':' (the game's tools \
              read them as such)"
+        )));
+    }
+    if name.len() > NAME_MAX - VIEW_SUFFIX_MAX {
+        return Err(ViewError::NotPermitted(format!(
+            "{name}: a new shader name has at most {} bytes (its ctab/ view adds .json)",
+            NAME_MAX - VIEW_SUFFIX_MAX
         )));
     }
     NameField::new(name).ok_or_else(|| {
