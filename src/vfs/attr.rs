@@ -130,7 +130,7 @@ impl Vfs {
             NodeKind::Dir { .. } => (
                 FileType::Dir,
                 0,
-                if self.opts.writable { 0o755 } else { 0o555 },
+                if self.writable_at(node) { 0o755 } else { 0o555 },
             ),
             NodeKind::Symlink { target } => (FileType::Symlink, target.len() as u64, 0o777),
             NodeKind::File { origin, buffer, .. } => {
@@ -213,11 +213,11 @@ impl Vfs {
     fn may_write(&self, node: &Node) -> bool {
         match &node.kind {
             NodeKind::File { origin, .. } => match origin {
-                Origin::Archive { writable, .. } => *writable && self.opts.writable,
+                Origin::Archive { writable, .. } => *writable && self.writable_at(node),
                 Origin::Pending | Origin::Scratch => true,
                 Origin::ErrorLog => false,
             },
-            NodeKind::Dir { .. } => self.opts.writable && node.archive.is_some(),
+            NodeKind::Dir { .. } => node.archive.is_some() && self.writable_at(node),
             NodeKind::Symlink { .. } => false,
         }
     }
@@ -234,11 +234,11 @@ impl Vfs {
             || set.atime.is_some()
             || set.mtime.is_some();
         if changes_meta {
-            if !self.opts.writable {
-                return Err(libc::EROFS);
-            }
             let mut state = self.state.write();
             let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+            if !self.writable_at(node) {
+                return Err(libc::EROFS);
+            }
             if let Some(mode) = set.mode {
                 if mode & 0o222 != 0 && !self.may_write(node) {
                     return Err(libc::EPERM);

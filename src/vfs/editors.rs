@@ -85,7 +85,7 @@ impl Vfs {
                 );
                 return Err(libc::EPERM);
             };
-            if !self.opts.writable {
+            if !self.writable(id) {
                 return Err(libc::EROFS);
             }
             let dir_path = dir.path.clone();
@@ -187,7 +187,7 @@ impl Vfs {
                 source,
                 ..
             } => {
-                if !self.opts.writable {
+                if !self.writable(id) {
                     return Err(libc::EROFS);
                 }
                 if !writable {
@@ -232,7 +232,7 @@ impl Vfs {
         let NodeKind::File { origin, buffer, .. } = &node.kind else {
             return Err(libc::EPERM);
         };
-        if !self.opts.writable {
+        if !self.writable(id) {
             return Err(libc::EROFS);
         }
         let origin = origin.clone();

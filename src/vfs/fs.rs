@@ -126,6 +126,10 @@ pub(super) struct Mounted {
     /// The archive's mapping no longer matches its index (changed in place into
     /// something that does not read): its bytes are not served.
     pub unreadable: AtomicBool,
+    /// Saves may land: the mount is read-write and the archive can be replaced on disk.
+    pub writable: bool,
+    /// Why a read-write mount shows this archive read-only.
+    pub read_only_because: Option<String>,
 }
 
 pub(super) struct State {
@@ -158,15 +162,22 @@ pub struct Vfs {
 
 impl Vfs {
     /// Open the archives of a mount without mounting anything.
-    pub fn load(files: Vec<ArchiveFile>, opts: VfsOptions) -> Result<Vfs, OpenError> {
-        let ctx = OpenContext {
-            writable: opts.writable,
-            sign: opts.sign,
-        };
+    /// An archive a read-write mount cannot replace on disk (its file or folder is not
+    /// writable, or on a read-only file system) is shown read-only; if none can be, the
+    /// whole mount is read-only ([`Vfs::read_only_because`] says why).
+    pub fn load(files: Vec<ArchiveFile>, mut opts: VfsOptions) -> Result<Vfs, OpenError> {
         let mut tree = Tree::new();
         let mut archives = Vec::new();
         let mut loaded = Vec::new();
         for (id, file) in files.into_iter().enumerate() {
+            let read_only_because = match opts.writable {
+                true => snapshot::unwritable(&file.path),
+                false => None,
+            };
+            let ctx = OpenContext {
+                writable: opts.writable && read_only_because.is_none(),
+                sign: opts.sign,
+            };
             let snapshot = snapshot::open(file.format, &file.path, ctx, 0)?;
             let stamp = tree.stamp(snapshot.identity.mtime());
             let root = if file.dir_name.is_empty() {
@@ -198,6 +209,8 @@ impl Vfs {
                 epoch: AtomicU64::new(0),
                 trouble: Mutex::new(None),
                 unreadable: AtomicBool::new(false),
+                writable: ctx.writable,
+                read_only_because,
             });
         }
         let dir = tree.fresh();
@@ -215,6 +228,9 @@ impl Vfs {
                 entries,
                 &reconcile::Change::Load(stamp),
             );
+        }
+        if !archives.iter().any(|m| m.writable) {
+            opts.writable = false;
         }
         let budget = Budget::new(opts.max_memory);
         Ok(Vfs {
@@ -265,6 +281,29 @@ impl Vfs {
                     })
             })
             .collect()
+    }
+
+    /// Each archive a read-write mount shows read-only, and why.
+    pub fn read_only_because(&self) -> Vec<String> {
+        self.archives
+            .iter()
+            .filter_map(|m| {
+                let why = m.read_only_because.as_ref()?;
+                Some(format!("{}: shown read-only: {why}", m.path.display()))
+            })
+            .collect()
+    }
+
+    /// Whether saves into archive `id` may land.
+    pub(super) fn writable(&self, id: ArchiveId) -> bool {
+        self.archives[id].writable
+    }
+
+    /// Whether `node` lies where saves may land (a read-write mount, and for an archive's
+    /// node, an archive that can be replaced).
+    pub(super) fn writable_at(&self, node: &Node) -> bool {
+        node.archive
+            .map_or(self.opts.writable, |id| self.writable(id))
     }
 
     /// The archive files behind this mount.

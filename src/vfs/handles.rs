@@ -129,7 +129,7 @@ impl Vfs {
                 let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
                 let origin = file_origin(node, libc::ELOOP)?;
                 if writes {
-                    self.check_writable(&origin)?;
+                    self.check_writable(node, &origin)?;
                 }
                 self.before_render(&state.tree, node);
                 let has_buffer = matches!(
@@ -226,11 +226,11 @@ impl Vfs {
             .load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Whether a file of `origin` may be opened for writing or truncated.
-    pub(super) fn check_writable(&self, origin: &Origin) -> Result<(), Errno> {
+    /// Whether `node`, a file of `origin`, may be opened for writing or truncated.
+    pub(super) fn check_writable(&self, node: &Node, origin: &Origin) -> Result<(), Errno> {
         match origin {
             Origin::Scratch | Origin::Pending => Ok(()),
-            _ if !self.opts.writable => Err(libc::EROFS),
+            _ if !self.writable_at(node) => Err(libc::EROFS),
             Origin::Archive { writable: true, .. } => Ok(()),
             _ => Err(libc::EACCES),
         }

@@ -103,6 +103,31 @@ pub(super) fn open(
     })
 }
 
+/// Why the archive at `path` cannot be replaced where it is, if it cannot: a commit
+/// writes a new file in its folder and renames it over the archive.
+pub(super) fn unwritable(path: &Path) -> Option<String> {
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let denied = |target: &Path, mode: libc::c_int| -> Option<std::io::Error> {
+        let c = std::ffi::CString::new(target.as_os_str().as_encoded_bytes()).ok()?;
+        // SAFETY: a plain system call with a valid C string.
+        match unsafe { libc::access(c.as_ptr(), mode) } {
+            0 => None,
+            _ => Some(std::io::Error::last_os_error()),
+        }
+    };
+    let why = |e: std::io::Error, what: &str| match e.raw_os_error() {
+        Some(libc::EROFS) => format!("{what} is on a read-only file system"),
+        _ => format!("{what} cannot be written by this user ({e})"),
+    };
+    if let Some(e) = denied(folder, libc::W_OK | libc::X_OK) {
+        return Some(why(e, &format!("its folder {}", folder.display())));
+    }
+    denied(path, libc::W_OK).map(|e| why(e, "the file"))
+}
+
 /// Take the one-writer lock on `file`: `false` when another open file holds it.
 pub(super) fn lock(file: &File) -> std::io::Result<bool> {
     // SAFETY: flock on a descriptor we own.
@@ -176,6 +201,9 @@ impl Vfs {
     /// temporary files a killed commit left beside them. The error names who holds a lock.
     pub fn lock_archives(&self) -> Result<(), OpenError> {
         for (id, mounted) in self.archives.iter().enumerate() {
+            if !mounted.writable {
+                continue;
+            }
             let snap = self.snapshot(id);
             let locked = lock(&snap.file).map_err(|e| {
                 OpenError::Busy(format!("{}: cannot lock: {e}", mounted.path.display()))
@@ -196,8 +224,10 @@ impl Vfs {
     /// Take the locks again from this process (the daemon, after it forked from the
     /// command that took them), so that /proc/locks names the daemon.
     pub fn relock_archives(&self) -> Result<(), OpenError> {
-        for id in 0..self.archives.len() {
-            unlock(&self.snapshot(id).file);
+        for (id, mounted) in self.archives.iter().enumerate() {
+            if mounted.writable {
+                unlock(&self.snapshot(id).file);
+            }
         }
         self.lock_archives()
     }
@@ -243,7 +273,7 @@ impl Vfs {
             return OnDisk::Unchanged;
         }
         let ctx = OpenContext {
-            writable: self.opts.writable,
+            writable: mounted.writable,
             sign: self.opts.sign,
         };
         let new = match open(mounted.format, &mounted.path, ctx, snap.generation + 1) {
@@ -259,7 +289,7 @@ impl Vfs {
                 return OnDisk::Changed;
             }
         };
-        if self.opts.writable && !matches!(lock(&new.file), Ok(true)) {
+        if mounted.writable && !matches!(lock(&new.file), Ok(true)) {
             self.trouble(
                 id,
                 true,

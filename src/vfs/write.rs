@@ -59,7 +59,7 @@ impl Vfs {
             let state = self.state.read();
             let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
             let origin = file_origin(node, libc::EINVAL)?;
-            self.check_writable(&origin)?;
+            self.check_writable(node, &origin)?;
             let has_buffer = matches!(
                 node.kind,
                 NodeKind::File {
@@ -252,7 +252,7 @@ impl Vfs {
             }
         };
         let ctx = OpenContext {
-            writable: self.opts.writable,
+            writable: mounted.writable,
             sign: self.opts.sign,
         };
         let backup =
@@ -266,7 +266,7 @@ impl Vfs {
             &old.bytes,
             &rewrite,
             backup,
-            self.opts.writable,
+            mounted.writable,
             |_temp, bytes| {
                 let archive = format
                     .open(&mounted.path, bytes.clone(), ctx)
