@@ -497,7 +497,9 @@ fn list(
 }
 
 /// Write the tree below `ino` into `to`. A file that cannot be read or written is
-/// reported and the rest still extracted; then the exit code is 2.
+/// reported and the rest still extracted; then the exit code is 2. Nothing is written
+/// through a symlink that was in `to` before (a hostile archive's names cannot make it
+/// write outside `to`, and neither can a link someone left there).
 fn extract(vfs: &Vfs, ino: u64, path: &str, to: &Path) -> Result<(), Failure> {
     let io = |p: &Path| {
         let p = p.to_path_buf();
@@ -507,19 +509,14 @@ fn extract(vfs: &Vfs, ino: u64, path: &str, to: &Path) -> Result<(), Failure> {
     let attr = vfs
         .getattr(ino)
         .map_err(|e| Failure::usage(format!("{path}: {}", std::io::Error::from_raw_os_error(e))))?;
-    let mut failed = Vec::new();
-    let copy = |ino: u64, full: &str, target: &Path, failed: &mut Vec<String>| {
-        let bytes = match read_all(vfs, ino, full) {
-            Ok(bytes) => bytes,
-            Err(f) => return failed.push(f.message),
-        };
-        if let Err(e) = std::fs::write(target, bytes) {
-            failed.push(format!("{}: {e}", target.display()));
-        }
+    let mut out = Extraction {
+        to: to.to_path_buf(),
+        made: std::collections::HashSet::new(),
+        failed: Vec::new(),
     };
     if attr.kind == FileType::File {
         let name = path.rsplit('/').next().unwrap_or(path);
-        copy(ino, path, &to.join(name), &mut failed);
+        out.file(vfs, ino, path, name);
     } else {
         for (child, rel) in walk(vfs, ino, "") {
             // The mount's own diagnostics are not part of any archive.
@@ -531,33 +528,103 @@ fn extract(vfs: &Vfs, ino: u64, path: &str, to: &Path) -> Result<(), Failure> {
             } else {
                 format!("{path}/{rel}")
             };
-            let target = to.join(&rel);
             match vfs.getattr(child).map(|a| a.kind) {
-                Ok(FileType::Dir) => {
-                    if let Err(e) = std::fs::create_dir_all(&target) {
-                        failed.push(format!("{}: {e}", target.display()));
-                    }
-                }
-                Ok(FileType::File) => copy(child, &full, &target, &mut failed),
-                Ok(FileType::Symlink) => {
-                    let link = vfs.readlink(child).unwrap_or_default();
-                    let _ = std::fs::remove_file(&target);
-                    if let Err(e) = std::os::unix::fs::symlink(link, &target) {
-                        failed.push(format!("{}: {e}", target.display()));
-                    }
-                }
-                Err(e) => failed.push(format!("{full}: {}", std::io::Error::from_raw_os_error(e))),
+                Ok(FileType::Dir) => out.dir(&rel),
+                Ok(FileType::File) => out.file(vfs, child, &full, &rel),
+                Ok(FileType::Symlink) => out.link(&vfs.readlink(child).unwrap_or_default(), &rel),
+                Err(e) => out
+                    .failed
+                    .push(format!("{full}: {}", std::io::Error::from_raw_os_error(e))),
             }
         }
     }
-    if failed.is_empty() {
+    if out.failed.is_empty() {
         return Ok(());
     }
-    for message in &failed {
+    for message in &out.failed {
         eprintln!("shaderfs extract: {message}");
     }
     Err(Failure {
         code: EXIT_MALFORMED,
-        message: format!("{} file(s) could not be extracted", failed.len()),
+        message: format!("{} file(s) could not be extracted", out.failed.len()),
     })
+}
+
+/// Where `extract` writes, what it made there, and what failed.
+struct Extraction {
+    to: PathBuf,
+    /// The symlinks this run made (the archive's own links).
+    made: std::collections::HashSet<PathBuf>,
+    failed: Vec<String>,
+}
+
+impl Extraction {
+    /// `rel` below `to`, unless a symlink this run did not make stands on the way there
+    /// (`leaf`: the last component too).
+    fn target(&mut self, rel: &str, leaf: bool) -> Option<PathBuf> {
+        let mut at = self.to.clone();
+        let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+        for (i, part) in parts.iter().enumerate() {
+            at.push(part);
+            let last = i + 1 == parts.len();
+            let link = std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink());
+            if link && (!last || leaf) && !self.made.contains(&at) {
+                self.failed.push(format!(
+                    "{}: a symlink that was there before; extract writes nothing through it",
+                    at.display()
+                ));
+                return None;
+            }
+        }
+        Some(at)
+    }
+
+    fn dir(&mut self, rel: &str) {
+        let Some(target) = self.target(rel, true) else {
+            return;
+        };
+        if let Err(e) = std::fs::create_dir_all(&target) {
+            self.failed.push(format!("{}: {e}", target.display()));
+        }
+    }
+
+    fn file(&mut self, vfs: &Vfs, ino: u64, full: &str, rel: &str) {
+        use std::os::unix::fs::OpenOptionsExt;
+        let bytes = match read_all(vfs, ino, full) {
+            Ok(bytes) => bytes,
+            Err(f) => return self.failed.push(f.message),
+        };
+        let Some(target) = self.target(rel, true) else {
+            return;
+        };
+        // O_NOFOLLOW: a link put there after the check is not followed either.
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&target)
+            .and_then(|mut f| f.write_all(&bytes));
+        if let Err(e) = written {
+            self.failed.push(format!("{}: {e}", target.display()));
+        }
+    }
+
+    fn link(&mut self, link: &str, rel: &str) {
+        let Some(target) = self.target(rel, true) else {
+            return;
+        };
+        let made = std::fs::remove_file(&target)
+            .or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(()),
+                _ => Err(e),
+            })
+            .and_then(|()| std::os::unix::fs::symlink(link, &target));
+        match made {
+            Ok(()) => {
+                self.made.insert(target);
+            }
+            Err(e) => self.failed.push(format!("{}: {e}", target.display())),
+        }
+    }
 }

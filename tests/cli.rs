@@ -174,3 +174,43 @@ fn check_reports_what_the_game_would_refuse_in_an_effect() {
     assert!(err.contains("bad.sha:17:"), "{err}");
     assert!(err.contains("Tex9"), "{err}");
 }
+
+#[test]
+fn extract_writes_nothing_through_a_symlink_it_did_not_make() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("shaderpackage001.sdp");
+    package(&pkg, &[(b"SKY.vso", bytes(&VS)), (b"SKY.pso", bytes(&PS))]);
+    let out = tmp.path().join("out");
+    let elsewhere = tmp.path().join("elsewhere");
+    let victim = tmp.path().join("victim.txt");
+    fs::create_dir_all(&out).unwrap();
+    fs::create_dir_all(&elsewhere).unwrap();
+    fs::write(&victim, b"keep me").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, out.join("asm")).unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("archive.json")).unwrap();
+
+    let (code, _, err) = shaderfs(&[
+        "extract",
+        pkg.to_str().unwrap(),
+        "-C",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&out.join("asm").display().to_string()),
+        "{err}"
+    );
+    assert!(
+        err.contains(&out.join("archive.json").display().to_string()),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing written through asm"
+    );
+    assert_eq!(fs::read(&victim).unwrap(), b"keep me");
+    // Everything else is extracted.
+    assert_eq!(fs::read(out.join("shaders/SKY.vso")).unwrap(), bytes(&VS));
+    assert!(out.join("ctab/SKY.pso.json").is_file());
+}
