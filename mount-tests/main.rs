@@ -12,3 +12,4 @@ mod sdp_views;
 mod sgd2;
 mod sgd2_write;
 mod sha;
+mod users;

@@ -5,6 +5,10 @@
 //! session, mounts, and tells the parent through a pipe that the mount answers. The
 //! parent returns only then. `umount` unmounts and waits for the daemon to exit, so every
 //! commit it was making is on disk when it returns.
+//!
+//! Root mounts directly (fuser's mount(2)). A user who is not root, or a process that
+//! cannot open /dev/fuse, mounts through the setuid `fusermount3` ([`crate::fusermount`]),
+//! and unmounts through it too.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -379,9 +383,9 @@ fn serve(
     block_termination_signals();
     let fs = FuseFs::new(vfs.clone(), tuning.clone());
     let known = fs.known();
-    let mut session =
-        match fuser::Session::new(fs, mountpoint, &options.fuser_config(source, tuning)) {
-            Ok(s) => s,
+    let (session, mut unmounter) =
+        match start_session(fs, mountpoint, &options.fuser_config(source, tuning)) {
+            Ok(started) => started,
             Err(e) => {
                 let message = format!("{}: cannot mount: {e}", mountpoint.display());
                 tell(&message);
@@ -394,7 +398,10 @@ fn serve(
     if let Err(e) = vfs.start_watching() {
         log::warn!("not watching the archives for other programs' changes: {e}");
     }
-    let mut unmounter = session.unmount_callable();
+    let made_by_fusermount = match &unmounter {
+        Unmounter::Fusermount(mounted) => Some(mounted.clone()),
+        Unmounter::Fuser(_) => None,
+    };
     let pid_path = pid_file(mountpoint);
     if let Some(dir) = pid_path.parent() {
         let _ = fs::create_dir_all(dir);
@@ -402,16 +409,72 @@ fn serve(
     let _ = fs::write(&pid_path, format!("{}\n", std::process::id()));
     std::thread::Builder::new()
         .name("signals".into())
-        .spawn(move || {
-            wait_for_termination_signal();
-            let _ = unmounter.unmount();
+        .spawn({
+            let mountpoint = mountpoint.to_path_buf();
+            move || loop {
+                wait_for_termination_signal();
+                match unmounter.unmount() {
+                    Ok(()) => break,
+                    Err(e) => log::error!("{}: cannot unmount: {e}", mountpoint.display()),
+                }
+            }
         })
         .map_err(|e| Failure::mount(format!("spawning the signal thread: {e}")))?;
     tell("ok");
     drop(ready);
     let result = session.run();
+    // fuser unmounts its own mount when its session ends early (an error); one that
+    // fusermount3 made is left to this.
+    if let Some(mounted) = made_by_fusermount {
+        if let Err(e) = mounted.unmount() {
+            log::error!("{}: cannot unmount: {e}", mountpoint.display());
+        }
+    }
     let _ = fs::remove_file(&pid_path);
     result.map_err(|e| Failure::mount(format!("{}: {e}", mountpoint.display())))
+}
+
+/// How the signal thread unmounts: fuser's own unmount for the mount it made, fusermount3
+/// for one fusermount3 made (fuser does not unmount a session it was handed).
+enum Unmounter {
+    Fuser(fuser::SessionUnmounter),
+    Fusermount(Arc<crate::fusermount::Mounted>),
+}
+
+impl Unmounter {
+    fn unmount(&mut self) -> Result<(), String> {
+        match self {
+            Unmounter::Fuser(unmounter) => unmounter.unmount().map_err(|e| e.to_string()),
+            Unmounter::Fusermount(mounted) => mounted.unmount(),
+        }
+    }
+}
+
+/// Mount and shake hands with the kernel: directly where this process can (root), through
+/// fusermount3 otherwise. The error says what failed, without the mount point.
+fn start_session(
+    fs: FuseFs,
+    mountpoint: &Path,
+    config: &fuser::Config,
+) -> Result<(fuser::Session<FuseFs>, Unmounter), String> {
+    if !crate::fusermount::needed() {
+        let mut session = fuser::Session::new(fs, mountpoint, config).map_err(|e| e.to_string())?;
+        let unmounter = Unmounter::Fuser(session.unmount_callable());
+        return Ok((session, unmounter));
+    }
+    let list = crate::fusermount::option_list(&config.mount_options, config.acl);
+    let (device, mounted, said) = crate::fusermount::mount(mountpoint, &list)?;
+    // `unsafe option suid ignored`, and the like.
+    for line in said.lines() {
+        log::warn!("{}: {line}", mountpoint.display());
+    }
+    match fuser::Session::from_fd(fs, device, config.acl, config.clone()) {
+        Ok(session) => Ok((session, Unmounter::Fusermount(Arc::new(mounted)))),
+        Err(e) => {
+            let _ = mounted.unmount();
+            Err(format!("after fusermount3 mounted: {e}"))
+        }
+    }
 }
 
 /// The daemon renders views on several threads, and glibc gives threads up to eight
@@ -490,17 +553,10 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
     if unsafe { libc::umount2(c_path.as_ptr(), 0) } != 0 {
         let err = std::io::Error::last_os_error();
         if err.raw_os_error() == Some(libc::EPERM) {
-            let status = std::process::Command::new("fusermount3")
-                .arg("-u")
-                .arg(&mountpoint)
-                .status()
-                .map_err(|e| Failure::mount(format!("fusermount3: {e}")))?;
-            if !status.success() {
-                return Err(Failure::mount(format!(
-                    "{}: fusermount3 -u failed",
-                    mountpoint.display()
-                )));
-            }
+            // Not root: the mount's user unmounts through fusermount3.
+            crate::fusermount::unmount(&mountpoint, false).map_err(|e| {
+                Failure::mount(format!("{}: cannot unmount: {e}", mountpoint.display()))
+            })?;
         } else {
             return Err(Failure::mount(format!(
                 "{}: cannot unmount: {err}",
@@ -524,12 +580,18 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
     }
     if let Some(pid) = pid {
         let deadline = Instant::now() + Duration::from_secs(60);
-        // SAFETY: kill with signal 0 only checks that the process exists.
-        while unsafe { libc::kill(pid, 0) } == 0 && Instant::now() < deadline {
+        while process_exists(pid) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
     Ok(())
+}
+
+/// Whether process `pid` exists (it may be another user's: kill then says EPERM).
+fn process_exists(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Whether `path` is the mount point of a FUSE mount (from /proc/self/mountinfo). A
