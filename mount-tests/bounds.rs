@@ -208,3 +208,62 @@ fn records_with_255_byte_names_copy_with_every_tool() {
         }
     }
 }
+
+/// A tmpfs mounted for a test, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = sh(&format!("umount -l {}", self.0.display()));
+    }
+}
+
+#[test]
+fn an_archive_on_a_read_only_file_system_mounts_read_only_by_itself() {
+    let Some(s) = package_setup("ro.sdp") else {
+        return;
+    };
+    let fs_dir = s.package.parent().unwrap().join("fs");
+    fs::create_dir_all(&fs_dir).unwrap();
+    let (code, _, err) = sh(&format!(
+        "mount -t tmpfs -o size=4M tmpfs {}",
+        fs_dir.display()
+    ));
+    if code != 0 {
+        assert!(!crate::support::in_ci(), "CI=true but no tmpfs: {err}");
+        eprintln!("skipped: cannot mount a tmpfs here ({err})");
+        return;
+    }
+    let _tmpfs = Tmpfs(fs_dir.clone());
+    let package = fs_dir.join("ro.sdp");
+    fs::copy(&s.package, &package).unwrap();
+    let (code, _, err) = sh(&format!("mount -o remount,ro {}", fs_dir.display()));
+    assert_eq!(code, 0, "{err}");
+
+    let (m, err) = Mount::saying(&package, &s.mnt, &[]);
+    assert!(err.contains("shown read-only: its folder"), "{err}");
+    assert!(err.contains("read-only file system"), "{err}");
+    let json = fs::read_to_string(m.path("archive.json")).unwrap();
+    assert!(json.contains("\"writable\": false"), "{json}");
+    use std::os::unix::fs::PermissionsExt;
+    let shader = m.path(&format!("shaders/{}", s.shaders[0].name));
+    assert_eq!(
+        fs::metadata(&shader).unwrap().permissions().mode() & 0o777,
+        0o444
+    );
+    assert_eq!(
+        fs::metadata(m.path("shaders"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o555
+    );
+    let (code, _, err) = sh(&format!(
+        "cp {} {}",
+        s.shaders[1].source.display(),
+        shader.display()
+    ));
+    assert_ne!(code, 0);
+    assert!(err.contains("Read-only file system"), "{err}");
+}

@@ -350,3 +350,22 @@ impl Drop for DeadMount {
         }
     }
 }
+
+impl Mount {
+    /// [`Mount::new`], also giving what `shaderfs mount` said on stderr.
+    pub fn saying(source: &Path, mountpoint: &Path, args: &[&str]) -> (Mount, String) {
+        std::fs::create_dir_all(mountpoint).unwrap();
+        let out = run(shaderfs()
+            .arg("mount")
+            .arg(source)
+            .arg(mountpoint)
+            .args(args));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "mount failed: {err}");
+        let mount = Mount {
+            dir: mountpoint.to_path_buf(),
+            mounted: true,
+        };
+        (mount, err)
+    }
+}

@@ -451,3 +451,49 @@ fn user_daemon_unmounts_on_sigterm_and_sigint() {
         );
     }
 }
+
+#[test]
+fn an_archive_the_user_cannot_write_mounts_read_only_by_itself() {
+    let Some(u) = UserSetup::new() else { return };
+    let mode = DevFuseMode::lock();
+    mode.set(0o666);
+    // The package lies in a folder the user may read but not write: a commit could not
+    // put its new file there.
+    let folder = u.home.join("shared-games");
+    std::fs::create_dir_all(&folder).unwrap();
+    let package = folder.join("shaderpackage003.sdp");
+    write_package(&package, &u.s.shaders.iter().collect::<Vec<_>>());
+    let before = std::fs::read(&package).unwrap();
+    let mnt = u.s.mnt.clone();
+    let _detach = Detach(mnt.clone());
+
+    let out = run(u.shaderfs().arg("mount").arg(&package).arg(&mnt));
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "mount: {err}");
+    assert!(
+        err.contains("shown read-only") && err.contains("cannot be written by this user"),
+        "{err}"
+    );
+    // The mount is the user's own: look through the user's eyes.
+    let json = text(&run(u.as_user("cat").arg(mnt.join("archive.json"))).stdout);
+    assert!(json.contains("\"writable\": false"), "{json}");
+    let line = mountinfo_line(&mnt).unwrap();
+    assert!(line.split(' ').nth(5).unwrap().starts_with("ro"), "{line}");
+    let (from, to) = u.pixel_pair();
+    let shader = mnt.join("shaders").join(&to.name);
+    let perm = text(&run(u.as_user("stat").args(["-c", "%a"]).arg(&shader)).stdout);
+    assert_eq!(perm.trim(), "444", "read-only modes");
+    let out = run(u
+        .as_user("cp")
+        .arg(mnt.join("shaders").join(&from.name))
+        .arg(&shader));
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("Read-only file system"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(u.shaderfs().arg("umount").arg(&mnt));
+    assert!(out.status.success(), "umount: {}", text(&out.stderr));
+    assert_eq!(std::fs::read(&package).unwrap(), before);
+}

@@ -264,6 +264,21 @@ pub fn mount(
         .map_err(|e| Failure::usage(format!("{}: {e}", source.display())))?;
     let tuning = Tuning::from_env().map_err(Failure::usage)?;
     let vfs = Arc::new(crate::archive::open(&source, options.vfs_options(&tuning))?);
+    // An archive that cannot be replaced where it lies is shown read-only: say so, and
+    // when that is every archive, mount read-only.
+    for why in vfs.read_only_because() {
+        eprintln!("shaderfs: {why}");
+    }
+    let read_only;
+    let options = if options.writable && !vfs.options().writable {
+        read_only = MountOptions {
+            writable: false,
+            ..options.clone()
+        };
+        &read_only
+    } else {
+        options
+    };
     // One writer per archive: a second read-write mount stops here, naming the first.
     if options.writable {
         vfs.lock_archives()?;
