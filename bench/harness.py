@@ -81,6 +81,25 @@ def daemon_memory(mnt):
     return None
 
 
+def daemon_peak_kib(mnt):
+    """VmHWM (KiB): the most memory the daemon serving `mnt` has held."""
+    for pid_file in Path("/run/shaderfs").glob("*.pid"):
+        if str(mnt).replace("/", "%2F") in pid_file.name:
+            pid = pid_file.read_text().strip()
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    return None
+
+
+def peak_of_command_kib(cmd):
+    """Run `cmd` (a list) under GNU time and return its peak resident memory (KiB). (The
+    harness's own rusage of a child would count the pages it shares with this big Python
+    process until it execs.)"""
+    out = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True)
+    return int(out.stderr.strip().splitlines()[-1])
+
+
 READ_ALL = "find {d} -type f -print0 | xargs -0 -n 64 cat > /dev/null"
 READ_ALL_PARALLEL = "find {d} -type f -print0 | xargs -0 -n 64 -P 4 cat > /dev/null"
 
@@ -351,6 +370,57 @@ def techniques(res, gta, sdp):
             "decoding every view (`shaderfs check`)", t_check * 1000)
 
 
+def hostile(res, gta, sdp):
+    """Mutated archives (bytes flipped, cut short, counts made huge): the daemon's peak
+    memory reading the whole tree of each that still mounts, and `shaderfs check`'s on
+    each that is refused, against the same for the archive unmutated."""
+    import random
+    rng = random.Random(12)
+    out = WORK / "hostile"
+    out.mkdir(exist_ok=True)
+    mnt = WORK / "mnt-hostile"
+    package = sorted(sdp.glob("*.sdp"))[0]
+    for name, source, count in (("SGD2 database", gta, 6), (".sdp package", package, 24)):
+        clean = source.read_bytes()
+
+        def peak(path):
+            """(peak KiB, how): the daemon's after a whole-tree read, or check's."""
+            unmount(mnt)
+            mnt.mkdir(parents=True, exist_ok=True)
+            if sh(f"{BIN} mount {path} {mnt} -o ro", check=False).returncode == 0:
+                sh(READ_ALL.format(d=mnt) + " 2>/dev/null", check=False)
+                kib = daemon_peak_kib(mnt)
+                unmount(mnt)
+                return kib, "mounted"
+            return peak_of_command_kib([str(BIN), "check", str(path)]), "refused"
+
+        base, _ = peak(source)
+        peaks, mounted_count = [], 0
+        for i in range(count):
+            data = bytearray(clean)
+            kind = i % 3
+            if kind == 0:
+                for _ in range(16):
+                    data[rng.randrange(len(data))] = rng.randrange(256)
+            elif kind == 1:
+                del data[rng.randrange(len(data)):]
+            else:
+                for _ in range(4):
+                    at = rng.randrange(max(1, len(data) - 4)) & ~3
+                    data[at:at + 4] = (0x7FFFFFFF).to_bytes(4, "little")
+            path = out / f"{i}{source.suffix}"
+            path.write_bytes(bytes(data))
+            kib, how = peak(path)
+            if kib:
+                peaks.append(kib)
+                mounted_count += how == "mounted"
+        if peaks and base:
+            res.add(f"g. hostile {name}s: peak memory, worst of {len(peaks)} mutated "
+                    f"({mounted_count} mounted and read whole, the rest refused)",
+                    max(peaks) / 1024, f"the {name} unmutated", base / 1024, unit="MiB")
+    shutil.rmtree(out, ignore_errors=True)
+
+
 def write_report(res, started):
     commit = sh(f"git -C {ROOT} rev-parse --short HEAD", check=False).stdout.strip() or "unknown"
     dirty = sh(f"git -C {ROOT} status --porcelain", check=False).stdout.strip()
@@ -396,6 +466,7 @@ def main():
     grep_views(res, "sdp", sdp, "wvp", "*.json")
     grep_views(res, "gta", gta, "Wave32", "*.json")
     write_back(res, sdp, gta)
+    hostile(res, gta, sdp)
     techniques(res, gta, sdp)
     for m in WORK.glob("mnt-*"):
         unmount(m)
