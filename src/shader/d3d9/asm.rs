@@ -252,7 +252,11 @@ fn preprocess(text: &str) -> Result<Vec<Line>, AsmError> {
         if !active {
             continue;
         }
-        let code = expand(&code, &defines);
+        let code = expand(&code, &defines).map_err(|message| AsmError {
+            line,
+            column: 1,
+            message,
+        })?;
         out.push(Line {
             line,
             code,
@@ -405,45 +409,61 @@ pub(crate) fn read_line(text: &str, in_block: &mut bool) -> Option<(String, Kept
     Some((lexed.code.trim().to_string(), kept))
 }
 
-/// Replaces defined names (whole identifiers) by their text, repeatedly.
-fn expand(code: &str, defines: &HashMap<String, String>) -> String {
+/// The longest a line may grow by `#define` expansion. A macro is not expanded inside
+/// its own expansion (as in C), but a chain of macros each naming the next several times
+/// grows exponentially; past this the line is an error, not an allocation.
+const MAX_EXPANDED_LINE: usize = 1 << 20;
+
+/// Replaces defined names (whole identifiers) by their text, and names in that text in
+/// turn, except a macro within its own expansion (C's rule: `#define R R R` gives
+/// `R R`).
+fn expand(code: &str, defines: &HashMap<String, String>) -> Result<String, String> {
     if defines.is_empty() {
-        return code.to_string();
+        return Ok(code.to_string());
     }
-    let mut s = code.to_string();
-    for _ in 0..32 {
-        let mut out = String::with_capacity(s.len());
-        let mut changed = false;
-        let mut chars = s.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            if c.is_ascii_alphabetic() || c == '_' {
-                let mut end = i + c.len_utf8();
-                while let Some(&(j, d)) = chars.peek() {
-                    if d.is_ascii_alphanumeric() || d == '_' {
-                        end = j + 1;
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-                let word = &s[i..end];
-                match defines.get(word) {
-                    Some(body) => {
-                        out.push_str(body);
-                        changed = true;
-                    }
-                    None => out.push_str(word),
-                }
+    let mut out = String::with_capacity(code.len());
+    expand_into(code, defines, &mut Vec::new(), &mut out)?;
+    Ok(out)
+}
+
+fn expand_into<'a>(
+    text: &str,
+    defines: &'a HashMap<String, String>,
+    active: &mut Vec<&'a str>,
+    out: &mut String,
+) -> Result<(), String> {
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if !(c.is_ascii_alphabetic() || c == '_') {
+            out.push(c);
+            continue;
+        }
+        let mut end = i + c.len_utf8();
+        while let Some(&(j, d)) = chars.peek() {
+            if d.is_ascii_alphanumeric() || d == '_' {
+                end = j + 1;
+                chars.next();
             } else {
-                out.push(c);
+                break;
             }
         }
-        s = out;
-        if !changed {
-            break;
+        let word = &text[i..end];
+        match defines.get_key_value(word) {
+            Some((name, body)) if !active.contains(&name.as_str()) => {
+                active.push(name);
+                expand_into(body, defines, active, out)?;
+                active.pop();
+            }
+            _ => out.push_str(word),
+        }
+        if out.len() > MAX_EXPANDED_LINE {
+            return Err(format!(
+                "#define expansion makes this line longer than {} MiB",
+                MAX_EXPANDED_LINE >> 20
+            ));
         }
     }
-    s
+    Ok(())
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -1507,6 +1527,23 @@ mod tests {
             .chunks(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect()
+    }
+
+    #[test]
+    fn a_macro_is_not_expanded_inside_itself_and_expansion_is_bounded() {
+        let defines: HashMap<String, String> = [("R", "R R"), ("A", "B"), ("B", "A c0")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(expand("mov R", &defines).unwrap(), "mov R R");
+        assert_eq!(expand("add A", &defines).unwrap(), "add A c0");
+        let mut text = String::from("#define A0 r0\n");
+        for i in 1..24 {
+            text.push_str(&format!("#define A{i} A{p} A{p} A{p} A{p}\n", p = i - 1));
+        }
+        text.push_str("vs.1.1\nmov A23\n");
+        let err = assemble_unvalidated(&text).unwrap_err();
+        assert!(err.message.contains("longer than"), "{err}");
     }
 
     #[test]
