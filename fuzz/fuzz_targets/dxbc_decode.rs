@@ -1,0 +1,4 @@
+//! libFuzzer's input to [`shaderfs_fuzz::dxbc_decode`], which says what it drives.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| shaderfs_fuzz::dxbc_decode(data));

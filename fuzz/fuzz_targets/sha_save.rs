@@ -1,0 +1,4 @@
+//! libFuzzer's input to [`shaderfs_fuzz::sha_save`], which says what it drives.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| shaderfs_fuzz::sha_save(data));
