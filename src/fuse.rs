@@ -53,7 +53,7 @@ pub struct FuseFs {
 
 impl FuseFs {
     pub fn new(vfs: Arc<Vfs>, tuning: Tuning) -> FuseFs {
-        let ttl = if vfs.options().writable || !tuning.long_ttl {
+        let ttl = if !tuning.long_ttl {
             Duration::from_secs(1)
         } else {
             Duration::from_secs(3600)
@@ -181,6 +181,9 @@ impl FuseFs {
         if opened.direct_io {
             flags |= FopenFlags::FOPEN_DIRECT_IO;
         }
+        if !opened.flush {
+            flags |= FopenFlags::FOPEN_NOFLUSH;
+        }
         flags
     }
 }
@@ -188,11 +191,20 @@ impl FuseFs {
 impl fuser::Filesystem for FuseFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         let mut wanted = InitFlags::FUSE_PARALLEL_DIROPS
-            | InitFlags::FUSE_ATOMIC_O_TRUNC
             | InitFlags::FUSE_BIG_WRITES
             | InitFlags::FUSE_ASYNC_READ
-            // Direct-I/O files (every file of a writable mount) can still be mapped.
-            | InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP;
+            // Direct-I/O files (writers, scratch files) can still be mapped.
+            | InitFlags::FUSE_DIRECT_IO_ALLOW_MMAP
+            // Before a read through the page cache, the kernel refreshes a size another
+            // opener's writing made stale, and drops pages whose file changed.
+            | InitFlags::FUSE_AUTO_INVAL_DATA;
+        // Readers share the page cache and the size the kernel keeps: a writer's
+        // `O_TRUNC` must not empty them. Without atomic O_TRUNC the kernel asks with a
+        // setattr, whose answer keeps the committed size (the writer's buffer is
+        // emptied all the same).
+        if !self.vfs.options().writable {
+            wanted |= InitFlags::FUSE_ATOMIC_O_TRUNC;
+        }
         if self.tuning.readdirplus {
             wanted |= InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO;
         }
@@ -206,13 +218,17 @@ impl fuser::Filesystem for FuseFs {
                 .is_ok()
         {
             self.no_open = true;
-            if offered.contains(InitFlags::FUSE_NO_OPENDIR_SUPPORT)
-                && config
-                    .add_capabilities(InitFlags::FUSE_NO_OPENDIR_SUPPORT)
-                    .is_ok()
-            {
-                self.no_opendir = true;
-            }
+        }
+        // Folders are never written through a handle: no opendir/releasedir round trips,
+        // and the kernel keeps their listings (a commit invalidates the folders it
+        // changes, and the kernel those it changes itself).
+        if self.tuning.no_open
+            && offered.contains(InitFlags::FUSE_NO_OPENDIR_SUPPORT)
+            && config
+                .add_capabilities(InitFlags::FUSE_NO_OPENDIR_SUPPORT)
+                .is_ok()
+        {
+            self.no_opendir = true;
         }
         let _ = config.set_max_write(1 << 20);
         let _ = config.set_max_readahead(self.tuning.readahead);
@@ -238,12 +254,8 @@ impl fuser::Filesystem for FuseFs {
         }
     }
 
-    fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
-        let attr = match fh {
-            Some(fh) => self.vfs.getattr_through(ino.0, fh.0),
-            None => self.vfs.getattr(ino.0),
-        };
-        match attr {
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.vfs.getattr(ino.0) {
             Ok(attr) => reply.attr(&self.attr_ttl(&attr), &to_fuse(&attr)),
             Err(e) => reply.error(errno(e)),
         }
@@ -456,9 +468,9 @@ impl fuser::Filesystem for FuseFs {
             reply.error(errno(e));
             return;
         }
-        // A read-only mount's directories never change: the kernel may keep their
-        // listings (a second `grep -r` or `find` then lists nothing through here).
-        let flags = if self.vfs.options().writable || !self.tuning.keep_cache {
+        // The kernel may keep listings (a second `grep -r` or `find` then lists nothing
+        // through here): a commit invalidates the folders it changes.
+        let flags = if !self.tuning.keep_cache {
             FopenFlags::empty()
         } else {
             FopenFlags::FOPEN_CACHE_DIR | FopenFlags::FOPEN_KEEP_CACHE

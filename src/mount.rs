@@ -187,6 +187,7 @@ impl MountOptions {
             umask: self.umask,
             cache_bytes: tuning.cache_bytes,
             max_memory: self.max_memory.unwrap_or(crate::vfs::fs::MAX_MEMORY),
+            page_cache: true,
         }
     }
 

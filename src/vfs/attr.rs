@@ -13,7 +13,7 @@
 use std::time::SystemTime;
 
 use super::fs::{Errno, State, Vfs};
-use super::handles::{visible_buffer, Shown};
+use super::handles::{visible_buffer, Retired, Shown};
 use super::tree::{Ino, Node, NodeKind, Origin, Overrides};
 
 /// The size a view that cannot be rendered shows: not 0, which would let the kernel's
@@ -75,16 +75,6 @@ impl Vfs {
         self.attr(ino, false)
     }
 
-    /// `getattr` through handle `fh`: a writer sees its own buffer's size. (The kernel
-    /// asks this way before an `O_APPEND` write, whose place is the size it is told.)
-    pub fn getattr_through(&self, ino: Ino, fh: u64) -> Result<Attr, Errno> {
-        let mut attr = self.getattr(ino)?;
-        if self.handle_is(fh, ino, |h| h.writes) {
-            self.writers_size(ino, &mut attr);
-        }
-        Ok(attr)
-    }
-
     /// Attributes for a directory listing: a view never rendered is not rendered for its
     /// size; it is listed with no size and attributes the kernel must fetch again (`stat`,
     /// or a read past the size it has, asks for them), so `ls` of 7,594 program JSON
@@ -96,7 +86,16 @@ impl Vfs {
     fn attr(&self, ino: Ino, lazy: bool) -> Result<Attr, Errno> {
         let (mut attr, unrendered) = {
             let state = self.state.read();
-            let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+            let Some(node) = state.tree.get(ino) else {
+                let retired = state.retired.get(&ino).ok_or(libc::ENOENT)?;
+                let attr = self.retired_attr(&state, ino, retired);
+                let shown = retired.shown.clone();
+                drop(state);
+                let size = self
+                    .produce(shown)
+                    .map_or(UNREADABLE_SIZE, |b| b.len() as u64);
+                return Ok(Attr { size, ..attr });
+            };
             if !lazy {
                 self.before_render(&state.tree, node);
             }
@@ -113,6 +112,24 @@ impl Vfs {
             }
         }
         Ok(attr)
+    }
+
+    /// The attributes of a retired file (read-only, as it was), but for its size.
+    fn retired_attr(&self, state: &State, ino: Ino, retired: &Retired) -> Attr {
+        let mtime = state.tree.time(retired.stamp);
+        Attr {
+            ino,
+            kind: FileType::File,
+            size: 0,
+            perm: 0o444 & !(self.opts.umask.unwrap_or(0) as u16),
+            nlink: 0,
+            uid: self.opts.uid,
+            gid: self.opts.gid,
+            atime: mtime,
+            mtime,
+            ctime: mtime,
+            volatile: false,
+        }
     }
 
     /// The attributes of `node`, but for a size that only rendering can tell.
@@ -266,23 +283,19 @@ impl Vfs {
             o.ctime = Some(SystemTime::now());
         }
         let mut attr = self.getattr(ino)?;
-        // The kernel takes the size a writer's `ftruncate` answers as the file's, for the
-        // writes that follow: the writer's own.
-        if set.by_writer && set.size.is_some() {
-            self.writers_size(ino, &mut attr);
+        // Through FUSE the kernel keeps one size for every opener, so a writer's
+        // `ftruncate` answers what everyone sees (the writer's buffer is its own until it
+        // is committed). Without the kernel, the writer hears its own size.
+        if set.by_writer && set.size.is_some() && !self.opts.page_cache {
+            let state = self.state.read();
+            if let Some(NodeKind::File {
+                buffer: Some(b), ..
+            }) = state.tree.get(ino).map(|n| &n.kind)
+            {
+                attr.size = b.len() as u64;
+                attr.volatile = true;
+            }
         }
         Ok(attr)
-    }
-
-    /// The size writers of `ino` see: their buffer's.
-    fn writers_size(&self, ino: Ino, attr: &mut Attr) {
-        let state = self.state.read();
-        if let Some(NodeKind::File {
-            buffer: Some(b), ..
-        }) = state.tree.get(ino).map(|n| &n.kind)
-        {
-            attr.size = b.len() as u64;
-            attr.volatile = true;
-        }
     }
 }

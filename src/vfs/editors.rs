@@ -159,6 +159,7 @@ impl Vfs {
             root,
             snap.archive.entries(),
             &super::reconcile::Change::Names(stamp),
+            &Default::default(),
         )
     }
 
@@ -272,7 +273,7 @@ impl Vfs {
         // Moves the inode with its name, as the kernel's dentry does.
         let rebind = |tree: &mut Tree| {
             if let Some(t) = target_ino {
-                tree.retire(t, ino);
+                tree.retire(t);
             }
             tree.unbind_path(id, &from_path);
             tree.bind_path(id, &to_path, ino);
@@ -299,7 +300,7 @@ impl Vfs {
                 };
                 self.commit(id, &to_path, &edit, Some(epoch), |tree| {
                     if let Some(t) = target_ino {
-                        tree.retire(t, ino);
+                        tree.retire(t);
                     }
                     tree.remove(ino);
                     tree.bind_path(id, &to_path, ino);
@@ -309,7 +310,8 @@ impl Vfs {
             (Origin::Scratch | Origin::Pending, _) if is_scratch_name(new_leaf) => {
                 let mut state = self.state.write();
                 if let Some(t) = target_ino {
-                    state.tree.retire(t, ino);
+                    state.tree.retire(t);
+                    self.keep_retired(&mut state, id, None);
                 }
                 let Some(mut node) = state.tree.remove(ino) else {
                     return Err(libc::ENOENT);
@@ -338,7 +340,8 @@ impl Vfs {
                 )?;
                 let mut state = self.state.write();
                 if let Some(t) = target_ino {
-                    state.tree.retire(t, ino);
+                    state.tree.retire(t);
+                    self.keep_retired(&mut state, id, None);
                 }
                 let Some(mut node) = state.tree.remove(ino) else {
                     return Err(libc::ENOENT);

@@ -27,7 +27,7 @@ use rustc_hash::FxHashMap;
 
 use super::buffer::Budget;
 use super::errors::ErrorLog;
-use super::handles::Handle;
+use super::handles::{Handle, Retired};
 use super::reconcile;
 use super::snapshot::{self, Snapshot};
 use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin, Tree, ROOT_INO};
@@ -56,6 +56,9 @@ pub struct VfsOptions {
     pub cache_bytes: usize,
     /// What write buffers and scratch files may hold in all ([`MAX_MEMORY`] unless set).
     pub max_memory: usize,
+    /// Readers go through the kernel's page cache (a mount): each read sees what the file
+    /// holds then. Without it (offline commands, tests), a reader sees what it opened.
+    pub page_cache: bool,
 }
 
 impl VfsOptions {
@@ -72,6 +75,7 @@ impl VfsOptions {
             umask: None,
             cache_bytes: CACHE_BYTES,
             max_memory: MAX_MEMORY,
+            page_cache: false,
         }
     }
 }
@@ -130,12 +134,20 @@ pub(super) struct Mounted {
     pub writable: bool,
     /// Why a read-write mount shows this archive read-only.
     pub read_only_because: Option<String>,
+    /// Kernel caches a reload under the commit lock made stale, to be dropped once the
+    /// lock is let go ([`Vfs::settle_pending`]).
+    pub unsettled: Mutex<Vec<Invalidation>>,
 }
 
 pub(super) struct State {
     pub tree: Tree,
     pub handles: HashMap<u64, Handle>,
     pub next_fh: u64,
+    /// Files out of the tree that the kernel may still read, until it forgets them.
+    pub retired: FxHashMap<Ino, Retired>,
+    /// Files a commit changed whose kernel caches are being dropped: until the kernel
+    /// has, an open reads around the page cache (counted: commits may overlap).
+    pub settling: FxHashMap<Ino, u32>,
 }
 
 /// Hands the kernel caches a change made stale to the FUSE adapter; with a sender, the
@@ -211,6 +223,7 @@ impl Vfs {
                 unreadable: AtomicBool::new(false),
                 writable: ctx.writable,
                 read_only_because,
+                unsettled: Mutex::new(Vec::new()),
             });
         }
         let dir = tree.fresh();
@@ -227,6 +240,7 @@ impl Vfs {
                 root,
                 entries,
                 &reconcile::Change::Load(stamp),
+                &Default::default(),
             );
         }
         if !archives.iter().any(|m| m.writable) {
@@ -241,6 +255,8 @@ impl Vfs {
                 tree,
                 handles: HashMap::new(),
                 next_fh: 1,
+                retired: FxHashMap::default(),
+                settling: FxHashMap::default(),
             }),
             errors: ErrorLog::default(),
             notify: Mutex::new(None),
@@ -366,7 +382,7 @@ impl Vfs {
 
     /// The kernel no longer names `ino` (its lookup count went to zero).
     pub fn forget(&self, ino: Ino) {
-        self.state.write().tree.forget(ino);
+        self.state.write().retired.remove(&ino);
     }
 
     pub fn readlink(&self, ino: Ino) -> Result<String, Errno> {
@@ -434,14 +450,36 @@ impl Vfs {
             return;
         }
         let (done, wait) = std::sync::mpsc::sync_channel(1);
-        if let Some(notify) = self.notify.lock().as_ref() {
-            notify(inodes, Some(done));
-        } else {
-            return;
-        }
+        let notified = match self.notify.lock().as_ref() {
+            Some(notify) => {
+                notify(inodes.clone(), Some(done));
+                true
+            }
+            None => false,
+        };
         // A kernel that cannot answer in this time is stuck elsewhere; the caches still
         // go, only later.
-        let _ = wait.recv_timeout(std::time::Duration::from_secs(2));
+        if notified {
+            let _ = wait.recv_timeout(std::time::Duration::from_secs(2));
+        }
+        // Opens may use the page cache of these files again.
+        let mut state = self.state.write();
+        for inval in &inodes {
+            if let Invalidation::Inode(ino) = inval {
+                if let Some(n) = state.settling.get_mut(ino) {
+                    *n -= 1;
+                    if *n == 0 {
+                        state.settling.remove(ino);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Settle what a reload of archive `id` left stale (see `Mounted::unsettled`).
+    pub(super) fn settle_pending(&self, id: ArchiveId) {
+        let pending = std::mem::take(&mut *self.archives[id].unsettled.lock());
+        self.settle(pending);
     }
 
     /// The text of `.shaderfs/errors`: what went wrong, then what the mount holds that the

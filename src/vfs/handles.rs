@@ -17,9 +17,11 @@ use super::{Blob, FileKey};
 pub(super) struct Handle {
     pub ino: Ino,
     pub archive: Option<ArchiveId>,
-    /// What a reader sees until it closes.
-    pub pinned: Option<Blob>,
+    /// What a reader sees until it closes: the file of the snapshot it opened (rendered
+    /// when it is first read), or the bytes it showed.
+    pub view: Option<Shown>,
     pub writes: bool,
+
     /// Opened with `O_APPEND`: every write goes to the end of the writer's buffer (the
     /// kernel's idea of the end is the size others see, not the writer's).
     pub append: bool,
@@ -33,9 +35,20 @@ pub struct Opened {
     pub keep_cache: bool,
     /// Bypass the page cache (see `open`).
     pub direct_io: bool,
+    /// `close()` has something to hear: the handle writes (a reader's close commits
+    /// nothing, and the kernel need not ask).
+    pub flush: bool,
+}
+
+/// A file out of the tree that the kernel may still read (replaced by a rename, removed,
+/// or changed by a commit while it was open): what it held then.
+pub(super) struct Retired {
+    pub shown: Shown,
+    pub stamp: super::tree::Stamp,
 }
 
 /// What a file shows to those who do not write it.
+#[derive(Clone)]
 pub(super) enum Shown {
     /// Bytes at hand: a buffer everyone sees, the error log.
     Ready(Blob),
@@ -70,7 +83,12 @@ pub(super) fn visible_buffer(node: &Node) -> Option<&WriteBuffer> {
 impl Vfs {
     /// What `ino` shows to readers, decided under the tree's lock.
     pub(super) fn shown(&self, state: &State, ino: Ino) -> Result<Shown, Errno> {
-        let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+        let Some(node) = state.tree.get(ino) else {
+            return match state.retired.get(&ino) {
+                Some(r) => Ok(r.shown.clone()),
+                None => Err(libc::ENOENT),
+            };
+        };
         if let Some(b) = visible_buffer(node) {
             return Ok(Shown::Ready(Blob::Owned(b.shared())));
         }
@@ -122,74 +140,60 @@ impl Vfs {
         let access = flags & libc::O_ACCMODE;
         let writes = access == libc::O_WRONLY || access == libc::O_RDWR;
         let truncate = flags & libc::O_TRUNC != 0;
-        // A commit may land between deciding what to show and taking it: then look again.
+        // A commit may land between rendering a writer's content and taking it: then
+        // look again.
         for _ in 0..8 {
-            let (origin, shown, generation) = {
-                let state = self.state.read();
-                let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-                let origin = file_origin(node, libc::ELOOP)?;
-                if writes {
-                    self.check_writable(node, &origin)?;
-                }
-                self.before_render(&state.tree, node);
-                let has_buffer = matches!(
-                    node.kind,
-                    NodeKind::File {
-                        buffer: Some(_),
-                        ..
-                    }
-                );
-                let live = matches!(origin, Origin::ErrorLog | Origin::Scratch);
-                let wanted = match writes {
-                    // A writer starts from the content unless it truncates, or a buffer
-                    // is there already.
-                    true => !truncate && !has_buffer && !live,
-                    false => !live,
-                };
-                let shown = match wanted {
-                    true => Some(self.shown(&state, ino)?),
-                    false => None,
-                };
-                (
-                    origin,
-                    shown,
-                    node.archive.map(|id| self.snapshot(id).generation),
-                )
+            let (content, generation) = match writes {
+                true => self.writers_start(ino, truncate)?,
+                false => (None, None),
             };
-            let content = shown.map(|s| self.produce(s)).transpose()?;
             let mut state = self.state.write();
-            let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-            if node.archive.map(|id| self.snapshot(id).generation) != generation {
+            let Some(node) = state.tree.get(ino) else {
+                return self.open_retired(&mut state, ino, writes);
+            };
+            let origin = file_origin(node, libc::ELOOP)?;
+            let archive = node.archive;
+            if writes && archive.map(|id| self.snapshot(id).generation) != generation {
                 continue;
             }
-            let archive = node.archive;
-            if writes {
-                let epoch = archive.map_or(0, |id| self.epoch(id));
-                if let Some(NodeKind::File {
-                    buffer, writers, ..
-                }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
-                {
-                    match (buffer.as_mut(), truncate) {
-                        (Some(b), true) => b.clear(),
-                        (Some(_), false) => {}
-                        (None, _) => {
-                            let data = content
-                                .as_ref()
-                                .map(|c| c.as_slice().to_vec())
-                                .unwrap_or_default();
-                            *buffer = Some(WriteBuffer::new(&self.budget, data, truncate, epoch)?);
-                        }
-                    }
-                    *writers += 1;
-                }
-            }
-            // The kernel's page cache and file size are shared by every opener, while
-            // each handle here reads what it opened (a reader keeps the content it opened
-            // across commits; a writer sees its own buffer). In a writable mount the two
-            // can differ, so reads bypass the page cache; a read-only mount never changes
-            // and keeps it.
-            let direct_io = self.opts.writable
+            // A writer at work changes the size the kernel keeps for the file as it writes:
+            // a reader that opens then reads around the page cache.
+            let writing = matches!(node.kind, NodeKind::File { writers, .. } if writers > 0);
+            let uncommitted = writing
+                || visible_buffer(node).is_some()
                 || matches!(origin, Origin::ErrorLog | Origin::Scratch | Origin::Pending);
+            // Through the kernel's page cache (a mount), a reader of committed content
+            // reads what the file holds at each read, as every opener shares that cache;
+            // writers, and files that change without a commit, go around it. Without a
+            // kernel (offline, tests), a reader is pinned to what the file shows now, the
+            // file of this snapshot rendered when it is first read.
+            let through_cache = self.opts.page_cache
+                && !writes
+                && !uncommitted
+                && !state.settling.contains_key(&ino);
+            let live = matches!(origin, Origin::ErrorLog | Origin::Scratch);
+            let view = match writes || live || through_cache {
+                true => None,
+                false => Some(self.shown(&state, ino)?),
+            };
+            let epoch = archive.map_or(0, |id| self.epoch(id));
+            let Some(NodeKind::File {
+                buffer, writers, ..
+            }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
+            else {
+                return Err(libc::ENOENT);
+            };
+            if writes {
+                match (buffer.as_mut(), truncate) {
+                    (Some(b), true) => b.clear(),
+                    (Some(_), false) => {}
+                    (None, _) => {
+                        let data = content.map(|c| c.as_slice().to_vec()).unwrap_or_default();
+                        *buffer = Some(WriteBuffer::new(&self.budget, data, truncate, epoch)?);
+                    }
+                }
+                *writers += 1;
+            }
             let fh = state.next_fh;
             state.next_fh += 1;
             state.handles.insert(
@@ -197,18 +201,112 @@ impl Vfs {
                 Handle {
                     ino,
                     archive,
-                    pinned: if writes { None } else { content },
+                    view,
                     writes,
                     append: writes && flags & libc::O_APPEND != 0,
                 },
             );
             return Ok(Opened {
                 fh,
-                keep_cache: !direct_io,
-                direct_io,
+                keep_cache: through_cache,
+                direct_io: !through_cache,
+                flush: writes,
             });
         }
         Err(libc::EAGAIN)
+    }
+
+    /// Open a retired file (one the kernel still names after a rename replaced it): it
+    /// reads as it was, and cannot be written.
+    fn open_retired(&self, state: &mut State, ino: Ino, writes: bool) -> Result<Opened, Errno> {
+        let retired = state.retired.get(&ino).ok_or(libc::ENOENT)?;
+        if writes {
+            return Err(libc::ESTALE);
+        }
+        let view = Some(retired.shown.clone());
+        let fh = state.next_fh;
+        state.next_fh += 1;
+        state.handles.insert(
+            fh,
+            Handle {
+                ino,
+                archive: None,
+                view,
+                writes: false,
+                append: false,
+            },
+        );
+        Ok(Opened {
+            fh,
+            keep_cache: self.opts.page_cache,
+            direct_io: !self.opts.page_cache,
+            flush: false,
+        })
+    }
+
+    /// Keep what the files just retired held (files of archive `id`, whose keys belong to
+    /// `old`, or to the current snapshot), and have their readers keep reading it.
+    pub(super) fn keep_retired(
+        &self,
+        state: &mut State,
+        id: ArchiveId,
+        old: Option<&Arc<Snapshot>>,
+    ) {
+        for (ino, node) in state.tree.take_retiring() {
+            let shown = match (&node.kind, visible_buffer(&node)) {
+                (_, Some(b)) => Shown::Ready(Blob::Owned(b.shared())),
+                (
+                    NodeKind::File {
+                        origin: Origin::Archive { key, .. },
+                        ..
+                    },
+                    None,
+                ) => Shown::Render {
+                    id,
+                    snap: old.cloned().unwrap_or_else(|| self.snapshot(id)),
+                    key: *key,
+                    path: node.path.clone(),
+                },
+                _ => continue,
+            };
+            for h in state.handles.values_mut() {
+                if h.ino == ino && h.view.is_none() && !h.writes {
+                    h.view = Some(shown.clone());
+                }
+            }
+            let stamp = node.stamp;
+            state.retired.insert(ino, Retired { shown, stamp });
+        }
+    }
+
+    /// What a writer opening `ino` starts from: its content, rendered with no lock held,
+    /// unless it truncates or a buffer is there already; and the snapshot generation it
+    /// was taken from.
+    fn writers_start(
+        &self,
+        ino: Ino,
+        truncate: bool,
+    ) -> Result<(Option<Blob>, Option<u64>), Errno> {
+        let shown = {
+            let state = self.state.read();
+            let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+            let origin = file_origin(node, libc::ELOOP)?;
+            self.check_writable(node, &origin)?;
+            let has_buffer = matches!(
+                node.kind,
+                NodeKind::File {
+                    buffer: Some(_),
+                    ..
+                }
+            );
+            let live = matches!(origin, Origin::ErrorLog | Origin::Scratch);
+            let generation = node.archive.map(|id| self.snapshot(id).generation);
+            match !truncate && !has_buffer && !live {
+                true => (Some(self.shown(&state, ino)?), generation),
+                false => (None, generation),
+            }
+        };
+        Ok((shown.0.map(|s| self.produce(s)).transpose()?, shown.1))
     }
 
     /// Whether `fh` is a handle of `ino` that `what` says yes to.
@@ -242,47 +340,31 @@ impl Vfs {
             let start = (offset.min(len as u64)) as usize;
             start..start.saturating_add(size as usize).min(len)
         };
-        let (blob, archive) = {
+        let (shown, archive) = {
             let state = self.state.read();
             let handle = state.handles.get(&fh).filter(|h| h.ino == ino);
-            // A reader reads what it opened, even if the file has gone since.
-            if let Some(Handle {
-                pinned: Some(blob),
-                archive,
-                ..
-            }) = handle
-            {
-                (blob.clone(), *archive)
-            } else {
-                let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
-                match handle {
-                    // A writer reads its buffer; a scratch file is read live.
-                    Some(Handle { writes, .. })
-                        if *writes
-                            || matches!(
-                                node.kind,
-                                NodeKind::File {
-                                    origin: Origin::Scratch,
-                                    ..
-                                }
-                            ) =>
-                    {
-                        let data = match &node.kind {
-                            NodeKind::File {
-                                buffer: Some(b), ..
-                            } => b.bytes(),
-                            _ => &[][..],
-                        };
-                        return Ok(data[range(data.len())].to_vec());
-                    }
-                    _ => {
-                        let shown = self.shown(&state, ino)?;
-                        drop(state);
-                        (self.produce(shown)?, None)
-                    }
+            match handle {
+                // A reader reads what it opened, even if the file has gone since.
+                Some(Handle {
+                    view: Some(view),
+                    archive,
+                    ..
+                }) => (view.clone(), *archive),
+                // A writer reads its buffer; a scratch file is read live.
+                Some(Handle { writes, .. }) if *writes || is_scratch(state.tree.get(ino)) => {
+                    let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+                    let data = match &node.kind {
+                        NodeKind::File {
+                            buffer: Some(b), ..
+                        } => b.bytes(),
+                        _ => &[][..],
+                    };
+                    return Ok(data[range(data.len())].to_vec());
                 }
+                _ => (self.shown(&state, ino)?, None),
             }
         };
+        let blob = self.produce(shown)?;
         let bytes = blob.as_slice();
         let out = bytes[range(bytes.len())].to_vec();
         if blob.vanished() {
@@ -297,8 +379,10 @@ impl Vfs {
     }
 
     pub fn release(&self, ino: Ino, fh: u64) {
-        let handle = self.state.write().handles.remove(&fh);
-        if !handle.is_some_and(|h| h.writes) {
+        let Some(handle) = self.state.write().handles.remove(&fh) else {
+            return;
+        };
+        if !handle.writes {
             return;
         }
         // Nothing can report an error from here; flush() has normally committed already.
@@ -345,6 +429,17 @@ impl Vfs {
             self.send(vec![super::fs::Invalidation::Inode(ino)]);
         }
     }
+}
+
+/// Whether `node` is a scratch file.
+fn is_scratch(node: Option<&Node>) -> bool {
+    matches!(
+        node.map(|n| &n.kind),
+        Some(NodeKind::File {
+            origin: Origin::Scratch,
+            ..
+        })
+    )
 }
 
 /// The origin of a file node; what opening or truncating anything else answers.

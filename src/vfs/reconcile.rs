@@ -46,12 +46,18 @@ pub(super) enum Change<'a> {
 
 /// Bring archive `id`'s subtree (rooted at `root`) in line with `entries`. Returns the
 /// kernel caches this made stale.
+///
+/// `reading`: files that readers have open and read live (through the kernel's page
+/// cache, which is the inode's). One of them that changes, or goes, is retired
+/// ([`Tree::retire`]) with what it held, for its readers, and a file that changed takes a
+/// new inode: the kernel never mixes two versions in one inode's cache and size.
 pub(super) fn reconcile(
     tree: &mut Tree,
     id: ArchiveId,
     root: Ino,
     entries: Vec<Entry>,
     change: &Change,
+    reading: &FxHashSet<Ino>,
 ) -> Vec<Invalidation> {
     let differ = Differ::new(change);
     let stamp = match change {
@@ -112,12 +118,28 @@ pub(super) fn reconcile(
             && tree
                 .get(ino)
                 .is_some_and(|n| n.parent == parent && same_type(&n.kind, &entry.kind));
-        if same_place {
+        if same_place && !(reading.contains(&ino) && changes(tree.get(ino), &entry.kind, &differ)) {
             if let Some(node) = tree.get_mut(ino) {
                 update(node, entry.kind, &differ, stamp, ino, &mut inval);
             }
             continue;
         }
+        let ino = match same_place {
+            // Changed under its readers: they keep this inode; the path takes a new one.
+            true => {
+                tree.retire(ino);
+                touched.push(parent);
+                inval.push(Invalidation::Entry {
+                    parent,
+                    name: leaf.to_string(),
+                });
+                let fresh = tree.fresh();
+                seen.resize(fresh as usize + 1, false);
+                seen[fresh as usize] = true;
+                fresh
+            }
+            false => ino,
+        };
         detach(tree, ino, &mut touched, &mut inval);
         let kind = match entry.kind {
             EntryKind::Dir => NodeKind::Dir {
@@ -172,6 +194,13 @@ pub(super) fn reconcile(
         if scratch && tree.get(node.parent).is_some() {
             continue;
         }
+        if reading.contains(&ino) {
+            let (parent, name) = (node.parent, node.name.to_string());
+            tree.retire(ino);
+            touched.push(parent);
+            inval.push(Invalidation::Entry { parent, name });
+            continue;
+        }
         detach(tree, ino, &mut touched, &mut inval);
     }
     if !matches!(change, Change::Load(_)) {
@@ -185,6 +214,20 @@ pub(super) fn reconcile(
         }
     }
     inval
+}
+
+/// Whether the file `node` shows other bytes as `entry` (a symlink another target).
+fn changes(node: Option<&Node>, entry: &EntryKind, differ: &Differ) -> bool {
+    match (node.map(|n| &n.kind), entry) {
+        (
+            Some(NodeKind::File {
+                origin: Origin::Archive { source, .. },
+                ..
+            }),
+            EntryKind::File { source: new, .. },
+        ) => differ.changed(source, new),
+        _ => false,
+    }
 }
 
 /// Take `ino` out of its folder (which then counts as changed), telling the kernel.

@@ -23,7 +23,9 @@ use std::time::{Duration, SystemTime};
 use super::commit;
 use super::fs::{Invalidation, OpenError, Vfs};
 use super::reconcile::{self, Change};
-use super::tree::{ArchiveId, Tree};
+use rustc_hash::FxHashSet;
+
+use super::tree::{ArchiveId, Ino, Tree};
 use super::{Archive, ArchiveBytes, Format, OpenContext};
 
 /// An opened archive: immutable. Commits and reloads make new ones.
@@ -243,8 +245,12 @@ impl Vfs {
     /// Compare the archive on disk with the snapshot, and reload it if another program
     /// changed it.
     pub(super) fn refresh(&self, id: ArchiveId) -> OnDisk {
-        let _serial = self.archives[id].commit_lock.lock();
-        self.refresh_held(id)
+        let on_disk = {
+            let _serial = self.archives[id].commit_lock.lock();
+            self.refresh_held(id)
+        };
+        self.settle_pending(id);
+        on_disk
     }
 
     /// [`Vfs::refresh`] with the archive's commit lock held by the caller.
@@ -315,7 +321,7 @@ impl Vfs {
             time: new.identity.mtime(),
         };
         let inval = self.install(id, new, &change, |_| {});
-        self.send(inval);
+        mounted.unsettled.lock().extend(inval);
         *mounted.trouble.lock() = None;
         mounted.unreadable.store(false, Ordering::SeqCst);
         if !same {
@@ -345,9 +351,23 @@ impl Vfs {
         let (old, inval) = {
             let mut state = self.state.write();
             let old = std::mem::replace(&mut *self.archives[id].snapshot.write(), Arc::new(new));
+            // Files read live through the page cache: one that changes gets a new inode,
+            // and its readers keep the old one, as a file replaced by a rename.
+            let reading: FxHashSet<Ino> = state
+                .handles
+                .values()
+                .filter(|h| h.view.is_none() && !h.writes && h.archive == Some(id))
+                .map(|h| h.ino)
+                .collect();
             adjust(&mut state.tree);
             let root = self.archives[id].root;
-            let inval = reconcile::reconcile(&mut state.tree, id, root, entries, change);
+            let inval = reconcile::reconcile(&mut state.tree, id, root, entries, change, &reading);
+            self.keep_retired(&mut state, id, Some(&old));
+            for inval in &inval {
+                if let Invalidation::Inode(ino) = inval {
+                    *state.settling.entry(*ino).or_insert(0) += 1;
+                }
+            }
             (old, inval)
         };
         self.views.forget_older(id, generation);

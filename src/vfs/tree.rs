@@ -124,10 +124,9 @@ pub struct Tree {
     hidden: FxHashMap<(ArchiveId, Box<str>), Hidden>,
     /// The times nodes changed at, indexed by [`Stamp`].
     times: Vec<SystemTime>,
-    /// Inodes a rename replaced, which the kernel may still name until it forgets them:
-    /// each answers as the inode that took its name (a reader that looked the name up
-    /// just before the rename opens what is there now).
-    aliases: FxHashMap<Ino, Ino>,
+    /// Files taken out of the tree that the kernel may still read ([`Tree::retire`]),
+    /// waiting for the vfs to keep what they held.
+    retiring: Vec<(Ino, Node)>,
 }
 
 impl Tree {
@@ -138,7 +137,7 @@ impl Tree {
             bound: FxHashMap::default(),
             hidden: FxHashMap::default(),
             times: vec![SystemTime::now()],
-            aliases: FxHashMap::default(),
+            retiring: Vec::new(),
         };
         // Inode 0 is no inode; the root is 1.
         tree.nodes.push(None);
@@ -172,38 +171,28 @@ impl Tree {
     }
 
     pub fn get(&self, ino: Ino) -> Option<&Node> {
-        let ino = self.live(ino)?;
         self.nodes.get(usize::try_from(ino).ok()?)?.as_ref()
     }
 
     pub fn get_mut(&mut self, ino: Ino) -> Option<&mut Node> {
-        let ino = self.live(ino)?;
         self.nodes.get_mut(usize::try_from(ino).ok()?)?.as_mut()
     }
 
-    /// `ino`, or the inode that took its name if a rename replaced it.
-    fn live(&self, mut ino: Ino) -> Option<Ino> {
-        // A file saved over and over while an old name stays known makes a chain.
-        for _ in 0..64 {
-            if self.nodes.get(usize::try_from(ino).ok()?)?.is_some() {
-                return Some(ino);
+    /// Take file `ino` out of the tree as one the kernel may still read: replaced by a
+    /// rename, or changed by a commit while readers had it open (they keep reading what
+    /// it held, as a file unlinked while open). The vfs keeps its content
+    /// ([`Tree::take_retiring`]).
+    pub fn retire(&mut self, ino: Ino) {
+        if let Some(node) = self.remove(ino) {
+            if matches!(node.kind, NodeKind::File { .. }) {
+                self.retiring.push((ino, node));
             }
-            ino = *self.aliases.get(&ino)?;
-        }
-        None
-    }
-
-    /// Remove `old`, replaced by `now` under its name (a rename over it).
-    pub fn retire(&mut self, old: Ino, now: Ino) {
-        self.remove(old);
-        if old != now {
-            self.aliases.insert(old, now);
         }
     }
 
-    /// The kernel no longer names `ino`: an alias for it can go.
-    pub fn forget(&mut self, ino: Ino) {
-        self.aliases.remove(&ino);
+    /// The files retired since the last call.
+    pub fn take_retiring(&mut self) -> Vec<(Ino, Node)> {
+        std::mem::take(&mut self.retiring)
     }
 
     pub fn child(&self, parent: Ino, name: &str) -> Option<Ino> {
@@ -349,7 +338,6 @@ impl Tree {
         if slot >= self.nodes.len() {
             self.nodes.resize_with(slot + 1, || None);
         }
-        self.aliases.remove(&ino);
         self.nodes[slot] = Some(node);
         if let Some(Node {
             kind: NodeKind::Dir { children },

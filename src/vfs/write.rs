@@ -194,11 +194,12 @@ impl Vfs {
         base_epoch: Option<u64>,
         adjust: impl FnOnce(&mut Tree),
     ) -> Result<(), Errno> {
-        let inval = {
+        let done = {
             let _serial = self.archives[id].commit_lock.lock();
-            self.commit_held(id, path, edit, base_epoch, adjust)?
+            self.commit_held(id, path, edit, base_epoch, adjust)
         };
-        self.settle(inval);
+        self.settle_pending(id);
+        self.settle(done?);
         Ok(())
     }
 
