@@ -140,6 +140,9 @@ enum DevCommand {
         /// The game's full size: 12,405 programs, 388 effects.
         #[arg(long)]
         full: bool,
+        /// With --full: N times the game's size (the benchmark's growth test uses 10).
+        #[arg(long, default_value_t = 1, requires = "full", value_parser = clap::value_parser!(u32).range(1..=100))]
+        scale: u32,
         /// Folder of .dxil containers to use as programs.
         #[arg(long, default_value = "../shared/corpus/dxil")]
         dxil: PathBuf,
@@ -279,11 +282,12 @@ fn run(command: Command) -> Result<(), Failure> {
             programs_per_stage,
             effects,
             full,
+            scale,
             dxil,
         }) => {
             use shaderfs::archive::sgd2::generate;
             let mut spec = if full {
-                generate::Spec::full()
+                generate::Spec::full().scaled(scale)
             } else {
                 generate::Spec::per_stage(programs_per_stage)
             };

@@ -40,6 +40,15 @@ impl Spec {
         }
     }
 
+    /// `n` times as many programs and effects (a database that grows past the game's).
+    pub fn scaled(mut self, n: u32) -> Spec {
+        for count in &mut self.programs {
+            *count = count.saturating_mul(n);
+        }
+        self.effects = self.effects.saturating_mul(n);
+        self
+    }
+
     /// `n` programs in each of the six stages and about two effects per program of a
     /// stage, hostile names included.
     pub fn per_stage(n: u32) -> Spec {
