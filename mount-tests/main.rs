@@ -5,6 +5,7 @@
 mod support;
 
 mod bounds;
+mod conventions;
 mod durability;
 mod safety;
 mod sdp;

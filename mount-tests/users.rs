@@ -351,7 +351,7 @@ fn user_mounts_through_fusermount3() {
         .arg(&root_mnt)
         .args(["-o", "ro"]));
     assert!(out.status.success(), "root mount: {}", text(&out.stderr));
-    assert_eq!(mount_entry(&root_mnt).unwrap().fstype, "fuse");
+    assert_eq!(mount_entry(&root_mnt).unwrap().fstype, "fuse.shaderfs");
     let out = run(crate::support::shaderfs().arg("umount").arg(&root_mnt));
     assert!(out.status.success(), "root umount: {}", text(&out.stderr));
 

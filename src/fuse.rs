@@ -151,6 +151,24 @@ fn to_fuse(attr: &Attr) -> FileAttr {
     }
 }
 
+/// Free and available bytes, and total and free inodes, of the file system holding `path`.
+fn host_space(path: &std::path::Path) -> Option<(u64, u64, u64, u64)> {
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty())?;
+    let c = std::ffi::CString::new(folder.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs fills the struct we own from a valid C string.
+    let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut vfs) } != 0 {
+        return None;
+    }
+    let frsize = vfs.f_frsize as u64;
+    Some((
+        vfs.f_bfree as u64 * frsize,
+        vfs.f_bavail as u64 * frsize,
+        vfs.f_files as u64,
+        vfs.f_ffree as u64,
+    ))
+}
+
 fn errno(e: i32) -> Errno {
     Errno::from_i32(e)
 }
@@ -541,15 +559,34 @@ impl fuser::Filesystem for FuseFs {
         }
     }
 
+    /// `df`: a read-only mount is as large as its archives and full; a writable one shows
+    /// the space left where its archives lie (what a commit's new file can take).
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
-        let bytes: u64 = self
-            .vfs
-            .archive_paths()
+        let paths = self.vfs.archive_paths();
+        let bytes: u64 = paths
             .iter()
             .filter_map(|p| std::fs::metadata(p).ok())
             .map(|m| m.len())
             .sum();
-        reply.statfs(bytes.div_ceil(4096), 0, 0, 0, 0, 4096, 255, 4096);
+        let block = 4096u64;
+        let used = bytes.div_ceil(block);
+        let host = paths
+            .first()
+            .filter(|_| self.vfs.options().writable)
+            .and_then(|p| host_space(p));
+        match host {
+            Some((free, avail, files, ffree)) => reply.statfs(
+                used + free / block,
+                free / block,
+                avail / block,
+                files,
+                ffree,
+                block as u32,
+                255,
+                block as u32,
+            ),
+            None => reply.statfs(used, 0, 0, 0, 0, block as u32, 255, block as u32),
+        }
     }
 
     fn access(&self, _req: &Request, ino: INodeNo, _mask: fuser::AccessFlags, reply: ReplyEmpty) {

@@ -8,7 +8,7 @@
 
 pub mod archive;
 pub mod fuse;
-pub mod fusermount;
+pub mod kernel_mount;
 pub mod mount;
 pub mod mountinfo;
 pub mod shader;

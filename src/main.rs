@@ -44,7 +44,14 @@ enum Command {
         options: Vec<String>,
     },
     /// Unmount; returns once every pending write-back is on disk.
-    Umount { mountpoint: PathBuf },
+    Umount {
+        mountpoint: PathBuf,
+        /// Detach the mount at once (lazy); the daemon finishes its write-back and exits
+        /// when the last file under it is closed. Without it, umount returns once every
+        /// write-back is on disk.
+        #[arg(short = 'z', long)]
+        lazy: bool,
+    },
     /// List the tree (or the directory PATH in it) without mounting.
     Ls {
         source: PathBuf,
@@ -154,8 +161,14 @@ const SUBCOMMANDS: &[&str] = &[
 ];
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let mut args: Vec<String> = std::env::args().collect();
+    // `-o debug` logs every request (fuser's and ours) without RUST_LOG.
+    let debug = args
+        .iter()
+        .zip(args.iter().skip(1))
+        .any(|(a, b)| a == "-o" && b.split(',').any(|o| o == "debug"));
+    let level = if debug { "debug" } else { "warn" };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).init();
     // mount.fuse3 calls `shaderfs SOURCE MOUNTPOINT -o OPTIONS`.
     if let Some(first) = args.get(1) {
         if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
@@ -189,11 +202,12 @@ fn run(command: Command) -> Result<(), Failure> {
             let opts =
                 MountOptions::parse(options.iter().map(String::as_str)).map_err(Failure::usage)?;
             if opts.debug {
+                // Every request the kernel sends, as libfuse's debug shows them.
                 log::set_max_level(log::LevelFilter::Debug);
             }
             mount::mount(&source, &mountpoint, &opts, foreground)
         }
-        Command::Umount { mountpoint } => mount::umount(&mountpoint),
+        Command::Umount { mountpoint, lazy } => mount::umount(&mountpoint, lazy),
         Command::Ls {
             source,
             path,

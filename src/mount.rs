@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::fuse::FuseFs;
+use crate::kernel_mount::Mounted;
 use crate::tuning::{cores, worker_threads, Tuning};
 use crate::vfs::{OpenError, Vfs, VfsOptions};
 
@@ -74,6 +75,8 @@ pub struct MountOptions {
     /// Write the retail digest into saved DXBC containers instead of refusing a wrong
     /// one (SGD2 program replacement).
     pub sign: bool,
+    /// `nonempty`: mount over a folder that has files in it (hiding them).
+    pub nonempty: bool,
     /// `max_memory=SIZE`: what write buffers and scratch files may hold in all.
     pub max_memory: Option<usize>,
     pub debug: bool,
@@ -93,6 +96,7 @@ impl Default for MountOptions {
             umask: None,
             backup: false,
             sign: false,
+            nonempty: false,
             max_memory: None,
             debug: false,
             kernel: Vec::new(),
@@ -132,6 +136,7 @@ impl MountOptions {
                 }
                 ("backup", None) => o.backup = true,
                 ("sign", None) => o.sign = true,
+                ("nonempty", None) => o.nonempty = true,
                 ("max_memory", _) => {
                     let v = value.ok_or("option max_memory needs a size (max_memory=512M)")?;
                     o.max_memory = Some(parse_size(v).ok_or_else(|| {
@@ -155,13 +160,16 @@ impl MountOptions {
                 ("dirsync", None) => o.kernel.push(K::DirSync),
                 // Accepted from fstab lines, meaningless to a FUSE file system.
                 ("nodiratime" | "relatime" | "strictatime" | "lazytime", None) => {}
-                (_, Some(v)) if matches!(key, "ro" | "rw" | "backup" | "sign" | "debug") => {
+                (_, Some(v))
+                    if matches!(key, "ro" | "rw" | "backup" | "sign" | "debug" | "nonempty") =>
+                {
                     return Err(format!("option {key} takes no value (got {key}={v})"));
                 }
                 _ => {
                     return Err(format!(
                         "unknown mount option '{opt}' (known: ro, rw, allow_other, allow_root, \
-                         uid=N, gid=N, umask=OCTAL, backup, sign, max_memory=SIZE, debug, and \
+                         uid=N, gid=N, umask=OCTAL, backup, sign, max_memory=SIZE, nonempty, \
+                         debug, and \
                          the generic flags \
                          dev, nodev, suid, nosuid, exec, noexec, atime, noatime, sync, async, \
                          dirsync)"
@@ -263,6 +271,23 @@ pub fn mount(
     let mountpoint = canonical_mountpoint(mountpoint)?;
     let source = fs::canonicalize(source)
         .map_err(|e| Failure::usage(format!("{}: {e}", source.display())))?;
+    if is_mounted(&mountpoint) {
+        return Err(Failure::mount(format!(
+            "{}: already a FUSE mount point; unmount it first",
+            mountpoint.display()
+        )));
+    }
+    let has_files = fs::read_dir(&mountpoint)
+        .map_err(|e| Failure::usage(format!("{}: {e}", mountpoint.display())))?
+        .next()
+        .is_some();
+    if has_files && !options.nonempty {
+        return Err(Failure::mount(format!(
+            "{}: not empty; mounting would hide its files (mount over it anyway with -o \
+             nonempty)",
+            mountpoint.display()
+        )));
+    }
     let tuning = Tuning::from_env().map_err(Failure::usage)?;
     let vfs = Arc::new(crate::archive::open(&source, options.vfs_options(&tuning))?);
     // An archive that cannot be replaced where it lies is shown read-only: say so, and
@@ -348,7 +373,12 @@ fn detach_stdio(debug: bool, mountpoint: &Path) {
         if let Some(dir) = log.parent() {
             let _ = fs::create_dir_all(dir);
         }
-        fs::OpenOptions::new().create(true).append(true).open(log)
+        // A fresh log for each mount.
+        fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(log)
     } else {
         fs::OpenOptions::new()
             .read(true)
@@ -399,25 +429,25 @@ fn serve(
     block_termination_signals();
     let fs = FuseFs::new(vfs.clone(), tuning.clone());
     let known = fs.known();
-    let (session, mut unmounter) =
-        match start_session(fs, mountpoint, &options.fuser_config(source, tuning)) {
-            Ok(started) => started,
-            Err(e) => {
-                let message = format!("{}: cannot mount: {e}", mountpoint.display());
-                tell(&message);
-                return Err(Failure::mount(message));
-            }
-        };
+    let (session, mounted) = match start_session(
+        fs,
+        source,
+        mountpoint,
+        &options.fuser_config(source, tuning),
+    ) {
+        Ok(started) => started,
+        Err(e) => {
+            let message = format!("{}: cannot mount: {e}", mountpoint.display());
+            tell(&message);
+            return Err(Failure::mount(message));
+        }
+    };
     FuseFs::start_invalidator(&vfs, session.notifier(), known);
     vfs.start_read_ahead(tuning.ahead_threads);
     // Other programs' changes to the archives show in the mount.
     if let Err(e) = vfs.start_watching() {
         log::warn!("not watching the archives for other programs' changes: {e}");
     }
-    let made_by_fusermount = match &unmounter {
-        Unmounter::Fusermount(mounted) => Some(mounted.clone()),
-        Unmounter::Fuser(_) => None,
-    };
     let pid_path = pid_file(mountpoint);
     if let Some(dir) = pid_path.parent() {
         let _ = fs::create_dir_all(dir);
@@ -426,10 +456,10 @@ fn serve(
     std::thread::Builder::new()
         .name("signals".into())
         .spawn({
-            let mountpoint = mountpoint.to_path_buf();
+            let (mountpoint, mounted) = (mountpoint.to_path_buf(), mounted.clone());
             move || loop {
                 wait_for_termination_signal();
-                match unmounter.unmount() {
+                match mounted.unmount() {
                     Ok(()) => break,
                     Err(e) => log::error!("{}: cannot unmount: {e}", mountpoint.display()),
                 }
@@ -439,56 +469,40 @@ fn serve(
     tell("ok");
     drop(ready);
     let result = session.run();
-    // fuser unmounts its own mount when its session ends early (an error); one that
-    // fusermount3 made is left to this.
-    if let Some(mounted) = made_by_fusermount {
-        if let Err(e) = mounted.unmount() {
-            log::error!("{}: cannot unmount: {e}", mountpoint.display());
-        }
+    // The session ends when the kernel lets the mount go; if it ended otherwise (an
+    // error), the mount is let go here.
+    if let Err(e) = mounted.unmount() {
+        log::error!("{}: cannot unmount: {e}", mountpoint.display());
     }
     let _ = fs::remove_file(&pid_path);
     result.map_err(|e| Failure::mount(format!("{}: {e}", mountpoint.display())))
-}
-
-/// How the signal thread unmounts: fuser's own unmount for the mount it made, fusermount3
-/// for one fusermount3 made (fuser does not unmount a session it was handed).
-enum Unmounter {
-    Fuser(fuser::SessionUnmounter),
-    Fusermount(Arc<crate::fusermount::Mounted>),
-}
-
-impl Unmounter {
-    fn unmount(&mut self) -> Result<(), String> {
-        match self {
-            Unmounter::Fuser(unmounter) => unmounter.unmount().map_err(|e| e.to_string()),
-            Unmounter::Fusermount(mounted) => mounted.unmount(),
-        }
-    }
 }
 
 /// Mount and shake hands with the kernel: directly where this process can (root), through
 /// fusermount3 otherwise. The error says what failed, without the mount point.
 fn start_session(
     fs: FuseFs,
+    source: &Path,
     mountpoint: &Path,
     config: &fuser::Config,
-) -> Result<(fuser::Session<FuseFs>, Unmounter), String> {
-    if !crate::fusermount::needed() {
-        let mut session = fuser::Session::new(fs, mountpoint, config).map_err(|e| e.to_string())?;
-        let unmounter = Unmounter::Fuser(session.unmount_callable());
-        return Ok((session, unmounter));
-    }
-    let list = crate::fusermount::option_list(&config.mount_options, config.acl);
-    let (device, mounted, said) = crate::fusermount::mount(mountpoint, &list)?;
-    // `unsafe option suid ignored`, and the like.
-    for line in said.lines() {
-        log::warn!("{}: {line}", mountpoint.display());
-    }
+) -> Result<(fuser::Session<FuseFs>, Arc<Mounted>), String> {
+    let (device, mounted) = if crate::kernel_mount::needed() {
+        let list = crate::kernel_mount::option_list(&config.mount_options, config.acl);
+        let (device, mounted, said) = crate::kernel_mount::mount(mountpoint, &list)?;
+        // `unsafe option suid ignored`, and the like.
+        for line in said.lines() {
+            log::warn!("{}: {line}", mountpoint.display());
+        }
+        (device, mounted)
+    } else {
+        let name = source.display().to_string();
+        crate::kernel_mount::mount_direct(&name, mountpoint, &config.mount_options, config.acl)?
+    };
     match fuser::Session::from_fd(fs, device, config.acl, config.clone()) {
-        Ok(session) => Ok((session, Unmounter::Fusermount(Arc::new(mounted)))),
+        Ok(session) => Ok((session, Arc::new(mounted))),
         Err(e) => {
             let _ = mounted.unmount();
-            Err(format!("after fusermount3 mounted: {e}"))
+            Err(format!("after the kernel mounted: {e}"))
         }
     }
 }
@@ -541,7 +555,9 @@ fn wait_for_termination_signal() {
 
 /// `shaderfs umount`: unmount, then wait until the daemon has exited (and with it every
 /// commit it was making).
-pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
+/// With `lazy`, the mount is detached at once and this returns without waiting: the daemon
+/// finishes its write-back and exits when the last file under the mount is closed.
+pub fn umount(mountpoint: &Path, lazy: bool) -> Result<(), Failure> {
     let mountpoint = fs::canonicalize(mountpoint)
         .map_err(|e| Failure::usage(format!("{}: {e}", mountpoint.display())))?;
     if !is_mounted(&mountpoint) {
@@ -565,12 +581,13 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
         .unwrap_or_default();
     let c_path = std::ffi::CString::new(mountpoint.as_os_str().as_encoded_bytes())
         .map_err(|_| Failure::usage("mount point with a NUL byte"))?;
+    let flags = if lazy { libc::MNT_DETACH } else { 0 };
     // SAFETY: a plain system call with a valid C string.
-    if unsafe { libc::umount2(c_path.as_ptr(), 0) } != 0 {
+    if unsafe { libc::umount2(c_path.as_ptr(), flags) } != 0 {
         let err = std::io::Error::last_os_error();
         if err.raw_os_error() == Some(libc::EPERM) {
             // Not root: the mount's user unmounts through fusermount3.
-            crate::fusermount::unmount(&mountpoint, false).map_err(|e| {
+            crate::kernel_mount::unmount(&mountpoint, lazy).map_err(|e| {
                 Failure::mount(format!("{}: cannot unmount: {e}", mountpoint.display()))
             })?;
         } else {
@@ -594,7 +611,7 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
             "shaderfs umount: dropped {path}{size}: it was kept in memory only, never in the archive"
         );
     }
-    if let Some(pid) = pid {
+    if let Some(pid) = pid.filter(|_| !lazy) {
         let deadline = Instant::now() + Duration::from_secs(60);
         while process_exists(pid) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
@@ -607,12 +624,21 @@ pub fn umount(mountpoint: &Path) -> Result<(), Failure> {
 fn process_exists(pid: i32) -> bool {
     // SAFETY: kill with signal 0 only checks that the process exists.
     let alive = unsafe { libc::kill(pid, 0) } == 0;
-    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let exists = alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    // A foreground daemon that has exited stays a zombie until its parent waits for it:
+    // its work is done.
+    let zombie = fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().next())
+            == Some("Z")
+    });
+    exists && !zombie
 }
 
-/// Whether `path` is the mount point of a FUSE mount (from /proc/self/mountinfo). A
-/// shaderfs mount has type `fuse.shaderfs` when fusermount3 made it, and plain `fuse` when
-/// root mounted directly (fuser's direct mount sets no subtype).
+/// Whether `path` is the mount point of a FUSE mount (from /proc/self/mountinfo): a
+/// shaderfs mount is `fuse.shaderfs`; plain `fuse` is another FUSE file system's, or a
+/// mount made by an older shaderfs.
 pub fn is_mounted(path: &Path) -> bool {
     let want = path.to_string_lossy();
     crate::mountinfo::mounts()

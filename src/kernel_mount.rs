@@ -1,7 +1,9 @@
-//! Mounting and unmounting through the setuid `fusermount3`, as libfuse does for a user
-//! who is not root.
+//! Making the kernel's FUSE mount, and unmaking it: directly when this process is root,
+//! through the setuid `fusermount3` otherwise, as libfuse does. Either way the mount's
+//! type is `fuse.shaderfs` (`findmnt -t fuse.shaderfs`, `mount -t fuse.shaderfs`, fstab
+//! and systemd all agree), and the daemon serves the /dev/fuse descriptor it got.
 //!
-//! The protocol (libfuse's `fusermount.c`): run `fusermount3 -o OPTIONS -- MOUNTPOINT`
+//! The fusermount3 protocol (libfuse's `fusermount.c`): run `fusermount3 -o OPTIONS -- MOUNTPOINT`
 //! with `_FUSE_COMMFD` naming one end of a Unix socket pair; it opens /dev/fuse, mounts
 //! with `fd=N,rootmode=…,user_id=…,group_id=…` added to the options, sends the
 //! descriptor back in one byte's `SCM_RIGHTS`, and exits. `fusermount3 -u` unmounts
@@ -87,10 +89,12 @@ fn escape(value: &str) -> String {
     out
 }
 
-/// A mount fusermount3 made: unmounting goes through it again.
+/// A mount made here: unmounting goes the way it was made.
 #[derive(Debug)]
 pub struct Mounted {
     mountpoint: PathBuf,
+    /// fusermount3 made it (and must unmake it); else mount(2) did.
+    by_fusermount: bool,
     /// A duplicate of the session's /dev/fuse descriptor, to tell whether the kernel still
     /// has the mount (libfuse looks before unmounting too: once a mount is gone another
     /// may be made at the same place, and it must not be the one unmounted).
@@ -118,13 +122,106 @@ impl Mounted {
         }
     }
 
-    /// Detach the mount (`fusermount3 -u -z`, libfuse's unmount on exit): it leaves the
-    /// tree at once; the kernel ends the session when the last open file under it closes.
+    /// Detach the mount (libfuse's unmount on exit): it leaves the tree at once; the
+    /// kernel ends the session when the last open file under it closes.
     pub fn unmount(&self) -> Result<(), String> {
         if !self.is_connected() {
             return Ok(());
         }
-        unmount(&self.mountpoint, true)
+        match self.by_fusermount {
+            true => unmount(&self.mountpoint, true),
+            false => detach(&self.mountpoint),
+        }
+    }
+}
+
+/// The mount's file-system type: FUSE, with the subtype fusermount3 also writes.
+pub const TYPE: &str = "fuse.shaderfs";
+
+/// Mount directly (mount(2), as root): open /dev/fuse and mount `source` on `mountpoint`
+/// as [`TYPE`], with fuser's options turned into what the kernel reads.
+pub fn mount_direct(
+    source: &str,
+    mountpoint: &Path,
+    options: &[fuser::MountOption],
+    acl: fuser::SessionACL,
+) -> Result<(OwnedFd, Mounted), String> {
+    use fuser::MountOption as K;
+    use std::os::unix::fs::MetadataExt;
+    let device = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(DEV_FUSE)
+        .map_err(|e| format!("{DEV_FUSE}: {e}"))?;
+    let root_mode = std::fs::metadata(mountpoint)
+        .map_err(|e| e.to_string())?
+        .mode()
+        & libc::S_IFMT;
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let mut data = format!(
+        "fd={},rootmode={root_mode:o},user_id={uid},group_id={gid}",
+        device.as_raw_fd()
+    );
+    let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
+    for option in options {
+        match option {
+            K::DefaultPermissions => data.push_str(",default_permissions"),
+            K::Dev => flags &= !libc::MS_NODEV,
+            K::Suid => flags &= !libc::MS_NOSUID,
+            K::NoDev => flags |= libc::MS_NODEV,
+            K::NoSuid => flags |= libc::MS_NOSUID,
+            K::RO => flags |= libc::MS_RDONLY,
+            K::NoExec => flags |= libc::MS_NOEXEC,
+            K::NoAtime => flags |= libc::MS_NOATIME,
+            K::Sync => flags |= libc::MS_SYNCHRONOUS,
+            K::DirSync => flags |= libc::MS_DIRSYNC,
+            _ => {}
+        }
+    }
+    if acl != fuser::SessionACL::Owner {
+        data.push_str(",allow_other");
+    }
+    let c = |text: &str| std::ffi::CString::new(text).map_err(|_| format!("{text:?}: a NUL byte"));
+    let (c_source, c_type, c_data) = (c(source)?, c(TYPE)?, c(&data)?);
+    let c_target = std::ffi::CString::new(mountpoint.as_os_str().as_encoded_bytes())
+        .map_err(|_| "a mount point with a NUL byte".to_string())?;
+    // SAFETY: mount(2) with valid C strings that outlive the call.
+    let mounted = unsafe {
+        libc::mount(
+            c_source.as_ptr(),
+            c_target.as_ptr(),
+            c_type.as_ptr(),
+            flags,
+            c_data.as_ptr().cast(),
+        )
+    };
+    if mounted != 0 {
+        return Err(format!("mount(2): {}", io::Error::last_os_error()));
+    }
+    let device = OwnedFd::from(device);
+    let copy = device
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| format!("duplicating the /dev/fuse descriptor: {e}"))?;
+    Ok((
+        device,
+        Mounted {
+            mountpoint: mountpoint.to_path_buf(),
+            by_fusermount: false,
+            device: copy,
+        },
+    ))
+}
+
+/// `umount2(MNT_DETACH)`.
+fn detach(mountpoint: &Path) -> Result<(), String> {
+    let c_target = std::ffi::CString::new(mountpoint.as_os_str().as_encoded_bytes())
+        .map_err(|_| "a mount point with a NUL byte".to_string())?;
+    // SAFETY: a plain system call with a valid C string.
+    match unsafe { libc::umount2(c_target.as_ptr(), libc::MNT_DETACH) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error().to_string()),
     }
 }
 
@@ -180,6 +277,7 @@ pub fn mount(mountpoint: &Path, options: &str) -> Result<(OwnedFd, Mounted, Stri
         .map_err(|e| format!("duplicating the /dev/fuse descriptor: {e}"))?;
     let mounted = Mounted {
         mountpoint: mountpoint.to_path_buf(),
+        by_fusermount: true,
         device: copy,
     };
     Ok((device, mounted, said))

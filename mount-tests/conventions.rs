@@ -1,0 +1,108 @@
+//! Mount conventions a Linux user expects: the mount's type, refusing a folder with files
+//! in it or a second mount on the same place, `-o debug`, `df`, a clean foreground
+//! unmount, and `umount -z`.
+
+use std::fs;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::support::{package_setup, run, sh, shaderfs, Mount};
+
+#[test]
+fn the_mount_is_fuse_shaderfs_and_refuses_what_would_hide_files() {
+    let Some(s) = package_setup("conv.sdp") else {
+        return;
+    };
+    let m = Mount::new(&s.package, &s.mnt, &["-o", "debug"]);
+    let (code, out, err) = sh(&format!("findmnt -n -o FSTYPE,SOURCE {}", m.dir.display()));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.split_whitespace().collect::<Vec<_>>(),
+        ["fuse.shaderfs", &s.package.display().to_string()]
+    );
+    // A second mount on the same place is refused.
+    let again = run(shaderfs()
+        .arg("mount")
+        .arg(&s.package)
+        .arg(&m.dir)
+        .args(["-o", "ro"]));
+    assert_eq!(again.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already a FUSE mount point"));
+    // -o debug logs every request, in a log of this mount's own.
+    fs::read(m.path(&format!("shaders/{}", s.shaders[0].name))).unwrap();
+    let log = shaderfs::mount::pid_file(&fs::canonicalize(&m.dir).unwrap()).with_extension("log");
+    let text = fs::read_to_string(&log).unwrap();
+    assert!(text.contains("LOOKUP") && text.contains("READ"), "{text}");
+    // df shows the space left where the archive lies.
+    let (code, out, _) = sh(&format!("df -P {} | tail -1", m.dir.display()));
+    assert_eq!(code, 0);
+    let avail: u64 = out.split_whitespace().nth(3).unwrap().parse().unwrap();
+    assert!(avail > 0, "{out}");
+    m.unmount();
+    let text = fs::read_to_string(&log).unwrap_or_default();
+    let m = Mount::new(&s.package, &s.mnt, &["-o", "debug"]);
+    let fresh = fs::read_to_string(&log).unwrap();
+    assert!(fresh.len() < text.len(), "each mount starts a fresh log");
+    m.unmount();
+
+    // A folder with files in it is refused unless -o nonempty.
+    let full = s.package.parent().unwrap().join("full");
+    fs::create_dir_all(&full).unwrap();
+    fs::write(full.join("mine.txt"), b"x").unwrap();
+    let out = run(shaderfs().arg("mount").arg(&s.package).arg(&full));
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-o nonempty"));
+    let m = Mount::new(&s.package, &full, &["-o", "ro,nonempty"]);
+    assert!(m.path("archive.json").exists());
+    m.unmount();
+    assert!(full.join("mine.txt").exists());
+}
+
+#[test]
+fn foreground_unmounts_cleanly_and_umount_z_detaches() {
+    let Some(s) = package_setup("fg.sdp") else {
+        return;
+    };
+    fs::create_dir_all(&s.mnt).unwrap();
+    let mut child = shaderfs()
+        .arg("mount")
+        .arg(&s.package)
+        .arg(&s.mnt)
+        .arg("-f")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.mnt.join("archive.json").exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the foreground mount did not answer"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = run(shaderfs().arg("umount").arg(&s.mnt));
+    assert!(out.status.success());
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success());
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        said.trim().is_empty(),
+        "a clean unmount says nothing: {said}"
+    );
+
+    // umount -z detaches at once, even with a file open under the mount.
+    let m = Mount::new(&s.package, &s.mnt, &["-o", "ro"]);
+    let open = fs::File::open(m.path("archive.json")).unwrap();
+    let out = run(shaderfs().arg("umount").arg("-z").arg(&m.dir));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!shaderfs::mount::is_mounted(
+        &fs::canonicalize(&m.dir).unwrap()
+    ));
+    drop(open);
+    std::mem::forget(m);
+}
