@@ -6,7 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+use clap_complete::engine::{ArgValueCompleter, CompletionCandidate};
 
 use shaderfs::mount::{self, Failure, MountOptions, EXIT_MALFORMED, EXIT_USAGE};
 use shaderfs::vfs::{FileType, Vfs, VfsOptions};
@@ -39,9 +40,21 @@ enum Command {
         #[arg(short = 'f', long)]
         foreground: bool,
         /// Comma-separated options: ro, rw (default), allow_other, allow_root, uid=N,
-        /// gid=N, umask=OCTAL, backup (keep ARCHIVE.bak before the first commit), debug.
-        #[arg(short = 'o', value_name = "OPTIONS")]
+        /// gid=N, umask=OCTAL, backup (keep ARCHIVE.bak before the first commit), sign
+        /// (write the digest of a DXBC container saved into an SGD2 database),
+        /// max_memory=SIZE (what write buffers and scratch files may hold, 512M), nonempty
+        /// (mount over a folder with files in it), debug (log every request); and the
+        /// generic flags dev, nodev, suid, nosuid, exec, noexec, atime, noatime, sync,
+        /// async, dirsync, passed to the kernel.
+        #[arg(short = 'o', value_name = "OPTIONS", add = ArgValueCompleter::new(complete_options))]
         options: Vec<String>,
+    },
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell): the
+    /// shell asks shaderfs itself, so subcommands, flags and `-o` lists complete as
+    /// they are defined here. `source <(shaderfs completions bash)`
+    Completions {
+        #[arg(value_parser = ["bash", "zsh", "fish", "elvish", "powershell"])]
+        shell: String,
     },
     /// Unmount; returns once every pending write-back is on disk.
     Umount {
@@ -158,9 +171,15 @@ enum DevCommand {
 
 const SUBCOMMANDS: &[&str] = &[
     "mount", "umount", "ls", "cat", "extract", "info", "check", "d3d9", "sdp", "dev", "help",
+    "completions",
 ];
 
 fn main() -> ExitCode {
+    // A shell asking for completions (COMPLETE=bash shaderfs -- …) is answered here.
+    // The scripts call `shaderfs` from PATH, wherever it was installed.
+    clap_complete::CompleteEnv::with_factory(|| Cli::command().bin_name("shaderfs"))
+        .completer("shaderfs")
+        .complete();
     let mut args: Vec<String> = std::env::args().collect();
     // `-o debug` logs every request (fuser's and ours) without RUST_LOG.
     let debug = args
@@ -208,6 +227,19 @@ fn run(command: Command) -> Result<(), Failure> {
             mount::mount(&source, &mountpoint, &opts, foreground)
         }
         Command::Umount { mountpoint, lazy } => mount::umount(&mountpoint, lazy),
+        Command::Completions { shell } => {
+            // The registration script is what the completion engine prints for COMPLETE.
+            let me = std::env::current_exe()
+                .map_err(|e| Failure::usage(format!("finding this program: {e}")))?;
+            let status = std::process::Command::new(me)
+                .env("COMPLETE", &shell)
+                .status()
+                .map_err(|e| Failure::usage(format!("shaderfs completions: {e}")))?;
+            match status.success() {
+                true => Ok(()),
+                false => Err(Failure::usage(format!("no completions for {shell}"))),
+            }
+        }
         Command::Ls {
             source,
             path,
@@ -403,6 +435,24 @@ fn d3d9(command: D3d9Command) -> Result<(), Failure> {
             std::io::stdout().write_all(&json).map_err(write_failure)
         }
     }
+}
+
+/// Completes a `-o` list: what was typed before the last comma stays, the option after
+/// it is completed.
+fn complete_options(current: &std::ffi::OsStr) -> Vec<CompletionCandidate> {
+    let Some(current) = current.to_str() else {
+        return Vec::new();
+    };
+    let (done, partial) = match current.rfind(',') {
+        Some(i) => current.split_at(i + 1),
+        None => ("", current),
+    };
+    mount::OPTIONS
+        .iter()
+        .chain(mount::KERNEL_FLAGS)
+        .filter(|o| o.starts_with(partial))
+        .map(|o| CompletionCandidate::new(format!("{done}{o}")))
+        .collect()
 }
 
 fn write_failure(e: std::io::Error) -> Failure {

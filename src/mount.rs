@@ -62,6 +62,28 @@ impl From<OpenError> for Failure {
     }
 }
 
+/// The `-o` options shaderfs takes (`=` ends those that take a value).
+pub const OPTIONS: &[&str] = &[
+    "ro",
+    "rw",
+    "allow_other",
+    "allow_root",
+    "uid=",
+    "gid=",
+    "umask=",
+    "backup",
+    "sign",
+    "max_memory=",
+    "nonempty",
+    "debug",
+];
+
+/// The generic mount flags passed on to the kernel.
+pub const KERNEL_FLAGS: &[&str] = &[
+    "dev", "nodev", "suid", "nosuid", "exec", "noexec", "atime", "noatime", "sync", "async",
+    "dirsync",
+];
+
 /// Parsed `-o` options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountOptions {
@@ -167,12 +189,9 @@ impl MountOptions {
                 }
                 _ => {
                     return Err(format!(
-                        "unknown mount option '{opt}' (known: ro, rw, allow_other, allow_root, \
-                         uid=N, gid=N, umask=OCTAL, backup, sign, max_memory=SIZE, nonempty, \
-                         debug, and \
-                         the generic flags \
-                         dev, nodev, suid, nosuid, exec, noexec, atime, noatime, sync, async, \
-                         dirsync)"
+                        "unknown mount option '{opt}' (known: {}; and the generic flags {})",
+                        OPTIONS.join(", "),
+                        KERNEL_FLAGS.join(", ")
                     ));
                 }
             }
