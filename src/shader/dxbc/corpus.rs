@@ -260,3 +260,43 @@ fn damaged_containers_never_panic() {
         }
     }
 }
+
+/// The mask byte after an element's component mask reads as dxc's "Used" column: for
+/// inputs the components the program always reads, for outputs the components it
+/// writes (the byte holds those it never writes). Checked against `draw.hlsl`:
+/// `ps_derivatives` reads `col.x`, `col.y`, `uv.x`, `uv.y`, `pos.z`, `pos.w` and not `id`;
+/// `vs_main` writes all of `pos`, `col`, `uv` (a `float2`) and `id`.
+#[test]
+fn signature_usage_reads_as_the_source_says() {
+    let Some(dir) = corpus_dir() else { return };
+    let used = |file: &str, fourcc: &str| -> Vec<(String, String, Option<String>)> {
+        let p = decode(&std::fs::read(dir.join(file)).unwrap()).unwrap();
+        let (_, sig) = signatures(&p).into_iter().find(|s| s.0 == fourcc).unwrap();
+        sig.elements
+            .iter()
+            .map(|e| {
+                let name = format!("{}{}", e.semantic, e.semantic_index);
+                (name, e.used.clone(), e.never_writes.clone())
+            })
+            .collect()
+    };
+    let s = |a: &str, b: &str, c: Option<&str>| (a.to_string(), b.to_string(), c.map(String::from));
+    assert_eq!(
+        used("draw_derivatives.dxil", "ISG1"),
+        [
+            s("SV_Position0", "zw", None),
+            s("COLOR0", "xy", None),
+            s("TEXCOORD0", "xy", None),
+            s("TEXCOORD1", "-", None),
+        ]
+    );
+    assert_eq!(
+        used("draw_vs.dxil", "OSG1"),
+        [
+            s("SV_Position0", "xyzw", Some("-")),
+            s("COLOR0", "xyzw", Some("-")),
+            s("TEXCOORD0", "xy", Some("zw")),
+            s("TEXCOORD1", "xyzw", Some("-")),
+        ]
+    );
+}

@@ -154,7 +154,8 @@ pub fn facts(bytes: &[u8]) -> Result<Facts, ContainerError> {
     Ok(Facts {
         kind,
         signature: None,
-        outputs: first(b"OSG1").find_map(|p| parts::signature(data(p)).ok()),
+        outputs: first(b"OSG1")
+            .find_map(|p| parts::signature(data(p), parts::Direction::Output).ok()),
         psv: first(b"PSV0").find_map(|p| psv::decode(data(p), kind).ok()),
         usage: bitcode.and_then(|b| intrinsics::usage(b).ok()),
         feature_flags: first(b"SFI0").find_map(|p| parts::features(data(p)).ok().map(|f| f.0)),
@@ -189,12 +190,15 @@ pub fn decode(bytes: &[u8]) -> Result<Program, ContainerError> {
                 facts.feature_flags.get_or_insert(flags);
                 Decoded::Features(f)
             })),
-            b"ISG1" | b"OSG1" | b"PSG1" => Some(parts::signature(data).map(|s| {
-                if &part.fourcc == b"OSG1" && facts.outputs.is_none() {
-                    facts.outputs = Some(s.clone());
-                }
-                Decoded::Signature(s)
-            })),
+            b"ISG1" | b"OSG1" | b"PSG1" => {
+                let direction = parts::Direction::of_part(&part.fourcc, facts.kind);
+                Some(parts::signature(data, direction).map(|s| {
+                    if &part.fourcc == b"OSG1" && facts.outputs.is_none() {
+                        facts.outputs = Some(s.clone());
+                    }
+                    Decoded::Signature(s)
+                }))
+            }
             b"PSV0" => Some(psv::decode(data, facts.kind).map(|p| {
                 facts.psv.get_or_insert_with(|| p.clone());
                 Decoded::Psv(Box::new(p))

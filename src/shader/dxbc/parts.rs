@@ -34,19 +34,49 @@ pub struct Element {
     /// `None` when the element has no register (e.g. `SV_Barycentrics`).
     pub register: Option<u32>,
     pub mask: String,
-    /// For outputs the components never written, for inputs those always read.
-    pub rw_mask: String,
+    /// What dxc's listing shows as "Used": for an input the components the program always
+    /// reads, for an output the components of `mask` it writes.
+    pub used: String,
+    /// An input's `AlwaysReads_Mask` (byte 0x19 of the element, `dxbc.md` §5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub always_reads: Option<String>,
+    /// An output's `NeverWrites_Mask` (the same byte): dxc sets the bits of the
+    /// components the program never writes, those outside `mask` included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub never_writes: Option<String>,
     pub min_precision: String,
+}
+
+/// Whether a signature describes what a stage reads or what it writes: the byte at 0x19
+/// of its elements means one or the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Input,
+    Output,
+}
+
+impl Direction {
+    /// The direction of a signature part in a program of `ShaderKind` `kind`: `ISG1` is
+    /// read and `OSG1` written; `PSG1` is written by a hull or mesh shader (patch
+    /// constants, per-primitive outputs) and read by a domain shader.
+    pub fn of_part(fourcc: &[u8; 4], kind: Option<u16>) -> Direction {
+        match (fourcc, kind) {
+            (b"OSG1", _) | (b"PSG1", Some(3 | 13)) => Direction::Output,
+            _ => Direction::Input,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Signature {
+    pub direction: Direction,
     pub elements: Vec<Element>,
 }
 
 const ELEMENT_LEN: usize = 32;
 
-pub fn signature(data: &[u8]) -> Result<Signature, String> {
+pub fn signature(data: &[u8], direction: Direction) -> Result<Signature, String> {
     let count = u32_at(data, 0, "the element count")?;
     let first = u32_at(data, 4, "the element offset")? as usize;
     fits(data, first, count, ELEMENT_LEN, "signature elements")?;
@@ -56,6 +86,12 @@ pub fn signature(data: &[u8]) -> Result<Signature, String> {
         let what = format!("element {i}");
         let name_at = u32_at(data, at + 4, &what)? as usize;
         let register = u32_at(data, at + 20, &what)?;
+        let bits = u8_at(data, at + 24, &what)?;
+        let rw = u8_at(data, at + 25, &what)?;
+        let (used, always_reads, never_writes) = match direction {
+            Direction::Input => (rw, Some(mask(rw)), None),
+            Direction::Output => (bits & !rw, None, Some(mask(rw))),
+        };
         elements.push(Element {
             stream: u32_at(data, at, &what)?,
             semantic: c_string(data, name_at, &format!("{what}'s semantic name"))?,
@@ -63,12 +99,17 @@ pub fn signature(data: &[u8]) -> Result<Signature, String> {
             system_value: SYSTEM_VALUE.name(u32_at(data, at + 12, &what)?),
             component_type: COMPONENT_TYPE.name(u32_at(data, at + 16, &what)?),
             register: (register != u32::MAX).then_some(register),
-            mask: mask(u8_at(data, at + 24, &what)?),
-            rw_mask: mask(u8_at(data, at + 25, &what)?),
+            mask: mask(bits),
+            used: mask(used),
+            always_reads,
+            never_writes,
             min_precision: MIN_PRECISION.name(u32_at(data, at + 28, &what)?),
         });
     }
-    Ok(Signature { elements })
+    Ok(Signature {
+        direction,
+        elements,
+    })
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -166,15 +207,18 @@ mod tests {
         sig[12..16].copy_from_slice(&40u32.to_le_bytes());
         sig.extend_from_slice(b"SV_Target\0");
         sig[20..24].copy_from_slice(&64u32.to_le_bytes());
-        let s = signature(&sig).unwrap();
+        let s = signature(&sig, Direction::Output).unwrap();
         assert_eq!(s.elements[0].semantic, "SV_Target");
         assert_eq!(s.elements[0].system_value, "Target");
         for n in 0..sig.len() - 1 {
-            assert!(signature(&sig[..n]).is_err(), "prefix {n}");
+            assert!(
+                signature(&sig[..n], Direction::Input).is_err(),
+                "prefix {n}"
+            );
         }
         let mut huge = sig.clone();
         huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(signature(&huge).is_err());
+        assert!(signature(&huge, Direction::Input).is_err());
         assert!(features(&[0; 7]).is_err());
         assert!(debug_name(&[0, 0, 9, 0, b'a']).is_err());
     }
