@@ -22,15 +22,33 @@
 //!   emitted as they are, instruction token first.
 //! * `trailing-data`: DWORDs after the end token.
 //!
-//! Other assemblers read these lines as comments. `def` values print in the shortest
-//! decimal form that reads back to the same bits; infinities, NaNs and other values
-//! without one print as their bit pattern in hex (`0x7fc00000`), which our assembler
-//! reads as raw bits.
+//! Other assemblers read these lines as comments.
+//!
+//! # fxc's spelling
+//! Everything else is printed as fxc 9.29 prints it, so that `diff` against fxc's listing
+//! of the same bytes shows only fxc's command line (`../shared/corpus/d3d9/fxc-listings/`,
+//! checked line by line by a test): the constant-table header (see `ctab/listing.rs`),
+//! four-space indentation and two more per open flow-control block, co-issue as `  + mov
+//! r0.w, t0.w`, write masks and swizzles in `xyzw` in every model, a swizzle as one letter
+//! when it replicates and as all four otherwise (`c8.xyzz`), `def` values as C's `%.9g`
+//! (`6.28318548`, `-1.55009923e-006`; infinities and NaNs, which have no such spelling,
+//! as their bits in hex, `0x7fc00000`, which our assembler reads as raw bits), and the
+//! footer `// approximately N instruction slots used` with ` (T texture, A arithmetic)`
+//! when the shader samples.
+//!
+//! The CTAB is not printed as data when reading the header back gives its bytes exactly
+//! (what the compiler writes and the header cannot show is taken as that compiler writes
+//! it: `ctab/encode.rs`); the assembler then builds it from the header. Otherwise (other
+//! flags, default values `%g` rounds, a hand-made layout) its `comment-block` follows the
+//! version line as before, and the header is only a reading aid.
+//!
+//! Above the header, lines of `// ` notes say what the shader needs that the listing
+//! cannot: a Direct3D 8-style vs_1_1 without `dcl`, a device capability beyond the
+//! model's guaranteed minimum ([`validate::notes`]).
 //!
 //! # Comments
-//! Above the version line comes a header generated from the CTAB, and after the body the
-//! slot count (`// approximately N instruction slots used`); neither is stored when the
-//! text is assembled. The comments a user wrote in the body are stored by
+//! The notes and the header above the version line, and the slot count after the body,
+//! are the disassembler's own: the assembler stores none of them as a comment. The comments a user wrote in the body are stored by
 //! [`super::asm`] as [`UserComment`] blocks (FourCC `'SFCM'`), and print back as the
 //! text they hold: an [`OwnLine`](Placement::OwnLine) block as that exact line (the
 //! user's indentation, not ours), an [`AfterCode`](Placement::AfterCode) block appended to
@@ -54,7 +72,8 @@ use super::ctab::{ConstantTable, CTAB_FOURCC};
 use super::opcodes::{Controls, Layout, COMPARISONS, TEXLD_VARIANTS};
 use super::registers::{register_name, RegisterType};
 use super::syntax::{
-    format_mask, format_swizzle, RESULT_MODIFIERS, SAMPLER_TYPES, SHIFTS, SOURCE_MODIFIERS, USAGES,
+    format_g, format_mask, format_swizzle, RESULT_MODIFIERS, SAMPLER_TYPES, SHIFTS,
+    SOURCE_MODIFIERS, USAGES,
 };
 use super::validate;
 
@@ -66,8 +85,9 @@ pub const TRAILING_DATA: &str = "trailing-data";
 /// The line printed before the raw tokens of an instruction without asm spelling.
 const NO_SPELLING: (&str, &str) = ("// '", "' with an encoding that has no asm spelling:");
 
-/// The slot-count footer: prefix, count, this, then for ps ≤ 2.0 the two budgets.
-const FOOTER: (&str, &str) = ("// approximately ", " instruction slots used");
+/// The slot-count footer: prefix, count, this (`slot` for one), then for a shader that
+/// samples the two budgets.
+const FOOTER: (&str, &str) = ("// approximately ", " instruction slot");
 
 /// Disassembles a shader. Fails only where [`bytecode::parse`] fails.
 pub fn disassemble(bytes: &[u8]) -> Result<String, BytecodeError> {
@@ -78,21 +98,34 @@ pub fn disassemble(bytes: &[u8]) -> Result<String, BytecodeError> {
 pub fn disassemble_shader(shader: &Shader) -> String {
     let v = shader.version;
     let mut out = String::new();
-    for c in shader.comments() {
-        if c.payload.first() == Some(&CTAB_FOURCC) {
-            if let Some(header) = ctab_header(c, v) {
-                for line in header.lines() {
-                    let _ = writeln!(out, "{}", format!("// {line}").trim_end());
+    for note in validate::notes(shader) {
+        let _ = writeln!(out, "// {note}");
+    }
+    let header = ctab_header(shader);
+    match &header {
+        Some(h) => {
+            out.push('\n');
+            for line in &h.lines {
+                if line.is_empty() {
+                    out.push_str("//\n");
+                } else {
+                    let _ = writeln!(out, "// {line}");
                 }
-                out.push_str("//\n");
+            }
+            if h.has_constants {
+                out.push('\n');
             }
         }
+        None if !out.is_empty() => out.push('\n'),
+        None => {}
     }
+    let omitted = header.as_ref().and_then(|h| h.exact.then_some(h.item));
     let mut body = Listing::new(out);
     body.version_line(&format!("    {v}"));
     let mut depth = 0usize;
     for (i, item) in shader.items.iter().enumerate() {
         match item {
+            Item::Comment(_) if omitted == Some(i) => {}
             Item::Comment(c) => match c.user_comment() {
                 Some(user) => body.user(c, user, shader.items.get(i + 1)),
                 None if c.is_plain() => body.data(COMMENT_BLOCK, &c.payload, is_ctab(c)),
@@ -109,6 +142,8 @@ pub fn disassemble_shader(shader: &Shader) -> String {
                 }
                 let indent = " ".repeat(4 + 2 * depth.min(16));
                 match instruction_text(ins, v) {
+                    // fxc writes the `+` of a co-issued instruction in the indentation.
+                    Some(text) if ins.coissue() => body.code(&format!("{}+ {text}", &indent[2..])),
                     Some(text) => body.code(&format!("{indent}{text}")),
                     None => {
                         let (head, tail) = NO_SPELLING;
@@ -140,6 +175,53 @@ pub fn disassemble_shader(shader: &Shader) -> String {
     out.push('\n');
     out.push_str(&slot_footer(shader));
     out
+}
+
+/// The header of a shader's constant table (the first CTAB comment, the one D3DX reads).
+struct Header {
+    /// Its lines, without `// `.
+    lines: Vec<String>,
+    has_constants: bool,
+    /// The comment's index among the shader's items.
+    item: usize,
+    /// The comment follows the version token, no other CTAB comment follows, and the
+    /// header reads back to its bytes: the header alone stands for it.
+    exact: bool,
+}
+
+/// The header of the first CTAB comment, when the table decodes. A table that does not
+/// decode gets none; it still travels, exactly, as its `comment-block`.
+fn ctab_header(shader: &Shader) -> Option<Header> {
+    let (item, comment) = shader
+        .items
+        .iter()
+        .enumerate()
+        .find_map(|(i, item)| match item {
+            Item::Comment(c) if is_ctab(c) => Some((i, c)),
+            _ => None,
+        })?;
+    let payload: Vec<u8> = comment
+        .payload
+        .iter()
+        .flat_map(|d| d.to_le_bytes())
+        .collect();
+    let version = shader.version.token();
+    let table = ConstantTable::decode(&payload, version).ok()?;
+    let lines = table.listing();
+    let another = shader.items[item + 1..]
+        .iter()
+        .any(|i| matches!(i, Item::Comment(c) if is_ctab(c)));
+    let exact = item == 0 && !another && {
+        let read: Vec<String> = lines.iter().map(|l| format!(" {l}")).collect();
+        let read: Vec<&str> = read.iter().map(String::as_str).collect();
+        matches!(ConstantTable::from_listing(&read, version), Ok(Some(t)) if t.encode() == payload)
+    };
+    Some(Header {
+        lines,
+        has_constants: !table.constants.is_empty(),
+        item,
+        exact,
+    })
 }
 
 /// A comment block holding a CTAB, which the assembler stores before the comment of the
@@ -322,11 +404,13 @@ pub fn is_generated_comment(line: &str) -> bool {
     if t.len() > head.len() + tail.len() && t.starts_with(head) && t.ends_with(tail) {
         return true;
     }
-    let (prefix, slots) = FOOTER;
+    let (prefix, slot) = FOOTER;
     let Some(rest) = t
         .strip_prefix(prefix)
         .and_then(number)
-        .and_then(|r| r.strip_prefix(slots))
+        .and_then(|r| r.strip_prefix(slot))
+        .map(|r| r.strip_prefix('s').unwrap_or(r))
+        .and_then(|r| r.strip_prefix(" used"))
     else {
         return false;
     };
@@ -345,33 +429,25 @@ fn number(s: &str) -> Option<&str> {
     (rest.len() < s.len()).then_some(rest)
 }
 
-/// The D3DX-style `//` header describing a CTAB. A table that does not decode gets none;
-/// it still travels, exactly, as its `comment-block`.
-fn ctab_header(comment: &bytecode::Comment, v: Version) -> Option<String> {
-    let payload: Vec<u8> = comment
-        .payload
-        .iter()
-        .flat_map(|d| d.to_le_bytes())
-        .collect();
-    ConstantTable::decode(&payload, v.token())
-        .ok()
-        .map(|t| t.listing())
-}
-
-/// `// approximately N instruction slots used (T texture, A arithmetic)` (§9).
+/// `// approximately N instruction slots used (T texture, A arithmetic)` as fxc prints it:
+/// `slot` for one, the two budgets when the shader samples (flow control counts as
+/// arithmetic).
 fn slot_footer(shader: &Shader) -> String {
     let u = validate::slot_usage(shader);
-    let (prefix, slots) = FOOTER;
-    if shader.version.kind == ShaderKind::Pixel && shader.version.code() <= 0x0200 {
-        format!(
-            "{prefix}{}{slots} ({} texture, {} arithmetic)\n",
-            u.texture + u.arithmetic,
+    let (prefix, slot) = FOOTER;
+    let total = u.texture + u.arithmetic + u.flow;
+    let plural = if total == 1 { "" } else { "s" };
+    let mut s = format!("{prefix}{total}{slot}{plural} used");
+    if u.texture > 0 {
+        let _ = write!(
+            s,
+            " ({} texture, {} arithmetic)",
             u.texture,
-            u.arithmetic
-        )
-    } else {
-        format!("{prefix}{}{slots}\n", u.texture + u.arithmetic + u.flow)
+            u.arithmetic + u.flow
+        );
     }
+    s.push('\n');
+    s
 }
 
 fn data_comment(out: &mut String, kind: &str, dwords: &[u32]) {
@@ -420,11 +496,7 @@ pub fn instruction_text(ins: &Instruction, v: Version) -> Option<String> {
     if ins.token != expected || (ins.tokens.len() > 15 && sm2) {
         return None;
     }
-    let rgba = v.is_ps1();
     let mut s = String::new();
-    if ins.coissue() {
-        s.push('+');
-    }
     if let Some(p) = ops.predicate {
         let p = Param {
             token: p,
@@ -433,7 +505,7 @@ pub fn instruction_text(ins: &Instruction, v: Version) -> Option<String> {
         if p.register_type() != Some(RegisterType::Predicate) {
             return None;
         }
-        let _ = write!(s, "({}) ", src_text(&p, v, rgba)?);
+        let _ = write!(s, "({}) ", src_text(&p, v)?);
     }
     let mut mnemonic = match info.controls {
         Controls::None => info.mnemonic.to_string(),
@@ -445,7 +517,7 @@ pub fn instruction_text(ins: &Instruction, v: Version) -> Option<String> {
         if info.layout == Layout::Dcl {
             mnemonic.push_str(&dcl_suffix(ops.decl?, dst, v)?);
         }
-        let (text, suffixes) = dst_text(dst, v, rgba)?;
+        let (text, suffixes) = dst_text(dst, v)?;
         mnemonic.push_str(&suffixes);
         operands.push(text);
     }
@@ -465,7 +537,7 @@ pub fn instruction_text(ins: &Instruction, v: Version) -> Option<String> {
         Layout::Dcl | Layout::Operands => {}
     }
     for src in &ops.srcs {
-        operands.push(src_text(src, v, rgba)?);
+        operands.push(src_text(src, v)?);
     }
     s.push_str(&mnemonic);
     if !operands.is_empty() {
@@ -542,11 +614,11 @@ fn register_text(p: &Param, v: Version) -> Option<String> {
         RegisterType::Loop => "aL",
         _ => return None,
     };
-    Some(format!("{name}[{aname}{}]", format_swizzle(swz, false)))
+    Some(format!("{name}[{aname}{}]", format_swizzle(swz)))
 }
 
 /// Destination operand text and the mnemonic suffixes its modifiers add.
-fn dst_text(p: &Param, v: Version, rgba: bool) -> Option<(String, String)> {
+fn dst_text(p: &Param, v: Version) -> Option<(String, String)> {
     if p.token & 0xC000 != 0 || p.result_modifiers() & 8 != 0 {
         return None;
     }
@@ -561,11 +633,11 @@ fn dst_text(p: &Param, v: Version, rgba: bool) -> Option<(String, String)> {
             let _ = write!(suffixes, "_{name}");
         }
     }
-    let text = register_text(p, v)? + &format_mask(p.write_mask(), rgba);
+    let text = register_text(p, v)? + &format_mask(p.write_mask());
     Some((text, suffixes))
 }
 
-fn src_text(p: &Param, v: Version, rgba: bool) -> Option<String> {
+fn src_text(p: &Param, v: Version) -> Option<String> {
     if p.token & 0xC000 != 0 {
         return None;
     }
@@ -584,23 +656,21 @@ fn src_text(p: &Param, v: Version, rgba: bool) -> Option<String> {
     if !m.suffix.is_empty() {
         let _ = write!(s, "_{}", m.suffix);
     }
-    s.push_str(&format_swizzle(p.swizzle(), rgba));
+    s.push_str(&format_swizzle(p.swizzle()));
     Some(s)
 }
 
-/// The shortest decimal that reads back to `bits`, or `0x…` when there is none.
+/// A `def` value as fxc prints it (C's `%.9g`, which reads back to the same `f32`), or
+/// `0x…` when there is no decimal for `bits` (infinities, NaNs).
 pub fn format_float(bits: u32) -> String {
     let f = f32::from_bits(bits);
-    if !f.is_finite() {
-        return format!("{bits:#010x}");
+    if f.is_finite() {
+        let s = format_g(f64::from(f), 9);
+        if s.parse::<f32>().map(f32::to_bits) == Ok(bits) {
+            return s;
+        }
     }
-    let s = format!("{f:?}");
-    let s = s.strip_suffix(".0").unwrap_or(&s).to_string();
-    if s.parse::<f32>().map(f32::to_bits) == Ok(bits) {
-        s
-    } else {
-        format!("{bits:#010x}")
-    }
+    format!("{bits:#010x}")
 }
 
 #[cfg(test)]
@@ -645,8 +715,8 @@ mod tests {
             [
                 "ps_1_3",
                 "tex t0",
-                "mul r0.rgb, t0, c3",
-                "+mov r0.a, c4",
+                "mul r0.xyz, t0, c3",
+                "+ mov r0.w, c4",
                 "mul_x2 r0, r0, v0"
             ]
         );
@@ -720,5 +790,124 @@ mod tests {
         }
         assert_eq!(format_float(0x3F000000), "0.5");
         assert_eq!(format_float(0x80000000), "-0");
+    }
+
+    /// A ps_2_0 with a constant table as fxc 9.29 writes it (`fxc-listings/` layout), and
+    /// the given body.
+    fn with_table(constants: &[(&str, u16)], body: &[u32]) -> Vec<u8> {
+        use super::super::ctab::{Class, Constant, ParamType, RegisterSet, TypeInfo};
+        let table = ConstantTable {
+            creator: "Microsoft (R) HLSL Shader Compiler 9.29.952.3111".into(),
+            target: Some("ps_2_0".into()),
+            version: 0xFFFF0200,
+            flags: 0x100,
+            constants: constants
+                .iter()
+                .map(|&(name, index)| Constant {
+                    name: name.into(),
+                    register_set: RegisterSet::FLOAT4,
+                    register_index: index,
+                    register_count: 1,
+                    reserved: index * 4 + 2,
+                    type_info: TypeInfo {
+                        class: Class::VECTOR,
+                        param_type: ParamType::FLOAT,
+                        rows: 1,
+                        columns: 4,
+                        elements: 1,
+                        members: vec![],
+                    },
+                    default_value: None,
+                })
+                .collect(),
+        };
+        let payload = table.encode();
+        let mut d = vec![0xFFFF0200, 0xFFFE | ((payload.len() / 4) as u32) << 16];
+        d.extend(
+            payload
+                .chunks(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
+        d.extend(body);
+        d.push(0xFFFF);
+        d.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    /// `mov oC0, c0`, `mov oC0, c1`.
+    const MOV_C0: [u32; 3] = [0x02000001, 0x800F0800, 0xA0E40000];
+
+    #[test]
+    fn the_header_is_the_table() {
+        use super::super::asm::{assemble, assemble_unvalidated};
+        let bytes = with_table(&[("Tint", 0)], &MOV_C0);
+        let text = disassemble(&bytes).unwrap();
+        assert!(!text.contains(COMMENT_BLOCK), "{text}");
+        assert!(text.starts_with("\n//\n// Generated by Microsoft (R) HLSL Shader Compiler"));
+        assert_eq!(assemble(&text).unwrap(), bytes);
+        // Editing the header edits the table.
+        let renamed = text
+            .replace("//   float4 Tint;", "//   float4 Shade;")
+            .replace(
+                "//   Tint         c0       1",
+                "//   Shade        c0       1",
+            );
+        assert_eq!(
+            assemble(&renamed).unwrap(),
+            with_table(&[("Shade", 0)], &MOV_C0)
+        );
+        let moved = text.replace("c0       1", "c1       1");
+        let b = assemble_unvalidated(&moved).unwrap();
+        let table = ConstantTable::from_bytecode(&b).unwrap().unwrap();
+        assert_eq!(table.constants[0].register_index, 1);
+        // A header that does not read as a table is an error at its line.
+        let broken = text.replace("//   Tint         c0       1\n", "");
+        let e = assemble(&broken).unwrap_err();
+        assert!(
+            e.message
+                .contains("'Tint' has no row in the Registers table"),
+            "{e}"
+        );
+        assert_eq!(e.line, 9, "{e}");
+        // Text without the framed `Generated by` line has no table.
+        let b = assemble("// Generated by hand\nps_2_0\nmov oC0, c0").unwrap();
+        assert_eq!(ConstantTable::from_bytecode(&b).unwrap(), None);
+    }
+
+    #[test]
+    fn a_table_the_header_cannot_show_travels_as_data() {
+        use super::super::asm::assemble;
+        // Reserved 0 where fxc writes index × 4 + 2: the header cannot say so.
+        let mut bytes = with_table(&[("Tint", 0)], &MOV_C0);
+        let at = 4 * (2 + 1 + 7) + 10; // the first CONSTANTINFO's Reserved
+        bytes[at..at + 2].copy_from_slice(&[0, 0]);
+        let text = disassemble(&bytes).unwrap();
+        assert!(text.contains("//   Tint         c0       1\n"), "{text}");
+        assert!(text.contains(COMMENT_BLOCK), "{text}");
+        assert_eq!(assemble(&text).unwrap(), bytes);
+        // Editing the header while the block stays is an error, not a silent no-op.
+        let edited = text
+            .replace("//   float4 Tint;", "//   float4 Shade;")
+            .replace(
+                "//   Tint         c0       1",
+                "//   Shade        c0       1",
+            );
+        let e = assemble(&edited).unwrap_err();
+        assert!(e.message.contains("describe different tables"), "{e}");
+        // Without the block, the header is the table.
+        let block_start = edited.find("    // comment-block").unwrap();
+        let block_end = edited[block_start..].find("\n    mov").unwrap() + block_start + 1;
+        let header_only = format!("{}{}", &edited[..block_start], &edited[block_end..]);
+        assert_eq!(
+            assemble(&header_only).unwrap(),
+            with_table(&[("Shade", 0)], &MOV_C0)
+        );
+        // Two tables: the first keeps its header and its data, so neither is lost.
+        let mut two = with_table(&[("Tint", 0)], &[]);
+        two.truncate(two.len() - 4);
+        let second = with_table(&[("Other", 1)], &MOV_C0);
+        two.extend_from_slice(&second[4..]);
+        let text = disassemble(&two).unwrap();
+        assert_eq!(text.matches(COMMENT_BLOCK).count(), 2, "{text}");
+        assert_eq!(assemble(&text).unwrap(), two);
     }
 }

@@ -3,6 +3,7 @@
 pub mod asm;
 pub mod bytecode;
 pub mod ctab;
+mod dataflow;
 pub mod disasm;
 pub mod limits;
 pub mod opcodes;

@@ -9,7 +9,7 @@ use super::bytecode::{self, Comment, Item, Param, Placement, ShaderKind, UserCom
 use super::disasm::{dcl_uses_usage, disassemble};
 use super::limits::limits;
 use super::opcodes::{Controls, Layout, OPCODES};
-use super::registers::RegisterType;
+use super::registers::{RegisterType, CONST_BANK_SIZE};
 
 /// A tiny deterministic generator fed by proptest's seeds.
 struct Rng(u64);
@@ -33,8 +33,21 @@ impl Rng {
 
 fn register(rng: &mut Rng, v: Version) -> (RegisterType, u32) {
     let regs = limits(v).unwrap().registers;
-    let (ty, count) = regs[rng.below(regs.len() as u32) as usize];
-    (ty, rng.below(count))
+    let r = regs[rng.below(regs.len() as u32) as usize];
+    let n = rng.below(r.count);
+    match r.ty.const_bank() {
+        // c2048 and up are the CONST2…CONST4 register types (§4.2).
+        Some(_) => (
+            [
+                RegisterType::Const,
+                RegisterType::Const2,
+                RegisterType::Const3,
+                RegisterType::Const4,
+            ][(n / CONST_BANK_SIZE) as usize],
+            n % CONST_BANK_SIZE,
+        ),
+        None => (r.ty, n),
+    }
 }
 
 /// One instruction (token and operand DWORDs) of `v`, from the table.
@@ -84,7 +97,7 @@ fn instruction(rng: &mut Rng, v: Version, first: bool) -> Vec<u32> {
                 0x30 => RegisterType::ConstInt,
                 _ => RegisterType::ConstBool,
             };
-            let n = rng.below(limits.count(ty).unwrap_or(1));
+            let n = rng.below(limits.count(ty).unwrap_or(1).min(CONST_BANK_SIZE));
             out.push(Param::make(ty, n, false, 0xF << 16));
             if info.layout == Layout::Def1 {
                 out.push(rng.below(2));

@@ -4,9 +4,27 @@
 //! function or a field of the limits table ([`super::limits`]), and names its source:
 //! Microsoft's asm reference pages (`MicrosoftDocs/win32 desktop-src/direct3dhlsl/…`).
 //!
+//! | Rule | Models | Source (`…` = `dx9-graphics-reference-asm`) |
+//! |---|---|---|
+//! | Temporaries are written before they are read, component by component | all | `…-vs-registers-temporary.md`, `…-ps-registers-temporary.md`, `…-ps-registers-ps-1-x.md` |
+//! | Different registers of a type an instruction reads ("# Read ports") | all | each model's register page; ps_1_x: "Read Port Limit" |
+//! | r0, the pixel colour, is written | ps_1_x | `…-ps-registers-ps-1-x.md` |
+//! | oC0 is written; oC# only by `mov`, whole, once, in a row from oC0 | ps_2_0, ps_2_x | `…-ps-registers-output-color.md` |
+//! | No oC# write in dynamic flow control or predicated | ps_2_x, ps_3_0 | same page |
+//! | oDepth from a replicate swizzle, no mask; in 2_x only `mov`, once, outside flow control | ps_2_0+ | `…-ps-registers-output-depth.md` |
+//! | oPos is written | vs_1_1 to vs_2_x | `…-vs-registers-position.md` |
+//! | Dependent texture reads up to the third order | ps_2_0 (ps_2_x: a cap) | `texld---ps-2-0.md` |
+//! | No gradients (texld, texldb, texldp, dsx, dsy) in dynamic flow control | ps_2_x, ps_3_0 | `…-ps-registers-output-color.md`, `…-ps-instructions-flow-control.md` |
+//! | A vs_1_1 declares its inputs; Direct3D 8-style ones are named as such | vs_1_1 | `dcl-usage-input-register---vs.md` |
+//!
+//! and, from before: co-issue pairing, ps_1_4 phases and texld/texcrd forms, source
+//! swizzles, read-only and write-only registers, operand roles, declarations, flow-control
+//! structure and nesting, label numbers (each function names its page).
+//!
 //! Wine's assembler tests (`wine-tests/asm`) assemble with `D3DCOMPILE_SKIP_VALIDATION`,
-//! so several of them break these rules (`texld r5, c0`, inputs
-//! without `dcl`); the corpus tests list each by name with the rule it breaks.
+//! so several of them break these rules (`texld r5, c0`, inputs without `dcl`), and most
+//! are fragments that write no output; the corpus tests list each by name with the rule
+//! it breaks, or accept a fragment's refusal by one of the whole-program rules.
 //!
 //! Registers whose use needs a `dcl` are listed per model in the limits table. `vPos` and
 //! `vFace` (ps_3_0 `MiscType`) are not among them: Microsoft's assembler wants
@@ -18,11 +36,19 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::bytecode::{Instruction, Param, ShaderKind, Version};
+use super::bytecode::{Instruction, Param, Shader, ShaderKind, Version};
+use super::dataflow::{self, components_read, DependentReads};
 use super::limits::{FlowLimits, ModelLimits, Swizzles};
 use super::opcodes::{Class, Layout, OP_DCL, OP_PHASE, OP_TEX};
-use super::registers::{register_name, RegisterType};
+use super::registers::{register_name, RegisterType, CONST_BANK_SIZE};
+use super::validate::Api;
 
+pub(super) use super::dataflow::dependent_read_order;
+
+const OP_MOV: u16 = 0x01;
+const OP_SINCOS: u16 = 0x25;
+const OP_DSX: u16 = 0x5B;
+const OP_DSY: u16 = 0x5C;
 const OP_TEXCRD: u16 = 0x40;
 const OP_TEXKILL: u16 = 0x41;
 const OP_DP3: u16 = 0x08;
@@ -99,6 +125,21 @@ pub(super) struct Rules<'a> {
     labels: HashMap<u32, usize>,
     /// (calling routine, called label, offset of the call).
     calls: Vec<(Option<u32>, u32, usize)>,
+    api: Api,
+    /// The shader has no `dcl` at all (a vs_1_1 of that kind is Direct3D 8-style).
+    no_dcl: bool,
+    /// Components of each `r#` some earlier instruction wrote.
+    temps: HashMap<u32, u8>,
+    /// `r#` already reported as read before written.
+    undefined_reported: HashSet<u32>,
+    /// Components of each `r#` the subroutines write: defined after a call.
+    subroutine_writes: HashMap<u32, u8>,
+    samplers: HashMap<u32, u32>,
+    dependent: DependentReads,
+    /// Writes of each `oC#`, and of `oDepth`.
+    color_writes: HashMap<u32, u32>,
+    depth_writes: u32,
+    position_written: bool,
 }
 
 fn ty(p: &Param) -> Option<RegisterType> {
@@ -124,7 +165,9 @@ fn kind_name(t: RegisterType, v: Version) -> String {
 }
 
 impl<'a> Rules<'a> {
-    pub(super) fn new(v: Version, lim: &'static ModelLimits, has_phase: bool) -> Self {
+    pub(super) fn new(shader: &Shader, lim: &'static ModelLimits, api: Api) -> Self {
+        let v = shader.version;
+        let has_phase = shader.instructions().any(|i| i.opcode() == OP_PHASE);
         Rules {
             v,
             lim,
@@ -141,6 +184,16 @@ impl<'a> Rules<'a> {
             returned: false,
             labels: HashMap::new(),
             calls: Vec::new(),
+            api,
+            no_dcl: !shader.instructions().any(|i| i.opcode() == OP_DCL),
+            temps: HashMap::new(),
+            undefined_reported: HashSet::new(),
+            subroutine_writes: dataflow::subroutine_writes(shader),
+            samplers: dataflow::sampler_types(shader),
+            dependent: DependentReads::new(shader),
+            color_writes: HashMap::new(),
+            depth_writes: 0,
+            position_written: false,
         }
     }
 
@@ -153,6 +206,11 @@ impl<'a> Rules<'a> {
         if op == OP_PHASE {
             self.in_phase2 = true;
             self.previous = Some(ins);
+            // `phase---ps.md`: "the alpha component of temporary registers do not persist
+            // across the transition".
+            for m in self.temps.values_mut() {
+                *m &= !MASK_A;
+            }
             return;
         }
         let v = self.v;
@@ -270,7 +328,258 @@ impl<'a> Rules<'a> {
             self.texld_20(ins, report);
         }
 
+        self.read_ports(ins, report);
+        self.temporaries(ins, report);
+        self.outputs(ins, report);
+        self.dependent_read(ins, report);
+        self.gradient_in_dynamic_flow(ins, report);
+
         self.previous = Some(ins);
+    }
+
+    /// Read ports: "the number of different registers (for each register type) that can be
+    /// read in a single instruction" — the "# Read ports" column of each model's register
+    /// page (ps_1_x: "Read Port Limit" of `…-ps-registers-ps-1-x.md`), in the limits
+    /// table. The two constants of the 2_x `sincos` are its documented form
+    /// (`sincos---vs.md`, `sincos---ps.md`: "src1 and src2 must be … D3DSINCOSCONST1 and
+    /// D3DSINCOSCONST2"), not counted.
+    fn read_ports(&self, ins: &Instruction, report: &mut dyn FnMut(String)) {
+        let (Some(info), Some(ops)) = (ins.info, &ins.operands) else {
+            return;
+        };
+        if info.layout != Layout::Operands {
+            return;
+        }
+        let v = self.v;
+        let mut read: Vec<&Param> = ops
+            .srcs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !(info.opcode == OP_SINCOS && *i > 0))
+            .map(|(_, p)| p)
+            .collect();
+        if info.opcode == OP_TEXKILL {
+            read.extend(&ops.dst);
+        }
+        let predicate = ops.predicate.map(|token| Param {
+            token,
+            relative: None,
+        });
+        read.extend(&predicate);
+        let mut seen: Vec<(RegisterType, Vec<u32>)> = Vec::new();
+        // A relative read (`c0[a0.x]`) names no register that can be counted before the
+        // shader runs; it is left out.
+        for p in read.into_iter().filter(|p| !p.is_relative()) {
+            let Some(t) = ty(p) else { continue };
+            let key = p
+                .register_type()
+                .and_then(RegisterType::const_bank)
+                .unwrap_or(0)
+                * CONST_BANK_SIZE
+                + p.number();
+            match seen.iter_mut().find(|(s, _)| *s == t) {
+                Some((_, regs)) if !regs.contains(&key) => regs.push(key),
+                Some(_) => {}
+                None => seen.push((t, vec![key])),
+            }
+        }
+        for (t, regs) in seen {
+            let Some(ports) = self.lim.register(t).and_then(|r| r.read_ports) else {
+                continue;
+            };
+            if regs.len() as u32 > ports {
+                let names: Vec<String> = regs
+                    .iter()
+                    .map(|&n| register_name(t, n, v).unwrap_or_else(|| n.to_string()))
+                    .collect();
+                report(format!(
+                    "'{}' reads {} different {} registers ({}): {v} reads at most {ports} \
+                     per instruction (read ports)",
+                    info.mnemonic,
+                    regs.len(),
+                    kind_name(t, v),
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+
+    /// Temporaries read before anything wrote them: `…-vs-registers-temporary.md` ("Vertex
+    /// shaders that read a value from a temporary register before writing to it will fail
+    /// the Direct3D API call to create the vertex shader"), `…-ps-registers-temporary.md`
+    /// (ps_2_0 and later: "If a temporary register uses components that are not defined in
+    /// previous code, shader validation will fail"), `…-ps-registers-ps-1-x.md` (ps_1_x:
+    /// "Shader validation will fail … on any shader that attempts to read from a temporary
+    /// register that has not been written by a previous instruction"). Component by
+    /// component, in stream order; a `call` defines what the subroutines write; ps_1_4's
+    /// `phase` undefines the alpha components (`phase---ps.md`).
+    fn temporaries(&mut self, ins: &Instruction, report: &mut dyn FnMut(String)) {
+        let v = self.v;
+        for (r, comps) in dataflow::temp_reads(ins, v, &self.samplers) {
+            let defined = self.temps.get(&r).copied().unwrap_or(0);
+            let missing = comps & !defined;
+            if missing != 0 && self.undefined_reported.insert(r) {
+                let letters: String = (0..4)
+                    .filter(|c| missing & (1 << c) != 0)
+                    .map(|c| b"xyzw"[c] as char)
+                    .collect();
+                report(format!(
+                    "'{}' reads r{r}.{letters}, which no earlier instruction writes \
+                     (temporaries start undefined: {v} refuses a read before a write)",
+                    ins.mnemonic()
+                ));
+            }
+        }
+        if matches!(ins.opcode(), OP_CALL | OP_CALLNZ) {
+            for (r, m) in &self.subroutine_writes {
+                *self.temps.entry(*r).or_default() |= m;
+            }
+        }
+        if let Some((r, m)) = dataflow::temp_write(ins) {
+            *self.temps.entry(r).or_default() |= m;
+        }
+    }
+
+    /// Output registers. Shader model 2 (`…-ps-registers-output-color.md`, "Shader Model 2
+    /// Restrictions"): oC# "can only be written with the mov - ps instruction", with no
+    /// source swizzle or modifier and no write mask, at most once each; and ps_2_x and
+    /// ps_3_0 may not write oC# "within dynamic flow control or predication". oDepth
+    /// (`…-ps-registers-output-depth.md`): a replicate source swizzle and no write mask in
+    /// every model; in ps_2_0/ps_2_x only `mov`, once, no source modifier, not inside flow
+    /// control or predicated. The page's "no … instruction modifier" when writing oC# is
+    /// not checked: fxc's own ps_2_0 output is said to write `mov_pp oC0, r0`, and no
+    /// compiled shader at hand settles it. Which outputs must be written is checked at the
+    /// end ([`Rules::finish`]).
+    fn outputs(&mut self, ins: &Instruction, report: &mut dyn FnMut(String)) {
+        let (Some(info), Some(ops)) = (ins.info, &ins.operands) else {
+            return;
+        };
+        let Some(dst) = ops.dst.as_ref().filter(|_| info.layout == Layout::Operands) else {
+            return;
+        };
+        let v = self.v;
+        let m = info.mnemonic;
+        let sm2 = v.kind == ShaderKind::Pixel && v.major == 2;
+        let dynamic = ins.predicated()
+            || self
+                .blocks
+                .iter()
+                .any(|b| matches!(b, Block::IfDynamic { .. }));
+        let src = ops.srcs.first();
+        match ty(dst) {
+            Some(RegisterType::RastOut) if dst.number() == 0 => self.position_written = true,
+            Some(RegisterType::ColorOut) => {
+                let n = dst.number();
+                let writes = self.color_writes.entry(n).or_default();
+                *writes += 1;
+                if sm2 {
+                    if info.opcode != OP_MOV {
+                        report(format!("'{m}' writes oC{n}: {v} writes oC# only with mov"));
+                    }
+                    if src.is_some_and(|s| s.swizzle() != SWZ_IDENTITY || s.source_modifier() != 0)
+                    {
+                        report(format!(
+                            "'{m}' writes oC{n} from a swizzled or modified source: {v} moves \
+                             a whole register into oC#"
+                        ));
+                    }
+                    if dst.write_mask() != 0xF {
+                        report(format!(
+                            "'{m}' writes oC{n} with a write mask: {v} writes all of oC#"
+                        ));
+                    }
+                    if *writes == 2 {
+                        report(format!("oC{n} is written twice: {v} writes each oC# once"));
+                    }
+                }
+                if (sm2 && v.minor == 1 || v.major == 3) && dynamic {
+                    report(format!(
+                        "'{m}' writes oC{n} inside dynamic flow control or predicated: {v} \
+                         writes oC# outside them"
+                    ));
+                }
+            }
+            Some(RegisterType::DepthOut) => {
+                self.depth_writes += 1;
+                if dst.write_mask() != 0xF {
+                    report(format!(
+                        "'{m}' writes oDepth with a write mask: oDepth takes none"
+                    ));
+                }
+                if src.is_some_and(|s| ![0x00, 0x55, 0xAA, 0xFF].contains(&s.swizzle())) {
+                    report(format!(
+                        "'{m}' writes oDepth from a source without a replicate swizzle (.x, \
+                         .y, .z or .w)"
+                    ));
+                }
+                if sm2 {
+                    if info.opcode != OP_MOV {
+                        report(format!(
+                            "'{m}' writes oDepth: {v} writes oDepth only with mov"
+                        ));
+                    }
+                    if src.is_some_and(|s| s.source_modifier() != 0) {
+                        report(format!(
+                            "'{m}' writes oDepth from a modified source: not in {v}"
+                        ));
+                    }
+                    if self.depth_writes == 2 {
+                        report(format!("oDepth is written twice: {v} writes it once"));
+                    }
+                    if ins.predicated() || !self.blocks.is_empty() {
+                        report(format!(
+                            "'{m}' writes oDepth inside flow control or predicated: not in {v}"
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// ps_2_0 (and ps_2_x without `D3DPS20CAPS_NODEPENDENTREADLIMIT`, which the limits
+    /// table treats as a capability the notes name): dependent texture reads up to the
+    /// third order (`texld---ps-2-0.md`; [`DependentReads`]).
+    fn dependent_read(&mut self, ins: &Instruction, report: &mut dyn FnMut(String)) {
+        let Some(order) = self.dependent.step(ins, self.v) else {
+            return;
+        };
+        if let Some((limit, None)) = self.lim.dependent_reads {
+            if order > limit {
+                report(format!(
+                    "'{}' is a dependent texture read of order {order}: {} allows order \
+                     {limit} at most (a sample whose coordinates come from a sample, {limit} \
+                     deep)",
+                    ins.mnemonic(),
+                    self.v
+                ));
+            }
+        }
+    }
+
+    /// ps_2_x and ps_3_0 (`…-ps-registers-output-color.md`, and "Interaction of Per-Pixel
+    /// Flow Control With Screen Gradients" in `…-ps-instructions-flow-control.md`): no
+    /// gradient (dsx, dsy) and no sampling that computes one (texld, texldb, texldp) inside
+    /// dynamic flow control; texldl and texldd take their level or gradients from the
+    /// shader and may.
+    fn gradient_in_dynamic_flow(&self, ins: &Instruction, report: &mut dyn FnMut(String)) {
+        let v = self.v;
+        if v.kind != ShaderKind::Pixel || v.major < 2 {
+            return;
+        }
+        let gradient = matches!(ins.opcode(), OP_TEX | OP_DSX | OP_DSY);
+        if gradient
+            && self
+                .blocks
+                .iter()
+                .any(|b| matches!(b, Block::IfDynamic { .. }))
+        {
+            report(format!(
+                "'{}' computes screen gradients inside dynamic flow control (if_comp, if p0): \
+                 {v} refuses that; use texldl or texldd there, or sample before the branch",
+                ins.mnemonic()
+            ));
+        }
     }
 
     /// `dcl` comes before the first executable instruction, and registers of the types the
@@ -282,6 +591,13 @@ impl<'a> Rules<'a> {
         };
         let v = self.v;
         if info.opcode == OP_DCL {
+            if self.api == Api::Direct3D8 {
+                report(
+                    "dcl does not exist in Direct3D 8 (its vertex declaration binds the \
+                     inputs); remove it, or assemble for Direct3D 9"
+                        .into(),
+                );
+            }
             if self.executable_seen {
                 report(format!(
                     "dcl after the first executable instruction (declarations come first in {v})"
@@ -300,16 +616,35 @@ impl<'a> Rules<'a> {
         self.executable_seen = true;
         for p in ops.dst.iter().chain(&ops.srcs) {
             let Some(t) = ty(p) else { continue };
+            // Direct3D 8 binds vertex inputs through the vertex declaration.
+            if self.api == Api::Direct3D8 && t == RegisterType::Input {
+                continue;
+            }
             if self.lim.declared.contains(&t)
                 && !p.is_relative()
                 && !self.declared.contains(&(t, p.number()))
             {
-                report(format!(
-                    "'{}' uses {} without a dcl ({} registers must be declared in {v})",
-                    info.mnemonic,
-                    name(p, v),
-                    kind_name(t, v)
-                ));
+                let d3d8 = v.kind == ShaderKind::Vertex && v.major == 1 && self.no_dcl;
+                report(if d3d8 {
+                    format!(
+                        "'{}' uses {} without a dcl: this is a Direct3D 8-style {v} shader \
+                         (Direct3D 8 bound its inputs through the vertex declaration, not \
+                         dcl), and a Direct3D 9 game needs one dcl_* line for each input \
+                         register it reads; add them after the version line, with the usage \
+                         of the game's vertex data (dcl_position v0, dcl_normal v1, \
+                         dcl_texcoord v2, …), or assemble it for Direct3D 8 with `shaderfs \
+                         d3d9 asm --d3d8`",
+                        info.mnemonic,
+                        name(p, v)
+                    )
+                } else {
+                    format!(
+                        "'{}' uses {} without a dcl ({} registers must be declared in {v})",
+                        info.mnemonic,
+                        name(p, v),
+                        kind_name(t, v)
+                    )
+                });
                 // One message per register.
                 self.declared.insert((t, p.number()));
             }
@@ -783,6 +1118,40 @@ impl<'a> Rules<'a> {
     /// exist, recursion and call nesting. Diagnostics at `end` (the end token) unless a
     /// call is at fault.
     pub(super) fn finish(self, end: usize, out: &mut dyn FnMut(usize, String)) {
+        let v = self.v;
+        // ps_1_x: "The value in r0 at the end of the shader is the pixel color"
+        // (`…-ps-registers-ps-1-x.md`), so r0 is read at the end and must have been written.
+        if v.is_ps1() && self.temps.get(&0).copied().unwrap_or(0) == 0 {
+            out(
+                end,
+                format!("r0 is the pixel colour of a {v} shader and nothing writes it"),
+            );
+        }
+        // `…-ps-registers-output-color.md`, shader model 2: "oC0 must be always written in
+        // the shader" and "If oCn is written, then oC0 - oCn-1 must also be written".
+        if v.kind == ShaderKind::Pixel && v.major == 2 {
+            if !self.color_writes.contains_key(&0) {
+                out(
+                    end,
+                    format!("{v} must write oC0 (mov oC0, r#), and nothing does"),
+                );
+            }
+            if let Some(&n) = self.color_writes.keys().max() {
+                for gap in (0..n).filter(|k| !self.color_writes.contains_key(k)) {
+                    out(
+                        end,
+                        format!(
+                            "oC{n} is written but oC{gap} is not: {v} writes oC0 to oCn in a row"
+                        ),
+                    );
+                }
+            }
+        }
+        // `dx9-graphics-reference-asm-vs-registers-position.md`: oPos "must be written by
+        // the vertex shader" (the register of vs_1_1 to vs_2_x).
+        if v.kind == ShaderKind::Vertex && v.major < 3 && !self.position_written {
+            out(end, format!("{v} must write oPos, and nothing does"));
+        }
         if let Some(b) = self.blocks.last() {
             out(
                 end,
@@ -848,23 +1217,6 @@ impl<'a> Rules<'a> {
                 _ => {}
             }
         }
-    }
-}
-
-/// The source components (bit 0 = x) an arithmetic instruction reads from source `i`,
-/// given its write mask: whole vectors for dot products and matrix macros, the first
-/// component for the scalar instructions (whose source takes a replicate swizzle),
-/// per component otherwise.
-fn components_read(op: u16, i: usize, mask: u8) -> u8 {
-    match (op, i) {
-        (0x09 | 0x14 | 0x15, _) => 0xF, // dp4, m4x4, m4x3
-        (0x08 | 0x16 | 0x17 | 0x18 | 0x21 | 0x24, _) => 0x7, // dp3, m3x*, crs, nrm
-        (0x5A, 0 | 1) => 0x3,           // dp2add
-        (0x5A, _) => 0x1,
-        (0x06 | 0x07 | 0x0E | 0x0F | 0x20, _) => 0x1, // rcp, rsq, exp, log, pow
-        (0x25, 0) => 0x1,                             // sincos
-        (0x25, _) => 0xF,
-        _ => mask,
     }
 }
 

@@ -110,15 +110,6 @@ pub fn source_modifier(
 const XYZW: [char; 4] = ['x', 'y', 'z', 'w'];
 const RGBA: [char; 4] = ['r', 'g', 'b', 'a'];
 
-/// Component letters: `rgba` for ps_1_x (as its hand-written asm uses), `xyzw` elsewhere.
-pub fn letters(rgba: bool) -> [char; 4] {
-    if rgba {
-        RGBA
-    } else {
-        XYZW
-    }
-}
-
 fn component(c: char) -> Option<u8> {
     let c = c.to_ascii_lowercase();
     XYZW.iter()
@@ -127,14 +118,15 @@ fn component(c: char) -> Option<u8> {
         .map(|i| i as u8)
 }
 
-/// `.xz`-style suffix for a write mask; empty for the full mask.
-pub fn format_mask(mask: u8, rgba: bool) -> String {
+/// `.xz`-style suffix for a write mask; empty for the full mask. Printed with `xyzw` in
+/// every model, as D3DX and fxc print it (`mul r0.xyz, t0, v0` in ps_1_1 too); `rgba` is
+/// read as well.
+pub fn format_mask(mask: u8) -> String {
     if mask == 0xF {
         return String::new();
     }
-    let l = letters(rgba);
     let mut s = String::from(".");
-    for (i, c) in l.iter().enumerate() {
+    for (i, c) in XYZW.iter().enumerate() {
         if mask & (1 << i) != 0 {
             s.push(*c);
         }
@@ -163,21 +155,23 @@ pub fn parse_mask(text: &str) -> Result<u8, String> {
     Ok(mask)
 }
 
-/// `.xyw`-style suffix for a swizzle: empty for identity, trailing repeats dropped (a
-/// short swizzle repeats its last letter).
-pub fn format_swizzle(swizzle: u8, rgba: bool) -> String {
+/// A swizzle as D3DX and fxc print it: nothing for `.xyzw`, one letter for a replicate
+/// (`.w`), otherwise all four letters (`c8.xyzz`, `r0.xyww`, `c41.zwzw`), never a
+/// shortened form. [`parse_swizzle`] also reads the short forms people write (`.xyz`,
+/// where the last letter repeats), so any spelling of the same bits assembles the same.
+pub fn format_swizzle(swizzle: u8) -> String {
     if swizzle == 0xE4 {
         return String::new();
     }
-    let l = letters(rgba);
     let comps: Vec<u8> = (0..4).map(|i| (swizzle >> (2 * i)) & 3).collect();
-    let mut n = 4;
-    while n > 1 && comps[n - 1] == comps[n - 2] {
-        n -= 1;
-    }
+    let n = if comps.iter().all(|&c| c == comps[0]) {
+        1
+    } else {
+        4
+    };
     let mut s = String::from(".");
     for &c in &comps[..n] {
-        s.push(l[c as usize]);
+        s.push(XYZW[c as usize]);
     }
     s
 }
@@ -204,31 +198,83 @@ pub fn parse_swizzle(text: &str) -> Result<u8, String> {
         .fold(0, |acc, (i, &c)| acc | c << (2 * i)))
 }
 
+/// `x` as C's `printf("%.*g", digits, x)` prints it with Microsoft's C runtime: `digits`
+/// significant digits, trailing zeros dropped, an exponent (of at least three digits,
+/// `1e-005`) below 1e-4 or from 10^`digits` on. fxc prints `def` values with 9 digits
+/// (`6.28318548`, `-1.55009923e-006`), which always read back to the same `f32`, and
+/// default values with 6 (`0.57735`). `x` must be finite.
+pub fn format_g(x: f64, digits: usize) -> String {
+    let digits = digits.max(1);
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let scientific = format!("{:.*e}", digits - 1, x);
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if exponent < -4 || exponent >= digits as i32 {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:03}", trim(mantissa), exponent.abs())
+    } else {
+        let decimals = (digits as i32 - 1 - exponent).max(0) as usize;
+        trim(&format!("{x:.decimals$}"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn masks_and_swizzles() {
-        assert_eq!(format_mask(0x7, true), ".rgb");
+        assert_eq!(format_mask(0x7), ".xyz");
         assert_eq!(parse_mask("rgb"), Ok(0x7));
         assert_eq!(parse_mask("xyb"), Ok(0x7));
         assert!(parse_mask("xxyz").is_err());
         assert!(parse_mask("").is_err());
         for s in 0..=255u8 {
-            for rgba in [false, true] {
-                let text = format_swizzle(s, rgba);
-                let back = if text.is_empty() {
-                    0xE4
-                } else {
-                    parse_swizzle(&text[1..]).unwrap()
-                };
-                assert_eq!(back, s, "{text}");
-            }
+            let text = format_swizzle(s);
+            let back = if text.is_empty() {
+                0xE4
+            } else {
+                parse_swizzle(&text[1..]).unwrap()
+            };
+            assert_eq!(back, s, "{text}");
+            assert!(matches!(text.len(), 0 | 2 | 5), "{text}");
         }
+        assert_eq!(format_swizzle(0xA4), ".xyzz");
+        assert_eq!(format_swizzle(0xF4), ".xyww");
+        assert_eq!(format_swizzle(0xFF), ".w");
+        assert_eq!(parse_swizzle("xyz"), Ok(0xA4));
         assert!(parse_swizzle("xyzwx").is_err());
         assert!(parse_swizzle("abcd").is_err());
         assert_eq!(parse_swizzle("a"), Ok(0xFF));
+    }
+
+    #[test]
+    fn numbers_as_c_prints_them() {
+        let g9 = |f: f32| format_g(f64::from(f), 9);
+        assert_eq!(g9(6.283_185_5), "6.28318548");
+        assert_eq!(g9(-1.550_099_2e-6), "-1.55009923e-006");
+        assert_eq!(g9(0.002_604_166_7), "0.00260416674");
+        assert_eq!(g9(-0.020_833_334), "-0.020833334");
+        assert_eq!(g9(0.159_154_94), "0.159154937");
+        assert_eq!(g9(1.0), "1");
+        assert_eq!(g9(-0.0), "-0");
+        assert_eq!(g9(1e10), "1e+010");
+        assert_eq!(g9(123_456_790.0), "123456792");
+        assert_eq!(format_g(f64::from(0.577_350_26f32), 6), "0.57735");
+        assert_eq!(format_g(0.0001, 6), "0.0001");
+        for bits in [1u32, 0x0080_0000, 0x7F7F_FFFF, 0x3DCC_CCCD, 0xB5D0_0D01] {
+            let f = f32::from_bits(bits);
+            assert_eq!(g9(f).parse::<f32>().unwrap().to_bits(), bits, "{}", g9(f));
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use super::bytecode::{Instruction, Param, Shader, ShaderKind, Version};
 use super::limits::{self, ModelLimits, Slots};
-use super::opcodes::{Class, Layout, OP_DEF, OP_DEFB, OP_DEFI, OP_PHASE};
+use super::opcodes::{Class, Layout, OP_DCL, OP_DEF, OP_DEFB, OP_DEFI, OP_PHASE};
 use super::registers::{register_name, RegisterType, CONST_BANK_SIZE};
 use super::rules::Rules;
 
@@ -61,8 +61,21 @@ pub enum Level {
     /// Everything the model's reference pages require of a shader the runtime accepts
     /// ([`super::rules`]): co-issue pairing, ps_1_4 phases and texld/texcrd forms, source
     /// swizzles per model, read-only and write-only registers, operand roles,
-    /// declarations, flow-control structure and nesting, label numbers.
+    /// declarations, flow-control structure and nesting, label numbers, read ports,
+    /// temporaries written before read, the outputs each model must write and how,
+    /// dependent-read order, gradients outside dynamic flow control.
     Full,
+}
+
+/// The Direct3D whose rules a shader is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Direct3D 9: every model, inputs declared with `dcl`.
+    Direct3D9,
+    /// Direct3D 8 (`shaderfs d3d9 asm --d3d8`): vs_1_1 and ps_1_1–ps_1_4 only, with no `dcl`
+    /// (Direct3D 8 binds vertex inputs through the vertex declaration, `D3DVSD_REG`, and its
+    /// token set has no `dcl`: `D3DSIO_DCL` is new in Direct3D 9's `d3d9types.h`).
+    Direct3D8,
 }
 
 /// A validation finding at the byte offset of an instruction.
@@ -81,7 +94,18 @@ pub fn validate(shader: &Shader) -> Vec<Diagnostic> {
 /// What `shader` does that its model does not allow at `level`, in stream order (the
 /// checks of the whole stream, such as blocks left open, at the end).
 pub fn validate_at(shader: &Shader, level: Level) -> Vec<Diagnostic> {
+    validate_for(shader, level, Api::Direct3D9)
+}
+
+/// [`validate_at`] with the rules of `api`.
+pub fn validate_for(shader: &Shader, level: Level, api: Api) -> Vec<Diagnostic> {
     let v = shader.version;
+    if api == Api::Direct3D8 && v.major >= 2 {
+        return vec![Diagnostic {
+            offset: 0,
+            message: format!("{v} is not a Direct3D 8 model (vs_1_1, ps_1_1 to ps_1_4)"),
+        }];
+    }
     let Some(lim) = limits::limits(v) else {
         return vec![Diagnostic {
             offset: 0,
@@ -107,8 +131,7 @@ pub fn validate_at(shader: &Shader, level: Level) -> Vec<Diagnostic> {
     if level == Level::Syntax || !out.is_empty() {
         return out;
     }
-    let has_phase = shader.instructions().any(|i| i.opcode() == OP_PHASE);
-    let mut rules = Rules::new(v, lim, has_phase);
+    let mut rules = Rules::new(shader, lim, api);
     for ins in shader.instructions() {
         rules.instruction(ins, &mut |message| {
             out.push(Diagnostic {
@@ -120,6 +143,89 @@ pub fn validate_at(shader: &Shader, level: Level) -> Vec<Diagnostic> {
     rules.finish(shader.end_offset, &mut |offset, message| {
         out.push(Diagnostic { offset, message })
     });
+    out
+}
+
+/// A vs_1_1 written for Direct3D 8: it reads input registers and declares none, because
+/// Direct3D 8 bound them through the vertex declaration (`D3DVSD_REG`); Direct3D 9 needs a
+/// `dcl_*` for each (`dcl-usage-input-register---vs.md`).
+pub fn is_direct3d8_style(shader: &Shader) -> bool {
+    let v = shader.version;
+    v.kind == ShaderKind::Vertex
+        && v.major == 1
+        && !shader.instructions().any(|i| i.opcode() == OP_DCL)
+        && shader.instructions().any(|i| {
+            i.operands.as_ref().is_some_and(|o| {
+                o.srcs
+                    .iter()
+                    .any(|p| p.register_type() == Some(RegisterType::Input))
+            })
+        })
+}
+
+/// Lines for the top of the disassembly, about what the listing cannot say: that a vs_1_1 is
+/// Direct3D 8-style, and each device capability the shader needs beyond the minimum every
+/// device of its model has (the limits table's [`Cap`](super::limits::Cap)s).
+pub fn notes(shader: &Shader) -> Vec<String> {
+    let v = shader.version;
+    let mut out = Vec::new();
+    if is_direct3d8_style(shader) {
+        out.push(format!(
+            "Direct3D 8-style {v}: no dcl. Its inputs are bound by the vertex declaration \
+             (D3DVSD_REG), as Direct3D 8 did; Direct3D 9 needs a dcl_* line for each \
+             (dcl_position v0, ...)."
+        ));
+    }
+    let Some(lim) = limits::limits(v) else {
+        return out;
+    };
+    for file in lim.registers {
+        let Some(cap) = file.cap else { continue };
+        let highest = shader
+            .instructions()
+            .filter_map(|i| i.operands.as_ref())
+            .flat_map(|o| o.dst.iter().chain(&o.srcs))
+            .filter(|p| !p.is_relative())
+            .filter_map(|p| {
+                let ty = p.register_type()?;
+                let same =
+                    ty == file.ty || (file.ty.const_bank().is_some() && ty.const_bank().is_some());
+                same.then(|| ty.const_bank().map_or(0, |b| b * CONST_BANK_SIZE) + p.number())
+            })
+            .max();
+        if let Some(n) = highest.filter(|&n| n >= cap.guaranteed) {
+            let name = file
+                .ty
+                .const_bank()
+                .map_or_else(|| register_name(file.ty, n, v), |_| Some(format!("c{n}")))
+                .unwrap_or_else(|| n.to_string());
+            out.push(format!(
+                "Needs {} >= {}: it uses {name}, and {v} guarantees {}.",
+                cap.name,
+                n + 1,
+                cap.guaranteed
+            ));
+        }
+    }
+    if let Slots::Total(_, Some(cap)) = lim.slots {
+        let u = slot_usage(shader);
+        let total = u.texture + u.arithmetic + u.flow;
+        if total > cap.guaranteed {
+            out.push(format!(
+                "Needs {} >= {total}: it uses {total} instruction slots, and {v} guarantees {}.",
+                cap.name, cap.guaranteed
+            ));
+        }
+    }
+    if let Some((limit, Some(cap))) = lim.dependent_reads {
+        let order = super::rules::dependent_read_order(shader);
+        if order > limit {
+            out.push(format!(
+                "Needs {cap}: it has a dependent texture read of order {order}, and {v} \
+                 without it allows order {limit}."
+            ));
+        }
+    }
     out
 }
 
@@ -404,7 +510,7 @@ impl Budget {
         add_slots(&mut self.used, info, v);
         let u = self.used;
         let over = match lim.slots {
-            Slots::Total(n) => (u.texture + u.arithmetic + u.flow > n
+            Slots::Total(n, _) => (u.texture + u.arithmetic + u.flow > n
                 && before.texture + before.arithmetic + before.flow <= n)
                 .then(|| format!("{v} allows {n} instruction slots")),
             Slots::Split {
@@ -463,13 +569,234 @@ mod tests {
         for text in [
             "ps_1_3\ntex t0\nmul r0.rgb, t0, c3\n+mov r0.a, c4\nmul_x2 r0, r0, v0",
             "ps_1_4\ntexld r0, t0\nmov r1, r0\nphase\ntexld r2, r1\nmov r0, r2",
-            "vs_2_x\nsetp_gt p0, r0, r1\n(!p0) add r2, r2, r3",
-            "vs_3_0\ndcl_position v0\nmov o[a0.x + 12], r0\n\
-             loop aL, i0\nadd r0, v0[aL], r2\nendloop",
-            "ps_3_0\ndcl_texcoord0_centroid v0\nmov r0, r1_abs",
+            "vs_2_x\ndcl_position v0\nmov r0, v0\nmov r1, c0\nsetp_gt p0, r0, r1\n\
+             mov r2, c1\n(!p0) add r2, r2, r0\nmov oPos, r2",
+            "vs_3_0\ndcl_position v0\ndcl_texcoord o0\nmov r0, c0\nmova a0.x, c1.x\n\
+             mov o[a0.x + 12], r0\nmov r2, c2\nloop aL, i0\nadd r0, v0[aL], r2\nendloop",
+            "ps_3_0\ndcl_texcoord0_centroid v0\nmov r1, v0\nmov r0, r1_abs\nmov oC0, r0",
+            // The same constant twice is one read port; sincos's two constants are its form.
+            "vs_2_0\ndcl_position v0\ndef c1, -1.55009923e-006, -2.17013894e-005, \
+             0.00260416674, 0.00026041668\ndef c2, -0.020833334, -0.125, 1, 0.5\n\
+             mad r0.xy, v0, c0, c0.zwzw\nsincos r1.xy, r0.x, c1, c2\nmov r0.zw, v0\n\
+             add oPos, r0, r1.xyxy",
         ] {
             assert_eq!(messages(text), Vec::<String>::new(), "{text}");
         }
+    }
+
+    /// The rules this issue added, each with the model it holds in and its source (see
+    /// `rules.rs`): a shader that breaks it is refused with its message, and the same
+    /// shader mended passes.
+    #[test]
+    fn program_rules_refuse_and_accept() {
+        let ps20 = "ps_2_0\ndcl t0\ndcl_2d s0\n";
+        for (bad, needle, good) in [
+            // Temporaries read before written (every model), component by component.
+            (
+                "vs_1_1\ndcl_position v0\nadd r0, r1, v0\nmov oPos, r0".to_string(),
+                "'add' reads r1.xyzw, which no earlier instruction writes",
+                "vs_1_1\ndcl_position v0\nmov r1, c0\nadd r0, r1, v0\nmov oPos, r0".to_string(),
+            ),
+            (
+                "ps_2_0\nmov r0.xy, c0\nmov oC0, r0".into(),
+                "reads r0.zw",
+                "ps_2_0\nmov r0.xy, c0\nmov r0.zw, c1\nmov oC0, r0".into(),
+            ),
+            (
+                "ps_1_4\ntexld r0, t0\nphase\nmov r0, r0".into(),
+                "reads r0.w",
+                "ps_1_4\ntexld r0, t0\nphase\nmov r0.xyz, r0\n+mov r0.w, c0.w".into(),
+            ),
+            (
+                "vs_2_0\ndcl_position v0\nmov oPos, r0\nret\nlabel l0\nmov r0, v0\nret".into(),
+                "reads r0.xyzw",
+                "vs_2_0\ndcl_position v0\ncall l0\nmov oPos, r0\nret\nlabel l0\n\
+                 mov r0, v0\nret"
+                    .into(),
+            ),
+            // Read ports: ps_1_1 two t#, ps_1_2 three; two c# in ps_1_x; one v# in vs.
+            (
+                "ps_1_1\ntex t0\ntex t1\ntex t2\nmad r0, t0, t1, t2".into(),
+                "'mad' reads 3 different t# registers (t0, t1, t2): ps_1_1 reads at most 2",
+                "ps_1_2\ntex t0\ntex t1\ntex t2\nmad r0, t0, t1, t2".into(),
+            ),
+            (
+                "ps_1_1\nmad r0, c0, c1, c2".into(),
+                "reads 3 different c# registers",
+                "ps_1_1\nmad r0, c0, c1, c0".into(),
+            ),
+            (
+                "vs_1_1\ndcl_position v0\ndcl_normal v1\nadd r0, v0, v1\nmov oPos, r0".into(),
+                "reads 2 different v# registers (v0, v1): vs_1_1 reads at most 1",
+                "vs_1_1\ndcl_position v0\ndcl_normal v1\nmov r1, v1\nadd r0, v0, r1\n\
+                 mov oPos, r0"
+                    .into(),
+            ),
+            (
+                format!("{ps20}mad r0, c0, c1, c2\nmov oC0, r0"),
+                "reads 3 different c# registers (c0, c1, c2): ps_2_0 reads at most 1",
+                format!("{ps20}mov r1, c1\nmov r2, c2\nmad r0, c0, r1, r2\nmov oC0, r0"),
+            ),
+            // ps_2_0 dependent reads, at most third order.
+            (
+                format!(
+                    "{ps20}texld r0, t0, s0\ntexld r1, r0, s0\ntexld r2, r1, s0\n\
+                     texld r3, r2, s0\ntexld r4, r3, s0\nmov oC0, r4"
+                ),
+                "'texld' is a dependent texture read of order 4: ps_2_0 allows order 3",
+                format!(
+                    "{ps20}texld r0, t0, s0\ntexld r1, r0, s0\ntexld r2, r1, s0\n\
+                     texld r3, r2, s0\nmov oC0, r3"
+                ),
+            ),
+            // Outputs that must be written.
+            (
+                "ps_1_1\ntex t0\nmov r1, t0".into(),
+                "r0 is the pixel colour of a ps_1_1 shader and nothing writes it",
+                "ps_1_1\ntex t0\nmov r0, t0".into(),
+            ),
+            (
+                format!("{ps20}texld r0, t0, s0"),
+                "ps_2_0 must write oC0",
+                format!("{ps20}texld r0, t0, s0\nmov oC0, r0"),
+            ),
+            (
+                "vs_2_0\ndcl_position v0\nmov oD0, v0".into(),
+                "vs_2_0 must write oPos",
+                "vs_2_0\ndcl_position v0\nmov oPos, v0".into(),
+            ),
+            // oC# and oDepth.
+            (
+                "ps_2_0\nadd oC0, c0, c0".into(),
+                "writes oC# only with mov",
+                "ps_2_0\nadd r0, c0, c0\nmov oC0, r0".into(),
+            ),
+            (
+                "ps_2_0\nmov oC0, c0.x".into(),
+                "from a swizzled or modified source",
+                "ps_2_0\nmov oC0, c0".into(),
+            ),
+            (
+                "ps_2_0\nmov oC0.xyz, c0".into(),
+                "writes oC0 with a write mask",
+                "ps_3_0\nmov oC0.xyz, c0".into(),
+            ),
+            (
+                "ps_2_0\nmov oC0, c0\nmov oC0, c1".into(),
+                "oC0 is written twice",
+                "ps_2_0\nmov oC0, c0\nmov oC1, c1".into(),
+            ),
+            (
+                "ps_2_0\nmov oC0, c0\nmov oC2, c1".into(),
+                "oC2 is written but oC1 is not",
+                "ps_2_0\nmov oC0, c0\nmov oC1, c0\nmov oC2, c1".into(),
+            ),
+            (
+                "ps_2_x\nmov r0, c0\nif_gt r0.x, c1.x\nmov oC0, r0\nendif".into(),
+                "inside dynamic flow control or predicated",
+                "ps_2_x\nmov r0, c0\nif b0\nmov r0, c1\nendif\nmov oC0, r0".into(),
+            ),
+            (
+                "ps_2_0\nmov oC0, c0\nmov oDepth, c0".into(),
+                "without a replicate swizzle",
+                "ps_2_0\nmov oC0, c0\nmov oDepth, c0.z".into(),
+            ),
+            (
+                "ps_2_x\nmov oC0, c0\nif b0\nmov oDepth, c0.x\nendif".into(),
+                "writes oDepth inside flow control",
+                "ps_3_0\nmov oC0, c0\nif b0\nmov oDepth, c0.x\nendif".into(),
+            ),
+            // Gradients inside dynamic flow control.
+            (
+                "ps_3_0\ndcl_texcoord v0\ndcl_2d s0\nmov r0, c0\nif_gt r0.x, c1.x\n\
+                 texld r1, v0, s0\nmov oC0, r1\nendif"
+                    .into(),
+                "computes screen gradients inside dynamic flow control",
+                "ps_3_0\ndcl_texcoord v0\ndcl_2d s0\nmov r0, c0\nmov r1, c1\n\
+                 if_gt r0.x, c1.x\ntexldl r1, v0, s0\nendif\nmov oC0, r1"
+                    .into(),
+            ),
+        ] {
+            let b = assemble_unvalidated(&bad).unwrap();
+            let shader = bytecode::parse(&b).unwrap();
+            assert_eq!(validate_at(&shader, Level::Syntax), vec![], "{bad}");
+            let m = messages(&bad);
+            assert!(m.iter().any(|m| m.contains(needle)), "{bad}: {m:?}");
+            assert_eq!(messages(&good), Vec::<String>::new(), "{good}");
+        }
+    }
+
+    /// Counts a device may raise beyond the model's minimum are accepted, and the
+    /// disassembly names the capability they need.
+    #[test]
+    fn device_caps_are_accepted_and_named() {
+        let text = "vs_2_0\ndcl_position v0\nmov r0, c297\nadd oPos, v0, r0";
+        assert!(messages(text).is_empty(), "{:?}", messages(text));
+        let b = assemble(text).unwrap();
+        let listing = super::super::disasm::disassemble(&b).unwrap();
+        assert!(
+            listing.starts_with(
+                "// Needs D3DCAPS9.MaxVertexShaderConst >= 298: it uses c297, and vs_2_0 \
+                 guarantees 256.\n\n    vs_2_0\n"
+            ),
+            "{listing}"
+        );
+        assert_eq!(assemble(&listing).unwrap(), b);
+        let text = "vs_2_x\ndcl_position v0\nmov r20, v0\nmov oPos, r20";
+        let listing = super::super::disasm::disassemble(&assemble(text).unwrap()).unwrap();
+        assert!(
+            listing.contains("Needs D3DCAPS9.VS20Caps.NumTemps >= 21: it uses r20"),
+            "{listing}"
+        );
+        // The register token ends at c8191.
+        assert!(assemble_unvalidated("vs_3_0\nmov r0, c8192").is_err());
+        assert!(messages("vs_3_0\nmov r0, c8191\nmov r1, r0")
+            .iter()
+            .all(|m| !m.contains("out of range")));
+        // ps_2_x: a fourth-order dependent read needs D3DPS20CAPS_NODEPENDENTREADLIMIT.
+        let chain = "ps_2_x\ndcl t0\ndcl_2d s0\ntexld r0, t0, s0\ntexld r1, r0, s0\n\
+                     texld r2, r1, s0\ntexld r3, r2, s0\ntexld r4, r3, s0\nmov oC0, r4";
+        assert!(messages(chain).is_empty(), "{:?}", messages(chain));
+        let listing = super::super::disasm::disassemble(&assemble(chain).unwrap()).unwrap();
+        assert!(
+            listing.contains("// Needs D3DPS20CAPS_NODEPENDENTREADLIMIT: "),
+            "{listing}"
+        );
+    }
+
+    /// A vs_1_1 written for Direct3D 8 (no dcl) is named as such, refused for Direct3D 9
+    /// with a message that says how to mend it, and accepted with Direct3D 8's rules.
+    #[test]
+    fn direct3d8_vertex_shaders() {
+        let text = "vs_1_1\nm4x4 oPos, v0, c0\nmov oD0, v1";
+        let m = messages(text);
+        assert!(
+            m[0].starts_with("'m4x4' uses v0 without a dcl: this is a Direct3D 8-style vs_1_1"),
+            "{m:?}"
+        );
+        assert!(m[0].contains("dcl_position v0"), "{m:?}");
+        assert!(m[0].contains("--d3d8"), "{m:?}");
+        let b = assemble_unvalidated(text).unwrap();
+        let shader = bytecode::parse(&b).unwrap();
+        assert!(is_direct3d8_style(&shader));
+        assert!(validate_for(&shader, Level::Full, Api::Direct3D8).is_empty());
+        assert_eq!(super::super::asm::assemble_d3d8(text).unwrap(), b);
+        let listing = super::super::disasm::disassemble(&b).unwrap();
+        assert!(
+            listing.starts_with("// Direct3D 8-style vs_1_1: no dcl."),
+            "{listing}"
+        );
+        // With dcl it is a Direct3D 9 shader; Direct3D 8 has no dcl, and no 2_0 models.
+        let d3d9 = assemble_unvalidated("vs_1_1\ndcl_position v0\nmov oPos, v0").unwrap();
+        let d3d9 = bytecode::parse(&d3d9).unwrap();
+        assert!(!is_direct3d8_style(&d3d9));
+        assert!(validate_for(&d3d9, Level::Full, Api::Direct3D8)[0]
+            .message
+            .contains("dcl does not exist in Direct3D 8"));
+        let vs20 = bytecode::parse(&assemble_unvalidated("vs_2_0\nmov oPos, c0").unwrap()).unwrap();
+        assert!(validate_for(&vs20, Level::Full, Api::Direct3D8)[0]
+            .message
+            .contains("not a Direct3D 8 model"));
     }
 
     #[test]
@@ -486,7 +813,8 @@ mod tests {
             ("vs_1_1\ndef i0, 1, 2, 3, 4", "defines a c# register"),
             ("ps_2_0\nmov r0, r1_abs", "_abs"),
             ("ps_2_0\nloop aL, i0\nendloop", "not available in ps_2_0"),
-            ("vs_2_0\nmov r0, c256", "out of range"),
+            ("ps_2_0\nmov r0, c32", "out of range"),
+            ("ps_3_0\nmov r0, c224", "out of range"),
         ] {
             let m = messages(text);
             assert!(m.iter().any(|m| m.contains(needle)), "{text}: {m:?}");
@@ -634,7 +962,9 @@ mod tests {
         assert!(messages(&nest("rep i0", "endrep", 5))[0].contains("vs_3_0 allows 4"));
         assert!(messages(&nest("if b0", "endif", 24)).is_empty());
         assert!(messages(&nest("if b0", "endif", 25))[0].contains("vs_3_0 allows 24"));
-        assert!(messages(&nest("if_lt r0, r1", "endif", 25))[0].contains("dynamic"));
+        assert!(messages(&nest("if_lt r0, r1", "endif", 25))
+            .iter()
+            .any(|m| m.contains("dynamic")));
         let many = format!("vs_2_0\n{}", "if b0\nendif\n".repeat(17));
         assert!(messages(&many)[0].contains("vs_2_0 allows 16 a shader"));
         // A message reaches the assembler's caller as line:column.
@@ -653,9 +983,9 @@ mod tests {
         assert_eq!(e.line, 10);
         assert!(e.message.contains("8 arithmetic instruction slots"), "{e}");
         // Co-issued pairs share a slot.
-        let mut text = String::from("ps_1_1\n");
+        let mut text = String::from("ps_1_1\ntex t0\ntex t1\n");
         for _ in 0..8 {
-            text.push_str("add r0.rgb, r0, r1\n+add r0.a, r0, r1\n");
+            text.push_str("add r0.rgb, t0, t1\n+add r0.a, t0, t1\n");
         }
         assert!(assemble(&text).is_ok());
         let mut text = String::from("ps_1_4\n");

@@ -115,12 +115,18 @@ pub(super) fn encode(table: &ConstantTable) -> Vec<u8> {
     let target = table.target.as_deref().map_or(0, |t| w.string(t));
     let creator = w.string(&table.creator);
     w.align();
+    // fxc points an empty ConstantInfo array at offset 0 (`fxc-listings/im2d_PS.pso`).
+    let constant_info = if table.constants.is_empty() && w.producer == Producer::Microsoft {
+        0
+    } else {
+        HEADER_SIZE as u32
+    };
     let header = [
         HEADER_SIZE as u32,
         creator,
         table.version,
         table.constants.len() as u32,
-        HEADER_SIZE as u32,
+        constant_info,
         table.flags,
         target,
     ];
@@ -131,6 +137,54 @@ pub(super) fn encode(table: &ConstantTable) -> Vec<u8> {
     payload.extend_from_slice(&CTAB_FOURCC.to_le_bytes());
     payload.extend_from_slice(&w.out);
     payload
+}
+
+/// What a table's producer writes that a listing does not show, as a header read back
+/// ([`ConstantTable::from_listing`](super::ConstantTable::from_listing)) takes it.
+pub(super) struct Implied {
+    pub flags: u32,
+    pub target: Option<String>,
+    /// Microsoft's compiler: the `Reserved` half-word of each constant is its RegisterIndex
+    /// × 4 + 2.
+    reserved_from_index: bool,
+}
+
+impl Implied {
+    /// fxc 9.29 writes `D3DXSHADER_NO_PRESHADER` (0x100) and the profile name in every table
+    /// of the corpus (`fxc-listings/`, `wine-tests/d3dx9/registerset_blob_*`), and, in all
+    /// 14 of `fxc-listings/`, Reserved = RegisterIndex × 4 + 2 (`c41` has 166; the Wine
+    /// test blobs, edited by hand or made another way, have 0 and so keep their data
+    /// comment). vkd3d writes flags 0, no target and Reserved 0 (§10.4, `compiled/`).
+    pub(super) fn of(creator: &str, version: u32) -> Implied {
+        let table = ConstantTable {
+            creator: creator.to_string(),
+            target: None,
+            version,
+            flags: 0,
+            constants: vec![],
+        };
+        match Producer::of(&table) {
+            Producer::Vkd3d => Implied {
+                flags: 0,
+                target: None,
+                reserved_from_index: false,
+            },
+            Producer::Microsoft | Producer::WineTests => Implied {
+                flags: 0x100,
+                target: super::version_name(version),
+                reserved_from_index: true,
+            },
+        }
+    }
+
+    /// The `Reserved` half-word of a constant at `register_index`.
+    pub(super) fn reserved(&self, register_index: u16) -> u16 {
+        if self.reserved_from_index {
+            register_index.wrapping_mul(4).wrapping_add(2)
+        } else {
+            0
+        }
+    }
 }
 
 impl<'t> Writer<'t> {
