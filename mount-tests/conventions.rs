@@ -64,7 +64,7 @@ fn foreground_unmounts_cleanly_and_umount_z_detaches() {
         return;
     };
     fs::create_dir_all(&s.mnt).unwrap();
-    let mut child = shaderfs()
+    let child = shaderfs()
         .arg("mount")
         .arg(&s.package)
         .arg(&s.mnt)

@@ -8,7 +8,6 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-
 use crate::support::{
     can_mount, corpus, gen_sgd2, package_records, package_setup, run, sh, shaderfs, write_package,
     Mount, PackageSetup, Shader,

@@ -189,11 +189,11 @@ fn check_reports_a_wrong_digest() {
     bytes[c.end - 1] ^= 1;
     fs::write(&awc, &bytes).unwrap();
     let out = run(shaderfs().arg("check").arg(&awc));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(
-        err.contains("programs/vertex/1.dxil") && err.contains("does not match"),
-        "{err}"
+        said.contains("programs/vertex/1.dxil") && said.contains("does not match"),
+        "{said}"
     );
     assert!(dxil.is_dir());
 }

@@ -268,14 +268,16 @@ fn grep_finds_a_register_across_every_effect() {
 #[test]
 fn check_reports_exactly_the_two_bad_corpus_effects() {
     let Some(dir) = corpus("sha") else { return };
-    let out = run(shaderfs().arg("check").arg(&dir));
+    let out = run(shaderfs().arg("check").arg("--json").arg(&dir));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    let named: std::collections::BTreeSet<&str> = err
+    let named: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter(|l| l.contains("cannot read"))
-        .filter_map(|l| l.split_whitespace().find(|w| w.contains(".sha/")))
-        .filter_map(|path| path.split('/').next())
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|r| {
+            let archive = std::path::PathBuf::from(r["archive"].as_str().unwrap());
+            archive.file_name().unwrap().to_string_lossy().into_owned()
+        })
         .collect();
     assert_eq!(
         named.into_iter().collect::<Vec<_>>(),

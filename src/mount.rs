@@ -53,9 +53,9 @@ impl From<OpenError> for Failure {
     fn from(e: OpenError) -> Failure {
         match e {
             OpenError::Usage(m) => Failure::usage(m),
-            OpenError::Malformed(m) => Failure {
+            OpenError::Malformed(e) => Failure {
                 code: EXIT_MALFORMED,
-                message: m,
+                message: e.message,
             },
             OpenError::Busy(m) => Failure::mount(m),
         }
@@ -645,14 +645,16 @@ fn process_exists(pid: i32) -> bool {
     let alive = unsafe { libc::kill(pid, 0) } == 0;
     let exists = alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
     // A foreground daemon that has exited stays a zombie until its parent waits for it:
-    // its work is done.
+    // its work is done. (The leader of a process whose other threads still run shows as
+    // a zombie too: those threads may still be writing back.)
     let zombie = fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         stat.rsplit(')')
             .next()
             .and_then(|s| s.split_whitespace().next())
             == Some("Z")
     });
-    exists && !zombie
+    let threads = fs::read_dir(format!("/proc/{pid}/task")).map_or(0, |d| d.count());
+    exists && !(zombie && threads <= 1)
 }
 
 /// Whether `path` is the mount point of a FUSE mount (from /proc/self/mountinfo): a

@@ -69,7 +69,7 @@ fn ls_cat_info_check() {
     assert_eq!(code, 0);
     assert_eq!(out, bytes(&PS));
 
-    let (code, out, _) = shaderfs(&["info", p]);
+    let (code, out, _) = shaderfs(&["info", "--json", p]);
     assert_eq!(code, 0);
     let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(json["shader_count"], 2);
@@ -78,7 +78,8 @@ fn ls_cat_info_check() {
 
     let (code, out, err) = shaderfs(&["check", p]);
     assert_eq!(code, 0, "{err}");
-    assert!(String::from_utf8(out).unwrap().ends_with(": ok\n"));
+    assert!(out.is_empty(), "no problems, nothing on stdout");
+    assert!(err.starts_with(&format!("{p}: ok (7 files")), "{err}");
 
     let (code, _, err) = shaderfs(&["cat", p, "shaders/NOPE.vso"]);
     assert_eq!(code, 1);
@@ -142,11 +143,18 @@ fn malformed_packages_exit_2_with_the_place() {
     package(&pkg, &[(b"A.vso", bytes(&VS))]);
     let full = fs::read(&pkg).unwrap();
     fs::write(&pkg, &full[..full.len() - 3]).unwrap();
-    let (code, _, err) = shaderfs(&["check", pkg.to_str().unwrap()]);
+    let (code, out, err) = shaderfs(&["check", pkg.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("short.sdp"), "{out}");
+    assert!(out.contains("record 0 at offset 0xc"), "{out}");
+    assert!(out.contains("runs past the end"), "{out}");
+    let (code, out, _) = shaderfs(&["check", "--json", pkg.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("short.sdp"), "{err}");
-    assert!(err.contains("record 0 at offset 0xc"), "{err}");
-    assert!(err.contains("runs past the end"), "{err}");
+    let record: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(record["archive"], pkg.to_str().unwrap());
+    // The size field that runs past the end: after the 256-byte name of record 0.
+    assert_eq!(record["offset"], 0xc + 256);
 
     let (code, _, err) = shaderfs(&["ls", tmp.path().join("none.sdp").to_str().unwrap()]);
     assert_eq!(code, 1, "{err}");
@@ -169,10 +177,13 @@ fn check_reports_what_the_game_would_refuse_in_an_effect() {
     // An undeclared texture: every file still reads, but the game would refuse it.
     let bad = tmp.path().join("bad.sha");
     fs::write(&bad, EFFECT.replace("<Tex0>", "<Tex9>")).unwrap();
-    let (code, _, err) = shaderfs(&["check", bad.to_str().unwrap()]);
+    let (code, out, err) = shaderfs(&["check", bad.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("bad.sha:17:"), "{err}");
-    assert!(err.contains("Tex9"), "{err}");
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("bad.sha:17:17: <Tex9> is not declared"),
+        "{out}"
+    );
 }
 
 #[test]

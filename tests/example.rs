@@ -54,6 +54,6 @@ fn pack_refuses_what_a_save_would_refuse() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("BAD.pso: 3:"), "{err}");
+    assert!(err.contains("BAD.pso.asm: 3:"), "{err}");
     assert!(!tmp.path().join("x.sdp").exists());
 }

@@ -35,10 +35,10 @@ pub fn recognise(source: &Path) -> Result<Vec<ArchiveFile>, OpenError> {
         .map_err(|e| OpenError::Usage(format!("{}: {e}", source.display())))?;
     if !meta.is_dir() {
         let format = format_of(source).ok_or_else(|| {
-            OpenError::Malformed(format!(
+            OpenError::Malformed(crate::vfs::FormatError::new(format!(
                 "{}: not an archive shaderfs knows (.sdp, .sha, SGD2)",
                 source.display()
-            ))
+            )))
         })?;
         return Ok(vec![ArchiveFile {
             path: source.to_path_buf(),

@@ -51,7 +51,7 @@ pub fn replace<T>(
 ) -> Result<Replaced<T>, CommitError> {
     let dir = parent_dir(target);
     let old = fs::metadata(target).map_err(io_err(target))?;
-    let (temp_path, mut temp) = create_temp(&dir, target, &old).map_err(io_err(&dir))?;
+    let (temp_path, mut temp) = create_temp(&dir, target, Some(&old)).map_err(io_err(&dir))?;
     let cleanup = TempGuard(Some(temp_path.clone()));
 
     write_rewrite(&mut temp, current, current_bytes, rewrite).map_err(io_err(&temp_path))?;
@@ -195,7 +195,7 @@ fn write_backup(target: &Path, old: &fs::Metadata) -> Result<(), CommitError> {
         return Ok(());
     }
     let dir = parent_dir(target);
-    let (temp_path, mut temp) = create_temp(&dir, &bak, old).map_err(io_err(&dir))?;
+    let (temp_path, mut temp) = create_temp(&dir, &bak, Some(old)).map_err(io_err(&dir))?;
     let cleanup = TempGuard(Some(temp_path.clone()));
     let original = fs::read(target).map_err(io_err(target))?;
     temp.write_all(&original).map_err(io_err(&temp_path))?;
@@ -212,24 +212,28 @@ fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
-/// A new file next to `like`, with its permissions and (when we may) its owner.
-fn create_temp(dir: &Path, like: &Path, old: &fs::Metadata) -> io::Result<(PathBuf, File)> {
+/// A new file next to `like`, with the permissions and (when we may) the owner of `old`
+/// (`like` as it is), or as a new file is made when there is none.
+fn create_temp(dir: &Path, like: &Path, old: Option<&fs::Metadata>) -> io::Result<(PathBuf, File)> {
     let base = like
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let mode = old.map_or(0o666, |old| old.permissions().mode() & 0o7777);
     for attempt in 0u32.. {
         let path = dir.join(temp_name(&base, std::process::id(), attempt));
         match OpenOptions::new()
             .write(true)
             .read(true)
             .create_new(true)
-            .mode(old.permissions().mode() & 0o7777)
+            .mode(mode)
             .open(&path)
         {
             Ok(file) => {
-                // Keep the archive's owner when running as root; harmless to fail otherwise.
-                let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+                if let Some(old) = old {
+                    // Keep the owner when running as root; harmless to fail otherwise.
+                    let _ = std::os::unix::fs::fchown(&file, Some(old.uid()), Some(old.gid()));
+                }
                 return Ok((path, file));
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => continue,
@@ -237,6 +241,27 @@ fn create_temp(dir: &Path, like: &Path, old: &fs::Metadata) -> io::Result<(PathB
         }
     }
     unreachable!("the loop returns")
+}
+
+/// Write `bytes` to `target` as a commit replaces an archive: a temporary file beside it,
+/// `fsync`, read back and compared, `rename`, `fsync` of the folder. An existing `target`
+/// keeps its permissions and stays whole if anything fails. For the files the offline
+/// commands make (`sdp pack`, `d3d9 asm -o`).
+pub fn write_whole(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = parent_dir(target);
+    let old = fs::metadata(target).ok();
+    let (temp_path, mut temp) = create_temp(&dir, target, old.as_ref())?;
+    let cleanup = TempGuard(Some(temp_path.clone()));
+    temp.write_all(bytes)?;
+    temp.sync_all()?;
+    if fs::read(&temp_path)? != bytes {
+        return Err(io::Error::other(
+            "the file written does not read back the same",
+        ));
+    }
+    fs::rename(&temp_path, target)?;
+    cleanup.disarm();
+    File::open(&dir)?.sync_all()
 }
 
 struct TempGuard(Option<PathBuf>);

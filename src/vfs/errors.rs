@@ -11,8 +11,23 @@ const KEEP: usize = 1000;
 
 #[derive(Debug, Default)]
 pub struct ErrorLog {
-    lines: Mutex<VecDeque<String>>,
-    modified: Mutex<Option<SystemTime>>,
+    inner: Mutex<Log>,
+}
+
+#[derive(Debug, Default)]
+struct Log {
+    entries: VecDeque<Diagnostic>,
+    /// Entries ever recorded, dropped ones included.
+    recorded: u64,
+    modified: Option<SystemTime>,
+}
+
+/// One diagnostic: the path it is about (from the mount's root) and what went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub time: SystemTime,
+    pub path: String,
+    pub message: String,
 }
 
 impl ErrorLog {
@@ -20,23 +35,47 @@ impl ErrorLog {
     pub fn record(&self, path: &str, message: &str) {
         log::error!("{path}: {message}");
         let now = SystemTime::now();
-        *self.modified.lock() = Some(now);
-        let mut lines = self.lines.lock();
-        if lines.len() == KEEP {
-            lines.pop_front();
+        let mut log = self.inner.lock();
+        log.modified = Some(now);
+        log.recorded += 1;
+        if log.entries.len() == KEEP {
+            log.entries.pop_front();
         }
-        // One line per entry: a multi-line message is indented under its first line.
-        let message = message.replace('\n', "\n    ");
-        lines.push_back(format!("{} {path}: {message}\n", format_time(now)));
+        log.entries.push_back(Diagnostic {
+            time: now,
+            path: path.to_owned(),
+            message: message.to_owned(),
+        });
     }
 
+    /// The log as `.shaderfs/errors` shows it: one line per entry, a multi-line message
+    /// indented under its first line.
     pub fn render(&self) -> Vec<u8> {
-        self.lines.lock().iter().flat_map(|l| l.bytes()).collect()
+        let log = self.inner.lock();
+        let mut out = String::new();
+        for d in &log.entries {
+            let message = d.message.replace('\n', "\n    ");
+            out.push_str(&format!("{} {}: {message}\n", format_time(d.time), d.path));
+        }
+        out.into_bytes()
+    }
+
+    /// How many diagnostics were ever recorded: a mark for [`ErrorLog::since`].
+    pub fn recorded(&self) -> u64 {
+        self.inner.lock().recorded
+    }
+
+    /// The diagnostics recorded after the mark `recorded` (those still kept).
+    pub fn since(&self, recorded: u64) -> Vec<Diagnostic> {
+        let log = self.inner.lock();
+        let new = log.recorded.saturating_sub(recorded);
+        let skip = log.entries.len().saturating_sub(new as usize);
+        log.entries.iter().skip(skip).cloned().collect()
     }
 
     /// When the last diagnostic was recorded.
     pub fn modified(&self) -> Option<SystemTime> {
-        *self.modified.lock()
+        self.inner.lock().modified
     }
 }
 
@@ -94,5 +133,16 @@ mod tests {
             .last()
             .unwrap()
             .ends_with(&format!("e{}", KEEP + 4)));
+        let mark = log.recorded();
+        log.record("a/b", "one\ntwo");
+        let new = log.since(mark);
+        assert_eq!(new.len(), 1);
+        assert_eq!(
+            (new[0].path.as_str(), new[0].message.as_str()),
+            ("a/b", "one\ntwo")
+        );
+        assert!(String::from_utf8(log.render())
+            .unwrap()
+            .ends_with("a/b: one\n    two\n"));
     }
 }

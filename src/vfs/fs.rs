@@ -95,7 +95,7 @@ pub enum OpenError {
     #[error("{0}")]
     Usage(String),
     #[error("{0}")]
-    Malformed(String),
+    Malformed(super::FormatError),
     /// Another mount writes the archive (exit code 3).
     #[error("{0}")]
     Busy(String),
@@ -281,20 +281,14 @@ impl Vfs {
         &self.errors
     }
 
-    /// Every archive's [`super::Archive::problems`], each with the archive's path in the
-    /// mount.
-    pub fn problems(&self) -> Vec<String> {
-        (0..self.archives.len())
-            .flat_map(|id| {
-                let place = self.user_path(id, "");
-                self.snapshot(id)
-                    .archive
-                    .problems()
-                    .into_iter()
-                    .map(move |p| match place.is_empty() {
-                        true => p,
-                        false => format!("{place}: {p}"),
-                    })
+    /// Every archive's [`super::Archive::problems`], each with the archive's file.
+    pub fn problems(&self) -> Vec<(PathBuf, super::Problem)> {
+        self.archives
+            .iter()
+            .enumerate()
+            .flat_map(|(id, mounted)| {
+                let problems = self.snapshot(id).archive.problems();
+                problems.into_iter().map(|p| (mounted.path.clone(), p))
             })
             .collect()
     }

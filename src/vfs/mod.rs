@@ -21,6 +21,7 @@ pub mod mapguard;
 #[cfg(test)]
 mod model_tests;
 pub mod name;
+pub mod problem;
 mod reconcile;
 mod snapshot;
 pub mod tree;
@@ -38,6 +39,7 @@ pub use attr::{Attr, FileType, SetAttr};
 pub use bytes::ArchiveBytes;
 pub use fs::{ArchiveFile, Invalidation, OpenError, Vfs, VfsOptions};
 pub use handles::Opened;
+pub use problem::Problem;
 pub use tree::{Ino, NodeKind};
 
 /// Bytes a file serves: a range of the archive's bytes, or bytes a view rendered.
@@ -262,8 +264,9 @@ pub trait Archive: Send + Sync {
     /// current one).
     fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError>;
     /// What the game would refuse in the archive as it stands, beyond views that cannot
-    /// be read (`shaderfs check` reports both). Each message names its place.
-    fn problems(&self) -> Vec<String> {
+    /// be read (`shaderfs check` reports both; a view that cannot be read because of one
+    /// of these is not reported again).
+    fn problems(&self) -> Vec<Problem> {
         Vec::new()
     }
 }
@@ -274,12 +277,23 @@ pub trait Archive: Send + Sync {
 #[error("{message}")]
 pub struct FormatError {
     pub message: String,
+    /// The byte offset to blame, when one is (`check --json` gives it on its own).
+    pub offset: Option<u64>,
 }
 
 impl FormatError {
     pub fn new(message: impl Into<String>) -> FormatError {
         FormatError {
             message: message.into(),
+            offset: None,
+        }
+    }
+
+    /// A problem at byte `offset` of the archive.
+    pub fn at(offset: Option<usize>, message: impl Into<String>) -> FormatError {
+        FormatError {
+            message: message.into(),
+            offset: offset.map(|o| o as u64),
         }
     }
 }

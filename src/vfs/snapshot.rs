@@ -89,12 +89,12 @@ pub(super) fn open(
         .map_err(|e| OpenError::Usage(format!("{}: cannot map: {e}", path.display())))?;
     let archive = format
         .open(path, bytes.clone(), ctx)
-        .map_err(|e| OpenError::Malformed(e.message))?;
+        .map_err(OpenError::Malformed)?;
     if bytes.vanished() {
-        return Err(OpenError::Malformed(format!(
+        return Err(OpenError::Malformed(super::FormatError::new(format!(
             "{}: the file was truncated while it was read",
             path.display()
-        )));
+        ))));
     }
     Ok(Snapshot {
         archive,

@@ -56,8 +56,8 @@ impl Format for SdpFormat {
         map: Arc<ArchiveBytes>,
         ctx: OpenContext,
     ) -> Result<Arc<dyn Archive>, FormatError> {
-        let index =
-            read::index(&map).map_err(|e| FormatError::new(format!("{}: {e}", path.display())))?;
+        let index = read::index(&map)
+            .map_err(|e| FormatError::at(e.offset(), format!("{}: {e}", path.display())))?;
         // Every view of a record adds to its name (`.asm`, `.json`): leave room for them.
         let mut namer = Namer::with_room(VIEW_SUFFIX_MAX);
         let names = index
@@ -230,21 +230,65 @@ pub struct PackInput<'a> {
     pub table: Option<&'a [u8]>,
 }
 
+/// Why [`pack`] made no package.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PackError {
+    /// Input `index` cannot be a record by its name.
+    #[error("{message}")]
+    Name { index: usize, message: String },
+    /// Inputs `first` and `second` would be records of the same name.
+    #[error("{name} is given twice: a package holds one shader of each name")]
+    Twice {
+        first: usize,
+        second: usize,
+        name: String,
+    },
+    /// Input `index` is not a shader the record can hold (`table`: its constant table is
+    /// what is wrong).
+    #[error("{message}")]
+    Content {
+        index: usize,
+        table: bool,
+        message: String,
+    },
+    /// The records do not fit in a package.
+    #[error("{0}")]
+    Package(String),
+}
+
 /// A new package of the given shaders, each checked as a save through the mount would
 /// check it (`shaderfs sdp pack`).
-pub fn pack(inputs: &[PackInput<'_>]) -> Result<Vec<u8>, String> {
+pub fn pack(inputs: &[PackInput<'_>]) -> Result<Vec<u8>, PackError> {
     let mut records = Vec::new();
-    for input in inputs {
-        let fail = |e: ViewError| format!("{}: {e}", input.name);
-        let field = check_new_name(input.name).map_err(fail)?;
+    for (index, input) in inputs.iter().enumerate() {
+        let field = check_new_name(input.name).map_err(|e| PackError::Name {
+            index,
+            message: e.to_string(),
+        })?;
+        if let Some(first) = inputs[..index].iter().position(|i| i.name == input.name) {
+            return Err(PackError::Twice {
+                first,
+                second: index,
+                name: input.name.to_owned(),
+            });
+        }
+        let content = |table: bool| {
+            move |e: ViewError| PackError::Content {
+                index,
+                table,
+                message: e.to_string(),
+            }
+        };
         let view = if input.is_asm {
             View::Asm
         } else {
             View::Shader
         };
-        let mut code = bytecode_from(view, input.name, None, input.content).map_err(fail)?;
+        let mut code =
+            bytecode_from(view, input.name, None, input.content).map_err(content(false))?;
         if let Some(table) = input.table {
-            code = bytecode_from(View::Ctab, input.name, Some(&code), table).map_err(fail)?;
+            code =
+                bytecode_from(View::Ctab, input.name, Some(&code), table).map_err(content(true))?;
         }
         records.push((field, code));
     }
@@ -252,6 +296,7 @@ pub fn pack(inputs: &[PackInput<'_>]) -> Result<Vec<u8>, String> {
         read::EXPECTED_MAGIC,
         records.iter().map(|(n, d)| (n, d.as_slice())),
     )
+    .map_err(PackError::Package)
 }
 
 /// The largest shader a save may hold. Shader model 3 allows 32,768 instruction slots,

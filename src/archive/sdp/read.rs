@@ -52,6 +52,22 @@ pub enum SdpError {
     TrailingBytes { count: usize, offset: usize },
 }
 
+impl SdpError {
+    /// The byte offset the error is about.
+    pub fn offset(&self) -> Option<usize> {
+        match *self {
+            SdpError::TruncatedHeader { .. } => None,
+            SdpError::CountTooLarge { .. } => Some(4),
+            SdpError::DataSizeMismatch { .. } => Some(8),
+            SdpError::TruncatedRecord { offset, .. }
+            | SdpError::UnterminatedName { offset, .. }
+            | SdpError::EmptyName { offset, .. }
+            | SdpError::TrailingBytes { offset, .. } => Some(offset),
+            SdpError::PayloadOverrun { size_offset, .. } => Some(size_offset),
+        }
+    }
+}
+
 /// One record as it lies in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {

@@ -58,7 +58,7 @@ use crate::shader::dxbc::intrinsics::Intrinsic;
 use crate::vfs::name::Namer;
 use crate::vfs::{
     Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
-    Rewrite, ViewError,
+    Problem, Rewrite, ViewError,
 };
 
 pub struct Sgd2Format;
@@ -80,7 +80,7 @@ impl Format for Sgd2Format {
         ctx: OpenContext,
     ) -> Result<Arc<dyn Archive>, FormatError> {
         let db = Database::open(path, map)
-            .map_err(|e| FormatError::new(format!("{}: {e}", path.display())))?;
+            .map_err(|e| FormatError::at(e.offset(), format!("{}: {e}", path.display())))?;
         Ok(Arc::new(db.with_context(ctx)))
     }
 }
@@ -788,18 +788,22 @@ impl Archive for Database {
     }
 
     /// Every program whose container D3D12 or the game would refuse as it stands.
-    fn problems(&self) -> Vec<String> {
+    fn problems(&self) -> Vec<Problem> {
         let mut out = Vec::new();
         for (g, group) in self.index.groups.iter().enumerate() {
             for (i, p) in group.programs.iter().enumerate() {
                 let at = format!("programs/{}/{i}.dxil", group_dir(g));
                 match decode::decode(&self.map[p.container.clone()]) {
-                    Ok(program) => {
-                        for problem in program.problems() {
-                            out.push(format!("{at}: {problem}"));
-                        }
-                    }
-                    Err(e) => out.push(format!("{at}: {e}")),
+                    Ok(program) => out.extend(
+                        program
+                            .problems()
+                            .into_iter()
+                            .map(|problem| Problem::in_file(&at, problem)),
+                    ),
+                    Err(e) => out.push(Problem {
+                        offset: Some(p.container.start as u64),
+                        ..Problem::in_file(&at, e.to_string())
+                    }),
                 }
             }
         }

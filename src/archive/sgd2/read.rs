@@ -81,6 +81,21 @@ pub enum Sgd2Error {
     TrailingBytes { count: usize, offset: usize },
 }
 
+impl Sgd2Error {
+    /// The byte offset the error is about.
+    pub fn offset(&self) -> Option<usize> {
+        match self {
+            Sgd2Error::BadMagic { .. } => Some(0),
+            Sgd2Error::CountTooLarge { offset, .. }
+            | Sgd2Error::BadName { offset, .. }
+            | Sgd2Error::Truncated { offset, .. }
+            | Sgd2Error::BadEffectIndex { offset, .. }
+            | Sgd2Error::BadEffectFraming { offset, .. }
+            | Sgd2Error::TrailingBytes { offset, .. } => Some(*offset),
+        }
+    }
+}
+
 /// One program record as it lies in the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Program {

@@ -58,7 +58,7 @@ use super::{file_has_extension, json_view};
 use crate::vfs::name::Namer;
 use crate::vfs::{
     Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
-    Rewrite, ViewError,
+    Problem, Rewrite, ViewError,
 };
 
 pub struct ShaFormat;
@@ -625,11 +625,30 @@ impl Archive for Sha {
         self.entries.clone()
     }
 
-    fn problems(&self) -> Vec<String> {
-        match self.effect() {
-            Ok(effect) => self.findings(effect).0,
-            Err(e) => vec![e.to_string()],
-        }
+    fn problems(&self) -> Vec<Problem> {
+        let effect = match &self.parsed {
+            Ok(effect) => effect,
+            Err(e) => {
+                let (line, column) = self.lines.position(e.offset);
+                return vec![Problem::in_text(line, column, e.message.clone())];
+            }
+        };
+        check::check(self.text(), effect)
+            .into_iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| {
+                let (line, column) = self.lines.position(f.offset);
+                let mut problem = Problem::in_text(line, column, f.message);
+                // An asm error: the view to edit, and the place in it.
+                if let Some((i, line, column)) = f.block {
+                    if let Some(stem) = self.stems.get(i) {
+                        problem.message += &format!(" ({stem}.asm:{line}:{column})");
+                        problem.path = Some(format!("{stem}.asm"));
+                    }
+                }
+                problem
+            })
+            .collect()
     }
 
     fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
