@@ -6,6 +6,8 @@ mod support;
 
 mod bounds;
 mod conventions;
+mod d3d9_views;
+mod diffing;
 mod durability;
 mod safety;
 mod sdp;
