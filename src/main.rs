@@ -208,8 +208,12 @@ enum D3d9Command {
         #[arg(short = 'o')]
         out: PathBuf,
         /// Skip the shader-model checks (register ranges, slot limits, …).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "d3d8")]
         no_validate: bool,
+        /// Check with Direct3D 8's rules: vs_1_1 and ps_1_x only, vertex inputs bound by
+        /// the vertex declaration instead of dcl (a Direct3D 8-style vs_1_1).
+        #[arg(long)]
+        d3d8: bool,
     },
     /// Print the constant table of a shader as JSON (null when it has none).
     Ctab {
@@ -426,7 +430,16 @@ fn run(command: Command) -> Result<(), Failure> {
             file,
             out,
             no_validate,
-        }) => loose::asm(&file, &out, !no_validate),
+            d3d8,
+        }) => loose::asm(
+            &file,
+            &out,
+            match (no_validate, d3d8) {
+                (true, _) => loose::Rules::None,
+                (_, true) => loose::Rules::Direct3D8,
+                _ => loose::Rules::Direct3D9,
+            },
+        ),
         Command::D3d9(D3d9Command::Ctab { file }) => loose::ctab(&file),
         Command::Sdp(SdpCommand::Pack { out, files }) => loose::pack(&out, &files),
         Command::Dev(DevCommand::GenSdp {

@@ -38,14 +38,25 @@ pub fn disasm(file: &Path, out: Option<&Path>) -> Result<(), Failure> {
     write_out(out.unwrap_or(Path::new("-")), text.as_bytes())
 }
 
-/// `d3d9 asm FILE -o OUT [--no-validate]`
-pub fn asm(file: &Path, out: &Path, validate: bool) -> Result<(), Failure> {
+/// The checks `d3d9 asm` makes.
+pub enum Rules {
+    /// The shader model's, for Direct3D 9.
+    Direct3D9,
+    /// Direct3D 8's (`--d3d8`): no dcl, vertex inputs bound by the vertex declaration.
+    Direct3D8,
+    /// Encoding only (`--no-validate`).
+    None,
+}
+
+/// `d3d9 asm FILE -o OUT [--no-validate | --d3d8]`
+pub fn asm(file: &Path, out: &Path, rules: Rules) -> Result<(), Failure> {
     use shaderfs::shader::d3d9::asm;
     let text = String::from_utf8(read(file)?)
         .map_err(|e| malformed(file, &format!("not UTF-8 text: {e}")))?;
-    let code = match validate {
-        true => asm::assemble(&text),
-        false => asm::assemble_unvalidated(&text),
+    let code = match rules {
+        Rules::Direct3D9 => asm::assemble(&text),
+        Rules::Direct3D8 => asm::assemble_d3d8(&text),
+        Rules::None => asm::assemble_unvalidated(&text),
     }
     .map_err(|e| malformed(file, &e))?;
     write_out(out, &code)
