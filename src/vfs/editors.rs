@@ -120,12 +120,12 @@ impl Vfs {
             let ino = state.tree.fresh();
             let mut node = file_node(parent, leaf, Some(id), path, origin);
             if let NodeKind::File { buffer, .. } = &mut node.kind {
-                *buffer = Some(WriteBuffer::new(
+                *buffer = Some(Box::new(WriteBuffer::new(
                     &self.budget,
                     Vec::new(),
                     true,
                     self.epoch(id),
-                )?);
+                )?));
             }
             let now = state.tree.stamp(std::time::SystemTime::now());
             node.stamp = now;
@@ -353,7 +353,7 @@ impl Vfs {
                 node.path = to_path.clone();
                 node.kind = NodeKind::File {
                     origin: Origin::Scratch,
-                    buffer: Some(buffer),
+                    buffer: Some(Box::new(buffer)),
                     writers: 0,
                 };
                 state.tree.insert(ino, node);

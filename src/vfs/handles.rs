@@ -70,7 +70,7 @@ pub(super) fn visible_buffer(node: &Node) -> Option<&WriteBuffer> {
             origin: Origin::Scratch,
             buffer,
             ..
-        } => buffer.as_ref(),
+        } => buffer.as_deref(),
         NodeKind::File {
             buffer: Some(b),
             writers: 0,
@@ -189,7 +189,12 @@ impl Vfs {
                     (Some(_), false) => {}
                     (None, _) => {
                         let data = content.map(|c| c.as_slice().to_vec()).unwrap_or_default();
-                        *buffer = Some(WriteBuffer::new(&self.budget, data, truncate, epoch)?);
+                        *buffer = Some(Box::new(WriteBuffer::new(
+                            &self.budget,
+                            data,
+                            truncate,
+                            epoch,
+                        )?));
                     }
                 }
                 *writers += 1;
@@ -399,7 +404,7 @@ impl Vfs {
             } = &mut node.kind
             {
                 *writers = writers.saturating_sub(1);
-                let waiting = buffer.as_ref().is_some_and(WriteBuffer::is_waiting);
+                let waiting = buffer.as_deref().is_some_and(WriteBuffer::is_waiting);
                 if *writers == 0 && !waiting {
                     match origin {
                         // A scratch file's buffer is its content.

@@ -64,6 +64,9 @@ pub(super) fn reconcile(
         Change::Load(stamp) | Change::Names(stamp) => *stamp,
         Change::Commit { time, .. } | Change::Reload { time, .. } => tree.stamp(*time),
     };
+    if matches!(change, Change::Load(_)) {
+        tree.reserve(entries.len());
+    }
     // Indexed by inode: whether the snapshot still has it.
     let mut seen = vec![false; tree.end() as usize];
     let mut inval = Vec::new();

@@ -80,7 +80,8 @@ pub enum NodeKind {
     File {
         origin: Origin,
         /// Private content while the file is written (protocol step 1 of DESIGN.md).
-        buffer: Option<WriteBuffer>,
+        /// Boxed: a database has a hundred thousand files and a handful of writers.
+        buffer: Option<Box<WriteBuffer>>,
         /// Handles open for writing.
         writers: u32,
     },
@@ -246,6 +247,12 @@ impl Tree {
     pub fn fresh(&mut self) -> Ino {
         self.nodes.push(None);
         (self.nodes.len() - 1) as Ino
+    }
+
+    /// Room for `more` nodes, so loading a database of 300,000 files does not leave the
+    /// table with as much again unused (a doubling vector's slack).
+    pub fn reserve(&mut self, more: usize) {
+        self.nodes.reserve_exact(more);
     }
 
     /// The number that will be handed out next (every number below it has been).

@@ -87,7 +87,12 @@ impl Vfs {
             };
             if buffer.is_none() {
                 let data = current.map(|c| c.as_slice().to_vec()).unwrap_or_default();
-                *buffer = Some(WriteBuffer::new(&self.budget, data, false, epoch)?);
+                *buffer = Some(Box::new(WriteBuffer::new(
+                    &self.budget,
+                    data,
+                    false,
+                    epoch,
+                )?));
             }
             if let Some(b) = buffer.as_mut() {
                 b.resize(size)?;
@@ -104,7 +109,7 @@ impl Vfs {
             buffer, writers: 0, ..
         }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
         {
-            if !buffer.as_ref().is_some_and(WriteBuffer::is_waiting) {
+            if !buffer.as_deref().is_some_and(WriteBuffer::is_waiting) {
                 *buffer = None;
             }
         }
