@@ -775,7 +775,19 @@ impl Assembler {
                     .iter()
                     .zip(&texts[at - 1..])
                     .all(|(l, t)| t.strip_prefix(' ').unwrap_or(t) == l.as_str());
-            if !printed && matches!(&parsed, Ok(Some(h)) if h.listing() != listing) {
+            // Older listings (ours before, D3DX's without defaults) have no `Default
+            // values:`; the defaults then are not what the header is about.
+            let without_defaults = |t: &ConstantTable| {
+                let mut t = t.clone();
+                t.constants.iter_mut().for_each(|c| c.default_value = None);
+                t.listing()
+            };
+            let shows_defaults = texts.iter().any(|t| t.trim() == "Default values:");
+            let differs = |h: &ConstantTable| match shows_defaults {
+                true => h.listing() != listing,
+                false => without_defaults(h) != without_defaults(&table),
+            };
+            if !printed && matches!(&parsed, Ok(Some(h)) if differs(h)) {
                 return Err(err(
                     start,
                     1,

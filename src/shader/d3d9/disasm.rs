@@ -901,6 +901,19 @@ mod tests {
             assemble(&header_only).unwrap(),
             with_table(&[("Shade", 0)], &MOV_C0)
         );
+        // A header without `Default values:` (ours before, D3DX's) beside the block that
+        // holds defaults describes the same table.
+        let mut table = ConstantTable::from_bytecode(&bytes).unwrap().unwrap();
+        table.constants[0].default_value = Some(vec![0x3F80_0000; 4]);
+        let with_defaults = super::super::ctab::replace_ctab(&bytes, &table.encode()).unwrap();
+        let text = disassemble(&with_defaults).unwrap();
+        assert!(text.contains("//     c0   = { 1, 1, 1, 1 };\n"), "{text}");
+        let older = text.replace(
+            "//\n// Default values:\n//\n//   Tint\n//     c0   = { 1, 1, 1, 1 };\n//\n",
+            "",
+        );
+        assert_ne!(older, text);
+        assert_eq!(assemble(&older).unwrap(), with_defaults);
         // Two tables: the first keeps its header and its data, so neither is lost.
         let mut two = with_table(&[("Tint", 0)], &[]);
         two.truncate(two.len() - 4);
