@@ -86,6 +86,16 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Where the reader stands, in bits from the start of the input.
+    pub fn bit(&self) -> usize {
+        self.pos
+    }
+
+    /// Bits left before the end of the input.
+    pub fn bits_left(&self) -> usize {
+        self.left()
+    }
+
     /// Bits left before the end of the input.
     fn left(&self) -> usize {
         (self.bytes.len() * 8).saturating_sub(self.pos)

@@ -9,6 +9,7 @@ pub mod container;
 pub mod decode;
 pub mod digest;
 pub mod intrinsics;
+pub mod llvm;
 pub mod parts;
 pub mod psv;
 pub mod rts;
