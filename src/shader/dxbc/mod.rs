@@ -1,7 +1,8 @@
 //! DXBC containers as they carry DXIL (Shader Model 6), per `shared/formats/dxbc.md`:
 //! the envelope ([`container`]), the digest ([`digest`]), the parts ([`parts`], [`psv`],
 //! [`rts`]), the `dx.op` intrinsics of the bitcode ([`intrinsics`] over
-//! [`bitstream`]), and all of it together ([`decode`]).
+//! [`bitstream`]), the bitcode as LLVM IR ([`llvm`]), and all of it together: as data
+//! ([`decode`]) and as text ([`listing`]).
 
 pub mod bitstream;
 mod bytes;
@@ -9,6 +10,7 @@ pub mod container;
 pub mod decode;
 pub mod digest;
 pub mod intrinsics;
+pub mod listing;
 pub mod llvm;
 pub mod parts;
 pub mod psv;
