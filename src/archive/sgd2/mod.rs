@@ -121,10 +121,9 @@ struct ContainerJson {
     program: Option<DxilProgram>,
     parts: Vec<PartJson>,
     /// What D3D12 or the game would refuse (a digest that does not verify, a part that
-    /// does not decode, …).
+    /// does not decode, …); for a container that is not valid (`dxbc.md` §2) why, the
+    /// bytes being served as stored.
     problems: Vec<String>,
-    /// Why the container is not valid (`dxbc.md` §2); the bytes are served as stored.
-    problem: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -385,7 +384,6 @@ impl Database {
             program: None,
             parts: Vec::new(),
             problems: Vec::new(),
-            problem: None,
         };
         let (mut intrinsics, mut intrinsics_complete) = (Vec::new(), false);
         match decode::decode(bytes) {
@@ -398,7 +396,7 @@ impl Database {
                 intrinsics = program.intrinsics;
                 intrinsics_complete = program.intrinsics_complete;
             }
-            Err(e) => c.problem = Some(e.to_string()),
+            Err(e) => c.problems.push(e.to_string()),
         }
         let bindings = match binding::decode(&self.map[p.bindings.clone()]) {
             Ok(b) => BindingsJson::Decoded(b),
