@@ -256,6 +256,16 @@ fn pools_by_group(containers: &[Vec<u8>]) -> Vec<Vec<usize>> {
 fn program_name(spec: &Spec, g: usize, i: usize) -> String {
     // Three programs in a row share a name, as programs of different effects do.
     let share = i / 3;
+    // Pixel programs 3–5 and 6–8 of a database with hostile names have names that are
+    // not file names as they are: a path, and the longest a record holds (254 bytes),
+    // which escapes to more than 255.
+    if spec.hostile_names && g == 1 {
+        match share {
+            1 => return "PS_../Wet/Foliage\n".into(),
+            2 => return "/".repeat(254),
+            _ => {}
+        }
+    }
     let base = PROGRAM_NAMES[(share + g) % PROGRAM_NAMES.len()];
     let tag = joaat(format!("{g}/{share}/{}", spec.seed).as_bytes());
     format!("{}_{base}_{tag:08x}_Wrapped", PREFIXES[g])

@@ -10,19 +10,25 @@
 //!                                                bindings (both readings), the container
 //!                                                decoded (digest checked, every part),
 //!                                                the dx.op intrinsics it calls
+//! programs/<stage>/<n>.ll                        the program's LLVM IR, as llvm-dis-14
+//!                                                prints its bitcode, after a summary of
+//!                                                the container (dxbc::listing)
+//! programs/<stage>/index.json                    every program's name and CRC-32, and
+//!                                                the programs of each name and each CRC
+//! programs/<stage>/by-name/<name>/<n>.dxil       symlinks to the programs of a name
 //! programs/group6/, group7/                      only when not empty
 //! effects/<name>/effect.json                     word, program lists, techniques,
 //!                                                proplst sections, name block
 //! effects/<name>/pre_proplst.bin                 the region before proplst, raw
-//! effects/<name>/programs/<stage>/<k>.dxil       symlinks into programs/
+//! effects/<name>/programs/<stage>/<k>.{dxil,ll}  symlinks into programs/
 //! effects/<name>/passes/<technique>/<p>/state.json          rasterizer, depth-stencil,
 //!                                                           blend, samplers
-//! effects/<name>/passes/<technique>/<p>/<stage>.dxil        symlinks into programs/
+//! effects/<name>/passes/<technique>/<p>/<stage>.{dxil,ll}   symlinks into programs/
 //! ```
 //!
 //! Opening indexes the framing ([`read`]) and looks for each effect's technique table
 //! ([`effect::find`], a scan of a few kilobytes per effect, needed to list `passes/`);
-//! programs' JSON is rendered on first `stat` and cached by the vfs; the census is
+//! programs' JSON and IR are rendered on first `stat` and cached by the vfs; the census is
 //! computed on its first read and kept with the snapshot.
 //!
 //! Writing `programs/<stage>/<n>.dxil` checks the container ([`write::check_container`]:
@@ -41,8 +47,11 @@ pub mod write;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_ir;
+#[cfg(test)]
 mod tests_write;
 
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -55,6 +64,7 @@ use self::read::{group_dir, Index, Program, STAGES};
 use super::json_view;
 use crate::shader::dxbc::decode::{self, DigestJson, PartJson, ProgramJson as DxilProgram};
 use crate::shader::dxbc::intrinsics::Intrinsic;
+use crate::shader::dxbc::listing;
 use crate::vfs::name::Namer;
 use crate::vfs::{
     Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
@@ -172,6 +182,8 @@ enum View {
     EffectJson { effect: usize },
     Region { effect: usize },
     State { effect: usize, pass: usize },
+    ProgramIr { group: usize, index: usize },
+    StageIndex { group: usize },
 }
 
 const FIELD: u64 = (1 << 28) - 1;
@@ -185,6 +197,8 @@ fn key(view: View) -> FileKey {
         View::Region { effect } => (4, effect, 0),
         View::State { effect, pass } => (5, effect, pass),
         View::Census => (6, 0, 0),
+        View::ProgramIr { group, index } => (7, group, index),
+        View::StageIndex { group } => (8, group, 0),
     };
     kind << 56 | (a as u64 & FIELD) << 28 | (b as u64 & FIELD)
 }
@@ -199,6 +213,8 @@ fn unkey(key: FileKey) -> Option<View> {
         4 => View::Region { effect: a },
         5 => View::State { effect: a, pass: b },
         6 => View::Census,
+        7 => View::ProgramIr { group: a, index: b },
+        8 => View::StageIndex { group: a },
         _ => return None,
     })
 }
@@ -236,14 +252,18 @@ fn wave_size(tag: u8) -> &'static str {
     }
 }
 
-/// Where a symlink `depth` directories below the archive's root finds a program.
-fn program_link(depth: usize, group: usize, index: u32) -> String {
+/// Where a symlink `depth` directories below the archive's root finds a program's view
+/// `ext` (`dxil`, `ll`).
+fn program_link(depth: usize, group: usize, index: u32, ext: &str) -> String {
     format!(
-        "{}programs/{}/{index}.dxil",
+        "{}programs/{}/{index}.{ext}",
         "../".repeat(depth),
         group_dir(group)
     )
 }
+
+/// The views of a program that links point at, by extension.
+const LINKED: [&str; 2] = ["dxil", "ll"];
 
 impl Database {
     /// Index `map` and find each effect's technique table.
@@ -428,6 +448,107 @@ impl Database {
             },
             bindings,
         })
+    }
+
+    /// `programs/<stage>/<n>.ll`: the container summed up, then its IR. Bitcode that
+    /// does not read is an error that says where in the file and in which record.
+    fn program_ir(&self, group: usize, index: usize) -> Result<Blob, ViewError> {
+        let p = self.program(group, index)?;
+        let name = format!("programs/{}/{index}.dxil", group_dir(group));
+        match listing::listing(&self.map[p.container.clone()], &name) {
+            Ok(text) => Ok(Blob::owned(text.into_bytes())),
+            Err(e) => Err(ViewError::Corrupt(match e.offset() {
+                Some(at) => format!("file offset {:#x}: {e}", p.container.start + at),
+                None => format!("{name}: {e}"),
+            })),
+        }
+    }
+
+    /// For each program of group `g`, its directory under `by-name/`: one per name,
+    /// escaped by the one escape function, unique and within 255 bytes.
+    fn name_dirs(&self, g: usize) -> Vec<String> {
+        let mut namer = Namer::new();
+        let mut dirs: HashMap<&[u8], String> = HashMap::new();
+        self.index.groups[g]
+            .programs
+            .iter()
+            .map(|p| {
+                let raw = &self.map[p.name.clone()];
+                dirs.entry(raw).or_insert_with(|| namer.name(raw)).clone()
+            })
+            .collect()
+    }
+
+    /// `index.json` and `by-name/<name>/` of group `g` (directory `d`): under a name, a
+    /// link to the container of each program of that name (its IR and JSON lie beside
+    /// the container; one link each keeps the tree small: a full database has some
+    /// 12,000 programs).
+    fn name_index(&self, g: usize, d: &str, out: &mut Vec<Entry>) {
+        out.push(file(
+            format!("programs/{d}/index.json"),
+            View::StageIndex { group: g },
+            None,
+            self.group_records(g),
+        ));
+        out.push(dir(format!("programs/{d}/by-name")));
+        let mut made = HashSet::new();
+        for (i, name_dir) in self.name_dirs(g).into_iter().enumerate() {
+            if made.insert(name_dir.clone()) {
+                out.push(dir(format!("programs/{d}/by-name/{name_dir}")));
+            }
+            out.push(link(
+                format!("programs/{d}/by-name/{name_dir}/{i}.dxil"),
+                format!("../../{i}.dxil"),
+            ));
+        }
+    }
+
+    /// The bytes of group `g`'s program records (what `index.json` is made of).
+    fn group_records(&self, g: usize) -> Option<Range<usize>> {
+        let group = &self.index.groups[g];
+        let end = group
+            .programs
+            .last()
+            .map_or(group.offset, |p| p.bindings.end);
+        Some(group.offset..end)
+    }
+
+    /// `programs/<stage>/index.json`: each program's name and CRC-32 (the key mods use),
+    /// and the programs of each name and of each CRC-32.
+    fn stage_index(&self, g: usize) -> Result<Value, ViewError> {
+        let group = self
+            .index
+            .groups
+            .get(g)
+            .ok_or_else(|| ViewError::Corrupt(format!("no group {g}")))?;
+        let mut programs = Vec::with_capacity(group.programs.len());
+        let mut by_name: Map<String, Value> = Map::new();
+        let mut by_crc: Map<String, Value> = Map::new();
+        let dirs = self.name_dirs(g);
+        for ((i, p), name_dir) in group.programs.iter().enumerate().zip(dirs) {
+            let name = text(&self.map[p.name.clone()]);
+            let crc = hex32(crc32fast::hash(&self.map[p.container.clone()]));
+            programs.push(json!({
+                "index": i,
+                "name": name,
+                "crc32": crc,
+                "by_name": format!("by-name/{name_dir}"),
+            }));
+            for (map, key) in [(&mut by_name, name), (&mut by_crc, crc)] {
+                match map.get_mut(&key) {
+                    Some(Value::Array(list)) => list.push(json!(i)),
+                    _ => {
+                        map.insert(key, json!([i]));
+                    }
+                }
+            }
+        }
+        Ok(json!({
+            "stage": group_dir(g),
+            "programs": programs,
+            "by_name": by_name,
+            "by_crc32": by_crc,
+        }))
     }
 
     fn effect_json(&self, i: usize) -> Result<Value, ViewError> {
@@ -658,9 +779,16 @@ impl Archive for Database {
                     format!("programs/{d}/{i}.json"),
                     View::ProgramJson { group: g, index: i },
                     None,
+                    Some(record.clone()),
+                ));
+                out.push(file(
+                    format!("programs/{d}/{i}.ll"),
+                    View::ProgramIr { group: g, index: i },
+                    None,
                     Some(record),
                 ));
             }
+            self.name_index(g, &d, &mut out);
         }
         out.push(dir("effects".into()));
         for (i, (e, tree)) in self.index.effects.iter().zip(&self.effects).enumerate() {
@@ -687,10 +815,12 @@ impl Archive for Database {
                     }
                     out.push(dir(format!("{base}/programs/{stage}")));
                     for (k, program) in e.list(bytes, s).enumerate() {
-                        out.push(link(
-                            format!("{base}/programs/{stage}/{k}.dxil"),
-                            program_link(4, s, program),
-                        ));
+                        for ext in LINKED {
+                            out.push(link(
+                                format!("{base}/programs/{stage}/{k}.{ext}"),
+                                program_link(4, s, program, ext),
+                            ));
+                        }
                     }
                 }
             }
@@ -714,10 +844,12 @@ impl Archive for Database {
                             .checked_sub(1)
                             .and_then(|q| e.list(bytes, s).nth(q as usize))
                         {
-                            out.push(link(
-                                format!("{pdir}/{}.dxil", STAGES[s]),
-                                program_link(5, s, program),
-                            ));
+                            for ext in LINKED {
+                                out.push(link(
+                                    format!("{pdir}/{}.{ext}", STAGES[s]),
+                                    program_link(5, s, program, ext),
+                                ));
+                            }
                         }
                     }
                 }
@@ -742,6 +874,8 @@ impl Archive for Database {
             View::ProgramJson { group, index } => {
                 return Ok(json_view(&self.program_json(group, index)?));
             }
+            View::ProgramIr { group, index } => return self.program_ir(group, index),
+            View::StageIndex { group } => self.stage_index(group)?,
             View::EffectJson { effect } => self.effect_json(effect)?,
             View::State { effect, pass } => self.state_json(effect, pass)?,
         };

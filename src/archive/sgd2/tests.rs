@@ -285,9 +285,15 @@ fn the_full_size_database_has_the_game_counts() {
     let t = tree(&db);
     let pixel = t
         .keys()
-        .filter(|p| p.starts_with("programs/pixel/"))
+        .filter_map(|p| p.strip_prefix("programs/pixel/"))
+        .filter(|p| p.starts_with(|c: char| c.is_ascii_digit()))
         .count();
-    assert_eq!(pixel, 2 * 7594);
+    assert_eq!(pixel, 3 * 7594, "N.dxil, N.json, N.ll");
+    let by_name = t
+        .keys()
+        .filter(|p| p.starts_with("programs/pixel/by-name/") && p.ends_with(".dxil"))
+        .count();
+    assert_eq!(by_name, 7594);
     for (path, stage, g) in [
         ("programs/pixel/7593", "pixel", 1),
         ("programs/vertex/0", "vertex", 0),
