@@ -146,6 +146,10 @@ enum Command {
     /// Bethesda shader packages.
     #[command(subcommand)]
     Sdp(SdpCommand),
+    /// DXIL programs (Shader Model 6 DXBC containers) on their own, with the code the
+    /// mount uses.
+    #[command(subcommand)]
+    Dxil(DxilCommand),
     /// Print the shell completion script for SHELL.
     ///
     /// The script asks shaderfs itself for candidates, so subcommands, flags and `-o`
@@ -219,6 +223,21 @@ enum D3d9Command {
     Ctab {
         /// Shader bytecode.
         file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum DxilCommand {
+    /// Print a container's program as LLVM IR: the programs/STAGE/N.ll view of a loose
+    /// container (the container summed up in `;` lines, then its DXIL bitcode as
+    /// llvm-dis-14 prints it). Exit 2 if the container or its bitcode does not read.
+    Dis {
+        /// A DXBC container holding a DXIL program (a .dxil file, or a database's
+        /// programs/STAGE/N.dxil).
+        file: PathBuf,
+        /// Write here instead of standard output (- is standard output).
+        #[arg(short = 'o')]
+        out: Option<PathBuf>,
     },
 }
 
@@ -442,6 +461,17 @@ fn run(command: Command) -> Result<(), Failure> {
         ),
         Command::D3d9(D3d9Command::Ctab { file }) => loose::ctab(&file),
         Command::Sdp(SdpCommand::Pack { out, files }) => loose::pack(&out, &files),
+        Command::Dxil(DxilCommand::Dis { file, out }) => {
+            use shaderfs::shader::dxbc::listing::listing;
+            let bytes = std::fs::read(&file)
+                .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+            let name = file.display().to_string();
+            let text = listing(&bytes, &name).map_err(|e| Failure {
+                code: shaderfs::mount::EXIT_MALFORMED,
+                message: format!("{name}: {e}"),
+            })?;
+            loose::write_out(out.as_deref().unwrap_or(Path::new("-")), text.as_bytes())
+        }
         Command::Dev(DevCommand::GenSdp {
             out_dir,
             packages,
