@@ -8,6 +8,7 @@ mod bounds;
 mod conventions;
 mod d3d9_views;
 mod diffing;
+mod dxil_ir;
 mod durability;
 mod safety;
 mod sdp;
