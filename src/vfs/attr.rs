@@ -179,7 +179,7 @@ impl Vfs {
                                         id,
                                         snap,
                                         key: *key,
-                                        path: node.path.clone(),
+                                        path: state.tree.path(ino),
                                     });
                                     0
                                 }

@@ -88,7 +88,7 @@ impl Vfs {
             if !self.writable(id) {
                 return Err(libc::EROFS);
             }
-            let dir_path = dir.path.clone();
+            let dir_path = state.tree.path(parent);
             let path = join_path(&dir_path, leaf);
             // A file renamed aside or removed comes back under its name: what is written
             // now is its new content.
@@ -118,7 +118,7 @@ impl Vfs {
                 }
             };
             let ino = state.tree.fresh();
-            let mut node = file_node(parent, leaf, Some(id), path, origin);
+            let mut node = file_node(parent, leaf, Some(id), origin);
             if let NodeKind::File { buffer, .. } = &mut node.kind {
                 *buffer = Some(Box::new(WriteBuffer::new(
                     &self.budget,
@@ -170,7 +170,7 @@ impl Vfs {
             let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
             match (&node.kind, node.archive) {
                 (NodeKind::File { origin, .. }, Some(id)) => {
-                    (ino, id, origin.clone(), node.path.clone())
+                    (ino, id, origin.clone(), state.tree.path(ino))
                 }
                 (NodeKind::Dir { .. }, _) => return Err(libc::EISDIR),
                 _ if !self.opts.writable => return Err(libc::EROFS),
@@ -241,8 +241,9 @@ impl Vfs {
             .as_ref()
             .map(|b| (b.shared(), b.epoch))
             .unwrap_or_else(|| (Default::default(), self.epoch(id)));
-        let from_path = node.path.clone();
-        let to_path = join_path(&target_dir.path, new_leaf);
+        let from_path = state.tree.path(ino);
+        let target_dir_path = state.tree.path(new_parent);
+        let to_path = join_path(&target_dir_path, new_leaf);
         let target_ino = state.tree.child(new_parent, new_leaf);
         let target_origin = target_ino.and_then(|t| match &state.tree.get(t)?.kind {
             NodeKind::File { origin, .. } => Some(origin.clone()),
@@ -254,7 +255,7 @@ impl Vfs {
         let member = self
             .snapshot(id)
             .archive
-            .new_member(&target_dir.path, new_leaf);
+            .new_member(&target_dir_path, new_leaf);
         let target_hidden = state.tree.is_hidden(id, &to_path);
         drop(state);
         // Back over a file that was renamed aside (an editor restoring its backup, or
@@ -318,7 +319,6 @@ impl Vfs {
                 };
                 node.parent = new_parent;
                 node.name = new_leaf.into();
-                node.path = to_path.clone();
                 if let NodeKind::File { origin, .. } = &mut node.kind {
                     *origin = Origin::Scratch;
                 }
@@ -350,7 +350,6 @@ impl Vfs {
                 state.tree.hide(id, &from_path, source.clone());
                 node.parent = new_parent;
                 node.name = new_leaf.into();
-                node.path = to_path.clone();
                 node.kind = NodeKind::File {
                     origin: Origin::Scratch,
                     buffer: Some(Box::new(buffer)),

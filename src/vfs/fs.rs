@@ -204,7 +204,7 @@ impl Vfs {
             } else {
                 let ino = tree.fresh();
                 tree.set_root(id, ino);
-                let mut node = dir_node(ROOT_INO, &file.dir_name, Some(id), "");
+                let mut node = dir_node(ROOT_INO, &file.dir_name, Some(id));
                 node.stamp = stamp;
                 tree.insert(ino, node);
                 ino
@@ -227,12 +227,9 @@ impl Vfs {
             });
         }
         let dir = tree.fresh();
-        tree.insert(dir, dir_node(ROOT_INO, ".shaderfs", None, ""));
+        tree.insert(dir, dir_node(ROOT_INO, ".shaderfs", None));
         let errors_ino = tree.fresh();
-        tree.insert(
-            errors_ino,
-            file_node(dir, "errors", None, String::new(), Origin::ErrorLog),
-        );
+        tree.insert(errors_ino, file_node(dir, "errors", None, Origin::ErrorLog));
         for (id, root, entries, stamp) in loaded {
             reconcile::reconcile(
                 &mut tree,
@@ -493,12 +490,11 @@ impl Drop for Vfs {
     }
 }
 
-pub(super) fn dir_node(parent: Ino, name: &str, archive: Option<ArchiveId>, path: &str) -> Node {
+pub(super) fn dir_node(parent: Ino, name: &str, archive: Option<ArchiveId>) -> Node {
     Node {
         parent,
         name: name.into(),
         archive,
-        path: path.to_string(),
         kind: NodeKind::Dir {
             children: Default::default(),
         },
@@ -511,14 +507,12 @@ pub(super) fn file_node(
     parent: Ino,
     name: &str,
     archive: Option<ArchiveId>,
-    path: String,
     origin: Origin,
 ) -> Node {
     Node {
         parent,
         name: name.into(),
         archive,
-        path,
         kind: NodeKind::File {
             origin,
             buffer: None,

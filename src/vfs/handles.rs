@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::buffer::WriteBuffer;
 use super::fs::{Errno, State, Vfs};
 use super::snapshot::Snapshot;
-use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin};
+use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin, Retiring};
 use super::{Blob, FileKey};
 
 pub(super) struct Handle {
@@ -100,7 +100,7 @@ impl Vfs {
                         id,
                         snap: self.snapshot(id),
                         key: *key,
-                        path: node.path.clone(),
+                        path: state.tree.path(ino),
                     })
                 }
                 Origin::ErrorLog => Ok(Shown::Ready(self.errors_text(state))),
@@ -257,7 +257,7 @@ impl Vfs {
         id: ArchiveId,
         old: Option<&Arc<Snapshot>>,
     ) {
-        for (ino, node) in state.tree.take_retiring() {
+        for Retiring { ino, node, path } in state.tree.take_retiring() {
             let shown = match (&node.kind, visible_buffer(&node)) {
                 (_, Some(b)) => Shown::Ready(Blob::Owned(b.shared())),
                 (
@@ -270,7 +270,7 @@ impl Vfs {
                     id,
                     snap: old.cloned().unwrap_or_else(|| self.snapshot(id)),
                     key: *key,
-                    path: node.path.clone(),
+                    path,
                 },
                 _ => continue,
             };

@@ -171,7 +171,6 @@ pub(super) fn reconcile(
                 parent,
                 name: leaf.into(),
                 archive: Some(id),
-                path: entry.path,
                 kind,
                 stamp,
                 overrides: None,

@@ -37,8 +37,6 @@ pub struct Node {
     /// The archive this node lives in, `None` for the mount's own nodes (a folder mount's
     /// root, `.shaderfs/`).
     pub archive: Option<ArchiveId>,
-    /// Path inside the archive (`shaders/X.vso`), empty for an archive's root.
-    pub path: String,
     pub kind: NodeKind,
     /// When the node last changed: an index into [`Tree::time`], so the tens of
     /// thousands of nodes a commit leaves alone share one time.
@@ -127,7 +125,15 @@ pub struct Tree {
     times: Vec<SystemTime>,
     /// Files taken out of the tree that the kernel may still read ([`Tree::retire`]),
     /// waiting for the vfs to keep what they held.
-    retiring: Vec<(Ino, Node)>,
+    retiring: Vec<Retiring>,
+}
+
+/// A file taken out of the tree that the kernel may still read, with the path it had.
+#[derive(Debug)]
+pub struct Retiring {
+    pub ino: Ino,
+    pub node: Node,
+    pub path: String,
 }
 
 impl Tree {
@@ -146,7 +152,6 @@ impl Tree {
             parent: ROOT_INO,
             name: "".into(),
             archive: None,
-            path: String::new(),
             kind: NodeKind::Dir {
                 children: Children::default(),
             },
@@ -184,16 +189,40 @@ impl Tree {
     /// it held, as a file unlinked while open). The vfs keeps its content
     /// ([`Tree::take_retiring`]).
     pub fn retire(&mut self, ino: Ino) {
+        let path = self.path(ino);
         if let Some(node) = self.remove(ino) {
             if matches!(node.kind, NodeKind::File { .. }) {
-                self.retiring.push((ino, node));
+                self.retiring.push(Retiring { ino, node, path });
             }
         }
     }
 
     /// The files retired since the last call.
-    pub fn take_retiring(&mut self) -> Vec<(Ino, Node)> {
+    pub fn take_retiring(&mut self) -> Vec<Retiring> {
         std::mem::take(&mut self.retiring)
+    }
+
+    /// The path of `ino` inside its archive (`shaders/X.vso`): its names from the
+    /// archive's root down; empty for an archive's root and the mount's own nodes. Not
+    /// kept in each node: a database has hundreds of thousands, and a path is asked for
+    /// only when a file is rendered, written or renamed.
+    pub fn path(&self, ino: Ino) -> String {
+        let Some(archive) = self.get(ino).and_then(|n| n.archive) else {
+            return String::new();
+        };
+        let root = self.roots.get(&archive).copied();
+        let mut names: Vec<&str> = Vec::new();
+        let mut at = ino;
+        while Some(at) != root {
+            let Some(node) = self.get(at) else { break };
+            if node.archive != Some(archive) || at == ROOT_INO {
+                break;
+            }
+            names.push(&node.name);
+            at = node.parent;
+        }
+        names.reverse();
+        names.join("/")
     }
 
     pub fn child(&self, parent: Ino, name: &str) -> Option<Ino> {

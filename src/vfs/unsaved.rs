@@ -15,7 +15,7 @@ impl Vfs {
     /// One line per thing the archive does not hold, oldest first.
     pub(super) fn unsaved(&self, state: &State) -> Vec<String> {
         let mut notes = Vec::new();
-        for (_, node) in state.tree.nodes() {
+        for (ino, node) in state.tree.nodes() {
             let (
                 Some(id),
                 NodeKind::File {
@@ -27,7 +27,7 @@ impl Vfs {
             else {
                 continue;
             };
-            let path = self.user_path(id, &node.path);
+            let path = self.user_path(id, &state.tree.path(ino));
             let what = match origin {
                 Origin::Scratch if !b.is_empty() => format!(
                     "{KEPT_IN_MEMORY} ({} bytes): rename it over a file of the archive to \

@@ -149,9 +149,13 @@ impl Vfs {
                     origin,
                     ..
                 } => match (node.archive, origin) {
-                    (Some(id), Origin::Archive { .. } | Origin::Pending) => {
-                        (id, origin.clone(), node.path.clone(), b.shared(), b.epoch)
-                    }
+                    (Some(id), Origin::Archive { .. } | Origin::Pending) => (
+                        id,
+                        origin.clone(),
+                        state.tree.path(ino),
+                        b.shared(),
+                        b.epoch,
+                    ),
                     _ => return Ok(()),
                 },
                 _ => return Ok(()),
