@@ -65,3 +65,5 @@ pub fn disassemble(bitcode: &[u8], module_id: &str) -> Result<String, IrError> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_written;

@@ -1,6 +1,9 @@
 //! The reader and writer against LLVM itself: every program of the corpus disassembles to
 //! the text `llvm-dis-14` prints for its bitcode, line for line (`; ModuleID` and
 //! `source_filename` aside); and damaged bitcode is an error, quickly, never a panic.
+//!
+//! `SHADERFS_DUMP_LL=DIR` writes both texts of every corpus program into `DIR`
+//! (`NAME.ours.ll`, `NAME.llvm.ll`), for `diff` when they part.
 
 use std::path::Path;
 use std::process::Command;

@@ -283,4 +283,94 @@ fn tbaa(m: &mut Module) {
             }
         }
     }
+    // LLVM 14 checks every access tag as it reads a function (`TBAAVerifier`) and drops
+    // all TBAA from the module at the first it finds wrong.
+    let valid = m.functions.iter().filter_map(|f| f.body.as_ref()).all(|b| {
+        b.blocks.iter().flat_map(|b| &b.insts).all(|inst| {
+            inst.md
+                .iter()
+                .filter(|(k, _)| *k == tbaa)
+                .all(|&(_, tag)| valid_access_tag(m, &inst.op, tag))
+        })
+    });
+    if !valid {
+        for f in &mut m.functions {
+            for block in f.body.iter_mut().flat_map(|b| &mut b.blocks) {
+                for inst in &mut block.insts {
+                    inst.md.retain(|&(k, _)| k != tbaa);
+                }
+            }
+        }
+    }
+}
+
+fn node(m: &Module, id: Option<MdId>) -> Option<&[Option<MdId>]> {
+    match m.metadata.get(id? as usize)? {
+        Metadata::Node { operands, .. } => Some(operands),
+        _ => None,
+    }
+}
+
+fn is_int(m: &Module, id: Option<MdId>) -> bool {
+    match id.and_then(|i| m.metadata.get(i as usize)) {
+        Some(Metadata::Int64Zero) => true,
+        Some(Metadata::Value(v)) => m.values.get(*v as usize).is_some_and(|v| {
+            matches!(v.kind, ValueKind::Const(Const::Int(_) | Const::Null))
+                && matches!(m.ty(v.ty), Type::Int(_))
+        }),
+        _ => false,
+    }
+}
+
+/// `isValidScalarTBAANode`: a name and a parent that is a root or valid itself.
+fn valid_scalar_type(m: &Module, id: Option<MdId>, depth: u32) -> bool {
+    let Some(ops) = node(m, id) else { return false };
+    if !(2..=3).contains(&ops.len()) || depth > 64 {
+        return false;
+    }
+    if !matches!(
+        ops[0].and_then(|o| m.metadata.get(o as usize)),
+        Some(Metadata::String(_))
+    ) {
+        return false;
+    }
+    match node(m, ops[1]) {
+        Some(parent) if parent.len() < 2 => true,
+        Some(_) => valid_scalar_type(m, ops[1], depth + 1),
+        None => false,
+    }
+}
+
+/// What `TBAAVerifier::visitTBAAMetadata` checks first of an access tag: an instruction
+/// that accesses memory, the struct-path form, its operand count, its base and access
+/// types, a constant offset. (The walk down the base type's fields is not repeated.)
+fn valid_access_tag(m: &Module, op: &Op, tag: MdId) -> bool {
+    let accesses = matches!(
+        op,
+        Op::Load { .. }
+            | Op::Store { .. }
+            | Op::Call { .. }
+            | Op::AtomicRmw { .. }
+            | Op::CmpXchg { .. }
+    );
+    let Some(ops) = node(m, Some(tag)) else {
+        return false;
+    };
+    if !accesses || ops.len() < 3 || node(m, ops[0]).is_none() {
+        return false;
+    }
+    let access = node(m, ops[1]);
+    let new_format = access.is_some_and(|a| a.len() >= 3 && node(m, a[0]).is_some());
+    let count_ok = if new_format {
+        (4..=5).contains(&ops.len()) && is_int(m, ops[3])
+    } else {
+        ops.len() < 5
+    };
+    let flag_at = if new_format { 4 } else { 3 };
+    let flag_ok = ops.len() != flag_at + 1 || is_int(m, ops[flag_at]);
+    count_ok
+        && flag_ok
+        && access.is_some()
+        && (new_format || valid_scalar_type(m, ops[1], 0))
+        && is_int(m, ops[2])
 }

@@ -1208,7 +1208,94 @@ impl Ctx<'_> {
     /// holds itself (directly or not) or nests deeper than printing allows.
     fn check_constants(&mut self, _from: usize) -> Result<()> {
         self.check_types_of_pending(0)?;
-        self.check_nesting(None)
+        self.check_nesting(None)?;
+        for id in self.inbounds_inferred(None) {
+            if let ValueKind::Const(Const::Expr(Expr::Gep { inbounds, .. })) =
+                &mut self.m.values[id].kind
+            {
+                *inbounds = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// The getelementptr constants of the block just read (the module's, or the
+    /// function's in `body`) that LLVM 14 makes `inbounds` when it makes them
+    /// (`ConstantFoldGetElementPtr`): on a global variable, with constant integer indices
+    /// each within its array, the first 0 (or 1 with the rest 0).
+    fn inbounds_inferred(&self, body: Option<&Body>) -> Vec<usize> {
+        let module = self.m.values.len();
+        let get = |id: ValueId| -> Option<&Value> {
+            let i = id as usize;
+            if i < module {
+                self.m.values.get(i)
+            } else {
+                body.and_then(|b| b.values.get(i - module))
+            }
+        };
+        let int = |id: ValueId| -> Option<i128> {
+            let v = get(id)?;
+            match (&v.kind, self.m.ty(v.ty)) {
+                (ValueKind::Const(Const::Int(n)), Type::Int(_)) => Some(*n),
+                (ValueKind::Const(Const::Null), Type::Int(_)) => Some(0),
+                _ => None,
+            }
+        };
+        let (first, values): (usize, &[Value]) = match body {
+            Some(b) => (module, &b.values),
+            None => (0, &self.m.values),
+        };
+        let mut out = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            let ValueKind::Const(Const::Expr(Expr::Gep {
+                inbounds: false,
+                source,
+                operands,
+            })) = &v.kind
+            else {
+                continue;
+            };
+            let global = match get(operands[0]).map(|b| &b.kind) {
+                Some(ValueKind::Global(g)) => &self.m.globals[*g as usize],
+                _ => continue,
+            };
+            if global.common.linkage == "extern_weak" {
+                continue;
+            }
+            let idx: Option<Vec<i128>> = operands[1..].iter().map(|&o| int(o)).collect();
+            let Some(idx) = idx else { continue };
+            let mut known = true;
+            let mut ty = *source;
+            for &n in idx.iter().skip(1) {
+                match self.m.ty(ty) {
+                    Type::Struct { body: Some(b), .. } => {
+                        ty = b.get(n as usize).copied().unwrap_or(ty);
+                    }
+                    Type::Array { len, elem } => {
+                        // An index past the end would be factored into the one before;
+                        // this reader leaves such constants as they are.
+                        if n < 0 || (*len > 0 && n as u128 >= *len as u128) {
+                            known = false;
+                            break;
+                        }
+                        ty = *elem;
+                    }
+                    _ => {
+                        known = false;
+                        break;
+                    }
+                }
+            }
+            let in_bounds = match idx.first() {
+                None | Some(0) => true,
+                Some(1) => idx[1..].iter().all(|&n| n == 0),
+                _ => false,
+            };
+            if known && in_bounds {
+                out.push(first + i);
+            }
+        }
+        out
     }
 
     fn check_nesting(&mut self, body: Option<&Body>) -> Result<()> {
@@ -1477,6 +1564,15 @@ impl Ctx<'_> {
                             self.constants(Some(&mut b))?;
                             self.check_types_local(&b, &mut f_state)?;
                             self.check_nesting(Some(&b))?;
+                            let module = self.m.values.len();
+                            for id in self.inbounds_inferred(Some(&b)) {
+                                if let ValueKind::Const(Const::Expr(Expr::Gep {
+                                    inbounds, ..
+                                })) = &mut b.values[id - module].kind
+                                {
+                                    *inbounds = true;
+                                }
+                            }
                         }
                         METADATA => self.metadata(Some(&b))?,
                         METADATA_ATTACHMENT => self.attachments(&mut b, &f_state, &mut fn_md)?,
