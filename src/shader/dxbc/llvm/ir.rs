@@ -340,7 +340,8 @@ pub enum Op {
         indices: Vec<u64>,
     },
     Call {
-        attrs: AttrList,
+        /// Shared: most calls of a program carry one of a few lists.
+        attrs: std::rc::Rc<AttrList>,
         cc: u64,
         tail: &'static str,
         fmf: u64,

@@ -5,7 +5,7 @@
 //! attributes), attributes that do not fit a parameter's type dropped from functions,
 //! and old scalar TBAA tags made struct-path tags.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::codes::attr_named;
 use super::ir::*;
@@ -230,7 +230,7 @@ fn drop_incompatible(types: &[Type], f: &mut Function) {
 /// becomes `!{!N, !N, i64 0}` (`!{!S, !S, i64 0, const}` from `!{name, parent, const}`).
 fn tbaa(m: &mut Module) {
     let tbaa = 1u32;
-    let mut made: HashMap<Vec<Option<MdId>>, MdId> = HashMap::new();
+    let mut made: HashMap<Vec<Option<MdId>>, MdId> = HashMap::default();
     let mut i64_zero: Option<MdId> = None;
     let mut nodes: Vec<(usize, usize, usize, MdId)> = Vec::new();
     for (fi, f) in m.functions.iter().enumerate() {

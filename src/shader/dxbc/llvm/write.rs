@@ -5,7 +5,7 @@
 //! Nothing recurses deeper than the reader allowed, and metadata graphs are walked with
 //! explicit stacks.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::fmt::Write;
 
 use super::codes::{self, ATTR_KINDS};
@@ -189,17 +189,17 @@ impl<'m> Writer<'m> {
             m,
             out: String::with_capacity(64 << 10),
             named_types: Vec::new(),
-            numbered: HashMap::new(),
-            global_slots: HashMap::new(),
-            md_slots: HashMap::new(),
+            numbered: HashMap::default(),
+            global_slots: HashMap::default(),
+            md_slots: HashMap::default(),
             md_order: Vec::new(),
             attr_groups: Vec::new(),
-            attr_index: HashMap::new(),
+            attr_index: HashMap::default(),
             body: None,
             local_slots: Vec::new(),
             block_slots: Vec::new(),
-            canon_module: HashMap::new(),
-            canon_local: HashMap::new(),
+            canon_module: HashMap::default(),
+            canon_local: HashMap::default(),
             limit: usize::MAX,
         };
         w.find_types();
@@ -233,13 +233,13 @@ impl<'m> Writer<'m> {
         let m = self.m;
         let mut f = Finder {
             m,
-            canon_module: HashMap::new(),
-            canon_local: HashMap::new(),
+            canon_module: HashMap::default(),
+            canon_local: HashMap::default(),
             types: vec![false; m.types.len()],
             structs: Vec::new(),
-            constants: HashSet::new(),
-            local_constants: HashSet::new(),
-            metadata: HashSet::new(),
+            constants: HashSet::default(),
+            local_constants: HashSet::default(),
+            metadata: HashSet::default(),
             body: None,
         };
         for g in &m.globals {

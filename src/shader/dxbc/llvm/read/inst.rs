@@ -645,12 +645,14 @@ impl Ctx<'_> {
                     vararg,
                     ret,
                     params,
-                } = self.m.ty(fn_ty).clone()
+                } = self.m.ty(fn_ty)
                 else {
                     return Err(self.fail("a callee that is not a function"));
                 };
+                let (vararg, ret) = (*vararg, *ret);
                 let mut args = Vec::with_capacity(params.len());
-                for &p in &params {
+                let mut mds = Vec::new();
+                for &p in params {
                     match self.m.ty(p) {
                         Type::Metadata => {
                             let raw = *ops
@@ -659,13 +661,14 @@ impl Ctx<'_> {
                             i += 1;
                             let id = self.operand_id(raw, b, f);
                             let md = self.md_id(id as u64)?;
-                            self.md_pending.push(md);
+                            mds.push(md);
                             args.push(Operand::Metadata(md));
                         }
                         Type::Label => return Err(self.fail("label arguments are not supported")),
                         _ => args.push(Operand::Value(self.typed(ops, &mut i, p, b, f)?)),
                     }
                 }
+                self.md_pending.extend(mds);
                 if vararg {
                     while i < ops.len() {
                         args.push(Operand::Value(self.pair(ops, &mut i, b, f)?));

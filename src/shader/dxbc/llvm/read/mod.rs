@@ -9,7 +9,7 @@
 
 mod inst;
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::super::bitstream::{Entry, Reader};
 use super::codes::{self, *};
@@ -40,7 +40,7 @@ struct Ctx<'a> {
     struct_names: HashSet<Vec<u8>>,
     struct_unique: u32,
     groups: HashMap<u64, Vec<(u64, AttrSet)>>,
-    lists: Vec<AttrList>,
+    lists: Vec<std::rc::Rc<AttrList>>,
     sections: Vec<Vec<u8>>,
     gcs: Vec<Vec<u8>>,
     /// Bitcode metadata kind id → context kind id.
@@ -62,6 +62,8 @@ struct Ctx<'a> {
     global_unique: u32,
     /// How deep each module value nests (0 for what is not a constant).
     module_depth: Vec<u32>,
+    /// The operands of the record being read: one buffer for them all.
+    buf: Vec<u64>,
 }
 
 /// Read `bitcode` (the bytes after the DXIL program header).
@@ -90,14 +92,14 @@ pub fn read(bitcode: &[u8]) -> Result<Module> {
         block: u32::MAX,
         code: None,
         relative: false,
-        interned: HashMap::new(),
-        struct_names: HashSet::new(),
+        interned: HashMap::default(),
+        struct_names: HashSet::default(),
         struct_unique: 0,
-        groups: HashMap::new(),
+        groups: HashMap::default(),
         lists: Vec::new(),
         sections: Vec::new(),
         gcs: Vec::new(),
-        kinds: HashMap::new(),
+        kinds: HashMap::default(),
         module_md: 0,
         local_md: 0,
         bodies: Vec::new(),
@@ -105,9 +107,10 @@ pub fn read(bitcode: &[u8]) -> Result<Module> {
         pending_types: Vec::new(),
         md_pending: Vec::new(),
         debug_locs: false,
-        global_names: HashSet::new(),
+        global_names: HashSet::default(),
         global_unique: 0,
         module_depth: Vec::new(),
+        buf: Vec::new(),
     };
     let mut seen_module = false;
     loop {
@@ -172,6 +175,19 @@ impl Ctx<'_> {
         Ok(e)
     }
 
+    /// The last record's operands, in the shared buffer (give it back with
+    /// [`Ctx::give`]).
+    fn take(&mut self) -> Vec<u64> {
+        let mut ops = std::mem::take(&mut self.buf);
+        ops.clear();
+        ops.extend_from_slice(self.r.ops());
+        ops
+    }
+
+    fn give(&mut self, ops: Vec<u64>) {
+        self.buf = ops;
+    }
+
     fn skip(&mut self) -> Result<()> {
         self.r.skip().map_err(|e| self.fail(e))
     }
@@ -189,8 +205,9 @@ impl Ctx<'_> {
                 Some(Entry::End) => break,
                 Some(Entry::Enter(_)) => self.skip()?,
                 Some(Entry::Record { code }) => {
-                    let ops = self.r.ops().to_vec();
+                    let ops = self.take();
                     f(self, code, &ops)?;
+                    self.give(ops);
                 }
             }
         }
@@ -226,8 +243,9 @@ impl Ctx<'_> {
                     self.block = MODULE;
                 }
                 Some(Entry::Record { code }) => {
-                    let ops = self.r.ops().to_vec();
+                    let ops = self.take();
                     self.module_record(code, &ops)?;
+                    self.give(ops);
                 }
             }
         }
@@ -371,15 +389,15 @@ impl Ctx<'_> {
                     merge(target, &set);
                 }
             }
-            c.lists.push(list);
+            c.lists.push(std::rc::Rc::new(list));
             Ok(())
         })
     }
 
     /// The attribute list a record names (0: none).
-    fn attrs(&self, id: u64) -> Result<AttrList> {
+    fn attrs(&self, id: u64) -> Result<std::rc::Rc<AttrList>> {
         if id == 0 {
-            return Ok(AttrList::default());
+            return Ok(std::rc::Rc::default());
         }
         self.lists
             .get(id as usize - 1)
@@ -403,7 +421,7 @@ impl Ctx<'_> {
         let outer = self.block;
         self.block = TYPES;
         // Entries referenced before they are defined: only identified structures may be.
-        let mut forward: HashSet<u64> = HashSet::new();
+        let mut forward: HashSet<u64> = HashSet::default();
         let mut slots: Vec<Option<Type>> = Vec::new();
         let mut pending_name: Option<Vec<u8>> = None;
         loop {
@@ -417,7 +435,7 @@ impl Ctx<'_> {
                 }
                 Some(Entry::Record { code }) => code,
             };
-            let ops = self.r.ops().to_vec();
+            let ops = self.take();
             let here = slots.len() as u64;
             let mut refer = |id: u64, c: &Self| -> Result<TypeId> {
                 if id > u32::MAX as u64 / 2 {
@@ -753,7 +771,7 @@ impl Ctx<'_> {
         let proto = ops[2] != 0;
         let linkage = codes::linkage(ops[3]);
         let local = matches!(linkage, "internal" | "private");
-        let mut attrs = self.attrs(ops[4])?;
+        let mut attrs = AttrList::clone(&*self.attrs(ops[4])?);
         for (set, &param) in attrs.params.iter_mut().zip(&params) {
             for a in set {
                 // LLVM 14 gives `byval` and its kind the pointee as their type.
@@ -905,7 +923,7 @@ impl Ctx<'_> {
                 }
                 Some(Entry::Record { code }) => code,
             };
-            let ops = self.r.ops().to_vec();
+            let ops = self.take();
             if code == 1 {
                 let t = self.ty(*ops
                     .first()
@@ -930,6 +948,7 @@ impl Ctx<'_> {
                 Some(b) => b.values.push(v),
                 None => self.m.values.push(v),
             }
+            self.give(ops);
         }
         self.block = outer;
         self.code = None;
@@ -1418,7 +1437,7 @@ impl Ctx<'_> {
                 }
                 Some(Entry::Record { code }) => code,
             };
-            let ops = self.r.ops().to_vec();
+            let ops = self.take();
             if code != 10 && name.is_some() {
                 return Err(self.fail("METADATA_NAME not followed by METADATA_NAMED_NODE"));
             }
@@ -1503,6 +1522,7 @@ impl Ctx<'_> {
                 return Err(self.fail("too much metadata"));
             }
             self.m.metadata.push(md);
+            self.give(ops);
         }
         if name.is_some() {
             return Err(self.fail("METADATA_NAME at the end of the block"));
@@ -1546,10 +1566,10 @@ impl Ctx<'_> {
         self.local_md = self.m.metadata.len() as u32;
         let mut f_state = FnState {
             module,
-            forward: HashMap::new(),
+            forward: HashMap::default(),
             current: None,
             insts: Vec::new(),
-            names: HashSet::new(),
+            names: HashSet::default(),
             unique: 0,
         };
         let void = self.intern(Type::Void);
@@ -1586,7 +1606,7 @@ impl Ctx<'_> {
                 }
                 Some(Entry::Record { code }) => code,
             };
-            let ops = self.r.ops().to_vec();
+            let ops = self.take();
             match code {
                 1 => {
                     let n = *ops.first().ok_or_else(|| self.fail("no block count"))?;
@@ -1643,6 +1663,7 @@ impl Ctx<'_> {
                     }
                 }
             }
+            self.give(ops);
         }
         if b.blocks.is_empty() {
             return Err(self.fail("a function body without blocks"));
