@@ -51,7 +51,7 @@ mod tests_ir;
 #[cfg(test)]
 mod tests_write;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -464,19 +464,24 @@ impl Database {
         }
     }
 
-    /// For each program of group `g`, its directory under `by-name/`: one per name,
-    /// escaped by the one escape function, unique and within 255 bytes.
-    fn name_dirs(&self, g: usize) -> Vec<String> {
+    /// The directories under `by-name/` of group `g` (one per name, escaped by the one
+    /// escape function, unique and within 255 bytes), and each program's among them.
+    fn name_dirs(&self, g: usize) -> (Vec<String>, Vec<usize>) {
         let mut namer = Namer::new();
-        let mut dirs: HashMap<&[u8], String> = HashMap::new();
-        self.index.groups[g]
+        let mut seen: HashMap<&[u8], usize> = HashMap::new();
+        let mut dirs = Vec::new();
+        let of = self.index.groups[g]
             .programs
             .iter()
             .map(|p| {
                 let raw = &self.map[p.name.clone()];
-                dirs.entry(raw).or_insert_with(|| namer.name(raw)).clone()
+                *seen.entry(raw).or_insert_with(|| {
+                    dirs.push(namer.name(raw));
+                    dirs.len() - 1
+                })
             })
-            .collect()
+            .collect();
+        (dirs, of)
     }
 
     /// `index.json` and `by-name/<name>/` of group `g` (directory `d`): under a name, a
@@ -491,9 +496,11 @@ impl Database {
             self.group_records(g),
         ));
         out.push(dir(format!("programs/{d}/by-name")));
-        let mut made = HashSet::new();
-        for (i, name_dir) in self.name_dirs(g).into_iter().enumerate() {
-            if made.insert(name_dir.clone()) {
+        let (dirs, of) = self.name_dirs(g);
+        let mut made = vec![false; dirs.len()];
+        for (i, &k) in of.iter().enumerate() {
+            let name_dir = &dirs[k];
+            if !std::mem::replace(&mut made[k], true) {
                 out.push(dir(format!("programs/{d}/by-name/{name_dir}")));
             }
             out.push(link(
@@ -524,8 +531,9 @@ impl Database {
         let mut programs = Vec::with_capacity(group.programs.len());
         let mut by_name: Map<String, Value> = Map::new();
         let mut by_crc: Map<String, Value> = Map::new();
-        let dirs = self.name_dirs(g);
-        for ((i, p), name_dir) in group.programs.iter().enumerate().zip(dirs) {
+        let (dirs, of) = self.name_dirs(g);
+        for ((i, p), k) in group.programs.iter().enumerate().zip(of) {
+            let name_dir = &dirs[k];
             let name = text(&self.map[p.name.clone()]);
             let crc = hex32(crc32fast::hash(&self.map[p.container.clone()]));
             programs.push(json!({
