@@ -32,7 +32,10 @@ fn the_public_parsers_database_mounts() {
 
     let (code, out, err) = sh(&format!("ls {}", at("programs/pixel")));
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out, "0.dxil\n0.json\n1.dxil\n1.json\n");
+    assert_eq!(
+        out,
+        "0.dxil\n0.json\n0.ll\n1.dxil\n1.json\n1.ll\nby-name\nindex.json\n"
+    );
     let (_, out, _) = sh(&format!("ls {}", at("programs")));
     assert_eq!(out, "compute\ndomain\ngeometry\nhull\npixel\nvertex\n");
 
@@ -179,7 +182,11 @@ fn reading_through_a_folder_gives_what_extract_gives() {
         assert_eq!(code, 0, "{pass} read differs from extract:\n{out}{err}");
     }
     let (_, out, _) = sh(&format!("ls {}/programs/pixel | wc -l", m.dir.display()));
-    assert_eq!(out.trim(), "80", "40 programs, .dxil and .json each");
+    assert_eq!(
+        out.trim(),
+        "122",
+        "40 programs, .dxil, .json and .ll each, by-name/ and index.json"
+    );
 }
 
 #[test]
@@ -199,7 +206,8 @@ fn the_full_size_database_answers_at_once() {
     let (code, out, err) = sh(&format!("ls {}/programs/pixel | wc -l", m.dir.display()));
     let answered = started.elapsed();
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out.trim(), "15188");
+    // 7,594 programs, .dxil, .json and .ll each, by-name/ and index.json
+    assert_eq!(out.trim(), "22784");
     eprintln!(
         "full-size database: mount returned in {mounted:?}; `ls programs/pixel | wc -l` answered \
          {answered:?} later"

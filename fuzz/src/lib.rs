@@ -21,7 +21,7 @@ use shaderfs::archive::sha::ShaFormat;
 use shaderfs::shader::d3d9::ctab::ConstantTable;
 use shaderfs::shader::d3d9::{asm, disasm};
 use shaderfs::shader::dxbc::bitstream::{self, Reader};
-use shaderfs::shader::dxbc::{decode, intrinsics};
+use shaderfs::shader::dxbc::{decode, intrinsics, listing, llvm};
 use shaderfs::vfs::{Archive, ArchiveBytes, Edit, EntryKind, FileKey, Format, OpenContext};
 
 /// A target: what it does with one input.
@@ -194,20 +194,24 @@ pub fn sgd2_save(input: &[u8]) {
 
 /// A DXBC container decoded as a program's JSON shows it (`shader::dxbc::decode::decode`:
 /// envelope, digest, every part, the `dx.op` intrinsics), its problems listed, and the
-/// census's reading of it (`decode::facts`).
+/// census's reading of it (`decode::facts`), and its listing and IR as the `.ll` view
+/// shows them (`shader::dxbc::listing::listing`).
 pub fn dxbc_decode(data: &[u8]) {
     if let Ok(program) = decode::decode(data) {
         let _ = program.problems();
         let _ = serde_json::to_vec(&program);
     }
     let _ = decode::facts(data);
+    let _ = listing::listing(data, "program");
 }
 
 /// The LLVM bitstream reader and the `dx.op` intrinsics reader on bitcode alone (the
 /// `DXIL` part after its program header, which `fuzz/seed` cuts out of the corpus's
-/// containers): `shader::dxbc::intrinsics::usage`, and every entry of the bitstream
-/// walked with `bitstream::Reader`.
+/// containers): `shader::dxbc::intrinsics::usage`, every entry of the bitstream walked
+/// with `bitstream::Reader`, and the module read and written as LLVM IR text
+/// (`shader::dxbc::llvm::disassemble`, the body of the `.ll` view).
 pub fn dxil_bitcode(data: &[u8]) {
+    let _ = llvm::disassemble(data, "program");
     if let Ok(usage) = intrinsics::usage(data) {
         let _ = serde_json::to_vec(&usage.intrinsics);
     }
