@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
-use crate::support::{can_mount, sh, Mount};
+use crate::support::{can_mount, gen_sgd2, sh, Mount};
 
 /// The files `diff -rq` finds different between two trees, relative to them.
 fn differing(a: &Path, b: &Path) -> BTreeSet<String> {
@@ -57,6 +57,103 @@ fn one_shader_edited_in_a_package_differs_in_its_own_files_only() {
     .into();
     assert!(changed.contains("shaders/SLS1000.vso"), "{changed:?}");
     assert!(changed.is_subset(&allowed), "{changed:?}");
+    a.unmount();
+    b.unmount();
+}
+
+#[test]
+fn two_programs_replaced_in_a_database_differ_in_their_own_files_only() {
+    if !can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (vanilla, modded) = (
+        tmp.path().join("vanilla.awc"),
+        tmp.path().join("modded.awc"),
+    );
+    if gen_sgd2(&vanilla, &["--programs-per-stage", "24"]).is_none() {
+        return;
+    }
+    fs::copy(&vanilla, &modded).unwrap();
+    let a = Mount::new(&vanilla, &tmp.path().join("a"), &["-o", "ro"]);
+    let b = Mount::new(&modded, &tmp.path().join("b"), &[]);
+
+    // Programs 3 and 7 of the pixel stage get another program's container, of another
+    // size: every record after them moves.
+    let index: serde_json::Value =
+        serde_json::from_slice(&fs::read(a.path("programs/pixel/index.json")).unwrap()).unwrap();
+    let programs = index["programs"].as_array().unwrap();
+    let size = |i: usize| {
+        fs::metadata(a.path(&format!("programs/pixel/{i}.dxil")))
+            .unwrap()
+            .len()
+    };
+    for target in [3, 7] {
+        let with = (0..programs.len())
+            .find(|&j| programs[j]["crc32"] != programs[target]["crc32"] && size(j) != size(target))
+            .expect("a pixel program unlike the one replaced");
+        let (code, _, err) = sh(&format!(
+            "cp {} {}",
+            a.path(&format!("programs/pixel/{with}.dxil")).display(),
+            b.path(&format!("programs/pixel/{target}.dxil")).display()
+        ));
+        assert_eq!(code, 0, "{err}");
+    }
+    assert_eq!(fs::read_to_string(b.path(".shaderfs/errors")).unwrap(), "");
+
+    // What may differ: the two programs' own files and the links that reach them (by
+    // name, from effects and their passes), and the files that index the database.
+    let (_, links, _) = sh(&format!("cd {} && find . -type l | sort", b.dir.display()));
+    let reaching = |path: &str| -> bool {
+        let target = fs::read_link(b.path(path)).unwrap();
+        let target = target.to_string_lossy();
+        ["3", "7"].iter().any(|n| {
+            [".dxil", ".json", ".ll"]
+                .iter()
+                .any(|ext| target.ends_with(&format!("programs/pixel/{n}{ext}")))
+                || target.ends_with(&format!("/{n}{ext}", ext = ".dxil"))
+                    && path.starts_with("programs/pixel/by-name/")
+        })
+    };
+    // The stages' index.json hold their programs' offsets: those of the stages after
+    // the pixel stage move.
+    let mut allowed: BTreeSet<String> = ["archive.json", "census.json"].map(String::from).into();
+    for stage in ["vertex", "pixel", "compute", "domain", "geometry", "hull"] {
+        allowed.insert(format!("programs/{stage}/index.json"));
+    }
+    for n in [3, 7] {
+        for ext in ["dxil", "json", "ll"] {
+            allowed.insert(format!("programs/pixel/{n}.{ext}"));
+        }
+    }
+    let mut from_effects = 0;
+    for link in links.lines().map(|l| l.trim_start_matches("./")) {
+        if reaching(link) {
+            from_effects += usize::from(link.starts_with("effects/"));
+            allowed.insert(link.to_owned());
+        }
+    }
+    assert!(from_effects > 0, "an effect uses program 3 or 7");
+
+    let changed = differing(&a.dir, &b.dir);
+    for must in [
+        "programs/pixel/3.dxil",
+        "programs/pixel/7.json",
+        "programs/pixel/7.ll",
+        "programs/pixel/index.json",
+        "archive.json",
+    ] {
+        assert!(changed.contains(must), "{must} differs: {changed:?}");
+    }
+    assert!(
+        changed.iter().any(|p| p.starts_with("effects/")),
+        "{changed:?}"
+    );
+    let unexpected: Vec<&String> = changed.difference(&allowed).collect();
+    assert!(
+        unexpected.is_empty(),
+        "only the replaced programs' files differ: {unexpected:?}"
+    );
     a.unmount();
     b.unmount();
 }

@@ -239,6 +239,15 @@ enum DxilCommand {
         #[arg(short = 'o')]
         out: Option<PathBuf>,
     },
+    /// Print what the mount's programs/STAGE/N.json says of a program's container, for a
+    /// loose container: size, CRC-32, digest, shader model, signatures, resources, parts,
+    /// the dx.op intrinsics it calls, and its problems. Exit 2 if it is not a DXBC
+    /// container.
+    Info {
+        /// A DXBC container holding a DXIL program (a .dxil file, or a database's
+        /// programs/STAGE/N.dxil).
+        file: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -461,17 +470,8 @@ fn run(command: Command) -> Result<(), Failure> {
         ),
         Command::D3d9(D3d9Command::Ctab { file }) => loose::ctab(&file),
         Command::Sdp(SdpCommand::Pack { out, files }) => loose::pack(&out, &files),
-        Command::Dxil(DxilCommand::Dis { file, out }) => {
-            use shaderfs::shader::dxbc::listing::listing;
-            let bytes = std::fs::read(&file)
-                .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
-            let name = file.display().to_string();
-            let text = listing(&bytes, &name).map_err(|e| Failure {
-                code: shaderfs::mount::EXIT_MALFORMED,
-                message: format!("{name}: {e}"),
-            })?;
-            loose::write_out(out.as_deref().unwrap_or(Path::new("-")), text.as_bytes())
-        }
+        Command::Dxil(DxilCommand::Dis { file, out }) => loose::dxil_dis(&file, out.as_deref()),
+        Command::Dxil(DxilCommand::Info { file }) => loose::dxil_info(&file),
         Command::Dev(DevCommand::GenSdp {
             out_dir,
             packages,

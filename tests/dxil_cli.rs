@@ -1,6 +1,6 @@
 //! `shaderfs dxil dis`: a loose container's program as the `.ll` view shows it, its IR as
 //! `llvm-dis-14` prints the bitcode, and a damaged container refused with exit 2 and
-//! where. Needs the corpus (skipped without it, a failure under CI=true).
+//! where. `shaderfs dxil info`: the container as the program's `.json` view shows it. Needs the corpus (skipped without it, a failure under CI=true).
 
 use std::fs;
 use std::path::PathBuf;
@@ -146,4 +146,57 @@ fn a_damaged_container_is_refused_with_where() {
         tmp.path().join("missing.dxil").to_str().unwrap(),
     ]);
     assert_eq!(code, 1, "{err}");
+}
+
+#[test]
+fn info_shows_what_the_program_json_shows() {
+    let Some(dir) = corpus() else { return };
+    let containers = generate::corpus_containers(&dir).unwrap();
+    let mut db = Vec::new();
+    generate::generate(&Spec::per_stage(3), &containers, &mut db).unwrap();
+    let index = read::index(&db).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let awc = tmp.path().join("db.awc");
+    fs::write(&awc, &db).unwrap();
+    for (g, stage) in [(0, "vertex"), (1, "pixel"), (5, "compute")] {
+        let p = &index.groups[g].programs[2];
+        let loose = tmp.path().join(format!("{stage}.dxil"));
+        fs::write(&loose, &db[p.container.clone()]).unwrap();
+        let (code, info, err) = shaderfs(&["dxil", "info", loose.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        let info: serde_json::Value = serde_json::from_str(&info).unwrap();
+        let (code, view, err) = shaderfs(&[
+            "cat",
+            awc.to_str().unwrap(),
+            &format!("programs/{stage}/2.json"),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let view: serde_json::Value = serde_json::from_str(&view).unwrap();
+        for field in ["container", "intrinsics", "intrinsics_complete"] {
+            assert_eq!(info[field], view[field], "{stage}: {field}");
+        }
+        assert_eq!(info["container"]["program"]["kind"], stage);
+        assert!(!info["intrinsics"].as_array().unwrap().is_empty());
+    }
+
+    // A container whose digest no longer verifies is shown, with the problem named.
+    let mut bytes = fs::read(dir.join("draw_vs.dxil")).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    let bad = tmp.path().join("bad.dxil");
+    fs::write(&bad, &bytes).unwrap();
+    let (code, info, err) = shaderfs(&["dxil", "info", bad.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let info: serde_json::Value = serde_json::from_str(&info).unwrap();
+    assert_eq!(info["container"]["digest"]["status"], "mismatch", "{info}");
+    assert!(!info["container"]["problems"].as_array().unwrap().is_empty());
+
+    // A file that is not a container at all exits 2, saying so.
+    let (code, out, err) = shaderfs(&["dxil", "info", awc.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("db.awc: not a DXBC container: no 'DXBC' at offset 0"),
+        "{err}"
+    );
 }

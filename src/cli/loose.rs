@@ -1,5 +1,5 @@
-//! Commands on loose files, with the code the mount uses: `d3d9 disasm|asm|ctab` and
-//! `sdp pack`.
+//! Commands on loose files, with the code the mount uses: `d3d9 disasm|asm|ctab`,
+//! `dxil dis|info` and `sdp pack`.
 
 use std::path::{Path, PathBuf};
 
@@ -67,6 +67,31 @@ pub fn ctab(file: &Path) -> Result<(), Failure> {
     use shaderfs::shader::d3d9::ctab::ConstantTable;
     let table = ConstantTable::from_bytecode(&read(file)?).map_err(|e| malformed(file, &e))?;
     let mut json = serde_json::to_vec_pretty(&table).expect("tables serialise");
+    json.push(b'\n');
+    print(&json)
+}
+
+/// `dxil dis FILE [-o OUT]`: the `programs/<stage>/<n>.ll` view of a loose container.
+pub fn dxil_dis(file: &Path, out: Option<&Path>) -> Result<(), Failure> {
+    use shaderfs::shader::dxbc::listing::listing;
+    let text =
+        listing(&read(file)?, &file.display().to_string()).map_err(|e| malformed(file, &e))?;
+    write_out(out.unwrap_or(Path::new("-")), text.as_bytes())
+}
+
+/// `dxil info FILE`: what `programs/<stage>/<n>.json` says of a program's container
+/// (`container`, `intrinsics`, `intrinsics_complete`); the rest of that view comes from
+/// the database's record. A container with problems (a digest that does not verify, a
+/// part that does not decode) is shown with them; a file that is not a DXBC container
+/// at all exits 2.
+pub fn dxil_info(file: &Path) -> Result<(), Failure> {
+    use shaderfs::shader::dxbc::decode::ContainerView;
+    let view = ContainerView::of(&read(file)?);
+    if view.container.version.is_none() {
+        let why = view.container.problems.join("; ");
+        return Err(malformed(file, &why));
+    }
+    let mut json = serde_json::to_vec_pretty(&view).expect("views serialise");
     json.push(b'\n');
     print(&json)
 }

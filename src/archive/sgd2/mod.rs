@@ -62,8 +62,7 @@ use serde_json::{json, Map, Value};
 use self::effect::{Decoded, Layout};
 use self::read::{group_dir, Index, Program, STAGES};
 use super::json_view;
-use crate::shader::dxbc::decode::{self, DigestJson, PartJson, ProgramJson as DxilProgram};
-use crate::shader::dxbc::intrinsics::Intrinsic;
+use crate::shader::dxbc::decode::{self, ContainerView};
 use crate::shader::dxbc::listing;
 use crate::vfs::name::Namer;
 use crate::vfs::{
@@ -102,15 +101,13 @@ struct ProgramJson {
     stage: String,
     group: usize,
     index: usize,
-    offset: usize,
     name: String,
     tag: String,
     wave_size: WaveSize,
-    container: ContainerJson,
-    /// The `dx.op` functions the program declares, with their calls and opcodes.
-    intrinsics: Vec<Intrinsic>,
-    /// Whether every function body was read (so calls and opcodes are complete).
-    intrinsics_complete: bool,
+    /// `container`, `intrinsics` and `intrinsics_complete`, as `shaderfs dxil info`
+    /// shows them for a loose container.
+    #[serde(flatten)]
+    container: ContainerView,
     table: TableJson,
     bindings: BindingsJson,
 }
@@ -119,21 +116,6 @@ struct ProgramJson {
 struct WaveSize {
     public_parser: &'static str,
     seed: &'static str,
-}
-
-#[derive(Serialize)]
-struct ContainerJson {
-    size: usize,
-    /// zlib CRC-32 of the whole container: the key shader-replacement mods use.
-    crc32: String,
-    version: Option<String>,
-    digest: Option<DigestJson>,
-    program: Option<DxilProgram>,
-    parts: Vec<PartJson>,
-    /// What D3D12 or the game would refuse (a digest that does not verify, a part that
-    /// does not decode, …); for a container that is not valid (`dxbc.md` §2) why, the
-    /// bytes being served as stored.
-    problems: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -376,6 +358,23 @@ impl Database {
             .iter()
             .filter(|e| matches!(e.layout, Decoded::Found(_)))
             .count();
+        // Where each effect lies: the effects' own JSON carries no absolute offsets, so
+        // that `diff -r` of two databases shows what changed rather than what moved.
+        let effects: Vec<Value> = self
+            .index
+            .effects
+            .iter()
+            .zip(&self.effects)
+            .enumerate()
+            .map(|(i, (e, tree))| {
+                json!({
+                    "index": i,
+                    "directory": format!("effects/{}", tree.dir),
+                    "offset": e.offset,
+                    "region": { "offset": e.region.start, "length": e.region.len() },
+                })
+            })
+            .collect();
         json!({
             "format": "sgd2",
             "file": self.path.file_name().map(|n| n.to_string_lossy().into_owned()),
@@ -388,6 +387,7 @@ impl Database {
             "effects_offset": self.index.effects_offset,
             "effects_with_techniques": decoded,
             "effects_undecoded": self.effects.len() - decoded,
+            "effects": effects,
             "warnings": self.index.warnings,
         })
     }
@@ -396,28 +396,6 @@ impl Database {
         let p = self.program(group, index)?;
         let bytes = &self.map[p.container.clone()];
         let table = &self.map[p.table.clone()];
-        let mut c = ContainerJson {
-            size: bytes.len(),
-            crc32: hex32(crc32fast::hash(bytes)),
-            version: None,
-            digest: None,
-            program: None,
-            parts: Vec::new(),
-            problems: Vec::new(),
-        };
-        let (mut intrinsics, mut intrinsics_complete) = (Vec::new(), false);
-        match decode::decode(bytes) {
-            Ok(program) => {
-                c.problems = program.problems();
-                c.version = Some(program.version);
-                c.digest = Some(program.digest);
-                c.program = program.program;
-                c.parts = program.parts;
-                intrinsics = program.intrinsics;
-                intrinsics_complete = program.intrinsics_complete;
-            }
-            Err(e) => c.problems.push(e.to_string()),
-        }
         let bindings = match binding::decode(&self.map[p.bindings.clone()]) {
             Ok(b) => BindingsJson::Decoded(b),
             Err(error) => BindingsJson::Error {
@@ -429,16 +407,13 @@ impl Database {
             stage: group_dir(group),
             group,
             index,
-            offset: p.offset,
             name: text(&self.map[p.name.clone()]),
             tag: format!("{:#04x}", p.tag),
             wave_size: WaveSize {
                 public_parser: wave_size(p.tag),
                 seed: "unknown tag (0x32, 0x41 or 0x42 observed)",
             },
-            container: c,
-            intrinsics,
-            intrinsics_complete,
+            container: ContainerView::of(bytes),
             table: TableJson {
                 hash_u64: format!(
                     "{:#018x}",
@@ -541,6 +516,8 @@ impl Database {
                 "name": name,
                 "crc32": crc,
                 "by_name": format!("by-name/{name_dir}"),
+                "offset": p.offset,
+                "container": { "offset": p.container.start, "length": p.container.len() },
             }));
             for (map, key) in [(&mut by_name, name), (&mut by_crc, crc)] {
                 match map.get_mut(&key) {
@@ -598,7 +575,6 @@ impl Database {
         Ok(json!({
             "name": text(&bytes[e.name.clone()]),
             "index": i,
-            "offset": e.offset,
             "word": e.word,
             "word_readings": {
                 "seed": "purpose unresolved; not the record's size",
@@ -606,7 +582,6 @@ impl Database {
             },
             "programs": lists,
             "region": {
-                "offset": e.region.start,
                 "length": e.region.len(),
                 "file": "pre_proplst.bin",
             },
@@ -706,7 +681,7 @@ impl Database {
             "technique": text(&t.name),
             "pass": k,
             "name": Self::pass_name(&names, k),
-            "record_offset": e.region.start + pass.at,
+            "record_in_region": pass.at,
             "programs": self.pass_programs(e, pass),
             "rasterizer": effect::rasterizer_json(pass.rasterizer as usize, layout.state(region, 0, pass.rasterizer as usize)),
             "depth_stencil": effect::depth_stencil_json(pass.depth_stencil as usize, layout.state(region, 1, pass.depth_stencil as usize)),

@@ -13,7 +13,10 @@ const MAX_CONTAINER: usize = 0x8000_0000;
 /// Why bytes are not a valid container (`dxbc.md` §2, the rule numbers in brackets).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContainerError {
-    #[error("not a DXBC container: {len} bytes, or no 'DXBC' at offset 0 [rule 1]")]
+    #[error("not a DXBC container: {}", match .len {
+        len if *len < HEADER_LEN => format!("{len} bytes, shorter than its {HEADER_LEN}-byte header [rule 1]"),
+        _ => "no 'DXBC' at offset 0 [rule 1]".to_string(),
+    })]
     NotDxbc { len: usize },
     #[error("major version {major} at offset 0x14, expected 1 [rule 2]")]
     UnsupportedVersion { major: u16 },

@@ -91,6 +91,65 @@ pub struct Program {
     pub facts: Facts,
 }
 
+/// A container as a program's JSON shows it (`programs/<stage>/<n>.json` of a mount,
+/// `shaderfs dxil info` of a loose file): what it is, whatever it holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct ContainerView {
+    pub container: ContainerJson,
+    /// The `dx.op` functions the program declares, with their calls and opcodes.
+    pub intrinsics: Vec<intrinsics::Intrinsic>,
+    /// Whether every function body was read (so calls and opcodes are complete).
+    pub intrinsics_complete: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ContainerJson {
+    pub size: usize,
+    /// zlib CRC-32 of the whole container: the key shader-replacement mods use.
+    pub crc32: String,
+    pub version: Option<String>,
+    pub digest: Option<DigestJson>,
+    pub program: Option<ProgramJson>,
+    pub parts: Vec<PartJson>,
+    /// What D3D12 or the game would refuse (a digest that does not verify, a part that
+    /// does not decode, …); for a container that is not valid (`dxbc.md` §2) why, the
+    /// bytes being served as stored.
+    pub problems: Vec<String>,
+}
+
+impl ContainerView {
+    /// `bytes` decoded; a container that does not parse is one whose `problems` say why.
+    pub fn of(bytes: &[u8]) -> ContainerView {
+        let mut c = ContainerJson {
+            size: bytes.len(),
+            crc32: format!("{:#010x}", crc32fast::hash(bytes)),
+            version: None,
+            digest: None,
+            program: None,
+            parts: Vec::new(),
+            problems: Vec::new(),
+        };
+        let (mut intrinsics, mut intrinsics_complete) = (Vec::new(), false);
+        match decode(bytes) {
+            Ok(program) => {
+                c.problems = program.problems();
+                c.version = Some(program.version);
+                c.digest = Some(program.digest);
+                c.program = program.program;
+                c.parts = program.parts;
+                intrinsics = program.intrinsics;
+                intrinsics_complete = program.intrinsics_complete;
+            }
+            Err(e) => c.problems.push(e.to_string()),
+        }
+        ContainerView {
+            container: c,
+            intrinsics,
+            intrinsics_complete,
+        }
+    }
+}
+
 /// What a census asks of a program, kept typed.
 #[derive(Debug, Clone, Default)]
 pub struct Facts {
