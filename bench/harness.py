@@ -143,9 +143,12 @@ def prepare():
         sh(f"{BIN} dev gen-sdp {sdp} --d3d9 {source}")
     for name, src in (("gta", gta), ("sdp", sdp)):
         out = WORK / f"{name}-extracted"
+        img = WORK / f"{name}.squashfs"
+        # The peers hold what this build's views show: extracted again after a rebuild.
+        if out.exists() and out.stat().st_mtime < BIN.stat().st_mtime:
+            sh(f"rm -rf {out} {img}")
         if not out.exists():
             sh(f"{BIN} extract {src} -C {out}")
-        img = WORK / f"{name}.squashfs"
         if not img.exists():
             sh(f"mksquashfs {out} {img} -quiet -noappend -comp gzip")
     return gta, sdp
