@@ -164,6 +164,12 @@ impl Queue {
         }
     }
 
+    /// The jobs waiting, first first.
+    #[cfg(test)]
+    pub fn waiting(&self) -> Vec<ViewKey> {
+        self.inner.lock().order.iter().copied().collect()
+    }
+
     /// Stop the threads (the mount is going away).
     pub fn close(&self) {
         let mut jobs = self.inner.lock();

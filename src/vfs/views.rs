@@ -173,7 +173,9 @@ impl Vfs {
     }
 
     /// A reader asks for `node`: queue the next files of its folder that still need
-    /// rendering, when the folder is large enough to be read through.
+    /// rendering and are of its kind (its extension: `cat *.ll` or `grep -r
+    /// --include='*.json'` reads one kind, and a whole-tree read asks for every kind in
+    /// turn), when the folder is large enough to be read through.
     fn read_ahead(&self, tree: &Tree, node: &Node) {
         /// Folders smaller than this are not read ahead (the root's few views, an
         /// effect's `effect.json`).
@@ -193,13 +195,15 @@ impl Vfs {
         };
         // A folder's files are of one archive: one snapshot and one look at the outcomes.
         let generation = self.snapshot(id).generation;
+        let kind = extension(&node.name);
         let wanted: Vec<ViewKey> = {
             let outcomes = self.views.outcomes.lock();
             children
-                .values()
+                .iter()
                 .skip(at + 1)
                 .take(LOOK)
-                .filter_map(|&sibling| derived_view(tree.get(sibling)?))
+                .filter(|(name, _)| extension(name) == kind)
+                .filter_map(|(_, &sibling)| derived_view(tree.get(sibling)?))
                 .map(|key| (id, generation, key))
                 .filter(|view| !outcomes.contains_key(view))
                 .take(AHEAD)
@@ -211,6 +215,11 @@ impl Vfs {
             }
         }
     }
+}
+
+/// What follows the last `.` of a file name (`None` without one).
+fn extension(name: &str) -> Option<&str> {
+    name.rsplit_once('.').map(|(_, ext)| ext)
 }
 
 /// The key of a file whose bytes are rendered (its size is only known by rendering it),
@@ -225,5 +234,52 @@ pub(super) fn derived_view(node: &Node) -> Option<FileKey> {
             ..
         } => Some(*key),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use super::derived_view;
+    use crate::archive::sgd2::generate::{self, Spec};
+    use crate::archive::sgd2::Sgd2Format;
+    use crate::vfs::fs::{ArchiveFile, Vfs, VfsOptions};
+
+    /// Reading `programs/pixel/3.ll` queues the IR of the programs after it, not the
+    /// JSON between them: `cat *.ll` renders only what it reads, ahead of it.
+    #[test]
+    fn a_read_queues_the_next_views_of_its_own_kind() {
+        let Some(dir) = crate::test_corpus::corpus("dxil") else {
+            return;
+        };
+        let containers = generate::corpus_containers(&dir).unwrap();
+        let mut db = Vec::new();
+        generate::generate(&Spec::per_stage(40), &containers, &mut db).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("db.awc");
+        std::fs::write(&path, &db).unwrap();
+        let vfs = Vfs::load(
+            vec![ArchiveFile {
+                path,
+                dir_name: String::new(),
+                format: &Sgd2Format,
+            }],
+            VfsOptions::read_only(),
+        )
+        .unwrap();
+        // As if read-ahead threads were there, but with nothing taking the jobs.
+        vfs.views.reading_ahead.store(true, Ordering::Relaxed);
+        let key = |path: &str| {
+            let ino = vfs.resolve(path).unwrap();
+            derived_view(vfs.state.read().tree.get(ino).unwrap()).unwrap()
+        };
+        vfs.getattr(vfs.resolve("programs/pixel/3.ll").unwrap())
+            .unwrap();
+        let queued: Vec<_> = vfs.views.queue.waiting().iter().map(|k| k.2).collect();
+        let next: Vec<_> = (4..12)
+            .map(|i| key(&format!("programs/pixel/{i}.ll")))
+            .collect();
+        assert_eq!(queued, next);
     }
 }

@@ -223,6 +223,17 @@ pub fn facts(bytes: &[u8]) -> Result<Facts, ContainerError> {
 
 /// Decode the container at the start of `bytes`.
 pub fn decode(bytes: &[u8]) -> Result<Program, ContainerError> {
+    decode_with(bytes, true)
+}
+
+/// [`decode`], but for the `dx.op` intrinsics, which are left empty (and
+/// `intrinsics_complete` false): what a reader that walks the bitcode itself needs (the
+/// `.ll` listing's summary), without a second walk.
+pub fn decode_without_intrinsics(bytes: &[u8]) -> Result<Program, ContainerError> {
+    decode_with(bytes, false)
+}
+
+fn decode_with(bytes: &[u8], intrinsics: bool) -> Result<Program, ContainerError> {
     let c: Container = container::parse(bytes)?;
     let computed = digest::container_digest(bytes, c.size as usize);
     let status = digest::check(&c.digest, &computed);
@@ -281,7 +292,7 @@ pub fn decode(bytes: &[u8]) -> Result<Program, ContainerError> {
             error,
         });
     }
-    let (usage, intrinsics_error) = match bitcode.map(intrinsics::usage) {
+    let (usage, intrinsics_error) = match bitcode.filter(|_| intrinsics).map(intrinsics::usage) {
         Some(Ok(u)) => (Some(u), None),
         Some(Err(e)) => (None, Some(e)),
         None => (None, None),

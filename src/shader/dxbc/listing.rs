@@ -63,7 +63,7 @@ pub fn listing(bytes: &[u8], name: &str) -> Result<String, ListingError> {
 /// The leading comment block.
 fn summary(bytes: &[u8]) -> String {
     let mut out = String::new();
-    let Ok(p) = decode::decode(bytes) else {
+    let Ok(p) = decode::decode_without_intrinsics(bytes) else {
         return out;
     };
     let mut line = |s: &str| {
