@@ -51,7 +51,7 @@ mod tests_ir;
 #[cfg(test)]
 mod tests_write;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -443,7 +443,7 @@ impl Database {
     /// escape function, unique and within 255 bytes), and each program's among them.
     fn name_dirs(&self, g: usize) -> (Vec<String>, Vec<usize>) {
         let mut namer = Namer::new();
-        let mut seen: HashMap<&[u8], usize> = HashMap::new();
+        let mut seen: FxHashMap<&[u8], usize> = FxHashMap::default();
         let mut dirs = Vec::new();
         let of = self.index.groups[g]
             .programs
