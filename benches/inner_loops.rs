@@ -1,6 +1,7 @@
 //! criterion benchmarks for the inner loops a mount spends its time in: indexing an SGD2
 //! database's framing, reading a DXBC container's part table, its digest and its whole
-//! decode, and disassembling and assembling D3D9 shaders. Run with `cargo bench`; a regression shows up in numbers.
+//! decode, its listing as LLVM IR (the `.ll` view), and disassembling and assembling D3D9
+//! shaders. Run with `cargo bench`; a regression shows up in numbers.
 //!
 //! The data: the example package's shaders (in the repository) and, where
 //! `../shared/corpus` is present, its DXIL containers and compiled D3D9 shaders.
@@ -11,7 +12,7 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughpu
 
 use shaderfs::archive::sgd2::{generate, read};
 use shaderfs::shader::d3d9::{asm, disasm};
-use shaderfs::shader::dxbc::{container, decode, digest};
+use shaderfs::shader::dxbc::{container, decode, digest, listing};
 use shaderfs::test_corpus::corpus;
 
 /// D3D9 shaders: the example package's, and the corpus's compiled ones when present.
@@ -92,6 +93,19 @@ fn dxbc_and_sgd2(c: &mut Criterion) {
             b.iter(|| {
                 for con in &containers {
                     black_box(decode::decode(black_box(con)).expect("decodes"));
+                }
+            })
+        },
+    );
+    group.bench_function(
+        format!(
+            "listing and IR of {} containers (a program's .ll)",
+            containers.len()
+        ),
+        |b| {
+            b.iter(|| {
+                for con in &containers {
+                    black_box(listing::listing(black_box(con), "p").expect("lists"));
                 }
             })
         },
