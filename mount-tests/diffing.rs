@@ -8,6 +8,23 @@ use std::path::Path;
 
 use crate::support::{can_mount, gen_sgd2, sh, Mount};
 
+/// Where the symbolic link at `link` (a path in the mount) points, as a path in the
+/// mount.
+fn resolve(link: &str, target: &Path) -> String {
+    let mut parts: Vec<&str> = link.split('/').collect();
+    parts.pop();
+    for part in target.to_str().unwrap().split('/') {
+        match part {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            name => parts.push(name),
+        }
+    }
+    parts.join("/")
+}
+
 /// The files `diff -rq` finds different between two trees, relative to them.
 fn differing(a: &Path, b: &Path) -> BTreeSet<String> {
     let (_, out, err) = sh(&format!("diff -rq {} {}", a.display(), b.display()));
@@ -104,28 +121,19 @@ fn two_programs_replaced_in_a_database_differ_in_their_own_files_only() {
     // What may differ: the two programs' own files and the links that reach them (by
     // name, from effects and their passes), and the files that index the database.
     let (_, links, _) = sh(&format!("cd {} && find . -type l | sort", b.dir.display()));
-    let reaching = |path: &str| -> bool {
-        let target = fs::read_link(b.path(path)).unwrap();
-        let target = target.to_string_lossy();
-        ["3", "7"].iter().any(|n| {
-            [".dxil", ".json", ".ll"]
-                .iter()
-                .any(|ext| target.ends_with(&format!("programs/pixel/{n}{ext}")))
-                || target.ends_with(&format!("/{n}{ext}", ext = ".dxil"))
-                    && path.starts_with("programs/pixel/by-name/")
-        })
-    };
+    let replaced: BTreeSet<String> = [3, 7]
+        .iter()
+        .flat_map(|n| ["dxil", "json", "ll"].map(|ext| format!("programs/pixel/{n}.{ext}")))
+        .collect();
+    let reaching =
+        |link: &str| replaced.contains(&resolve(link, &fs::read_link(b.path(link)).unwrap()));
     // The stages' index.json hold their programs' offsets: those of the stages after
     // the pixel stage move.
     let mut allowed: BTreeSet<String> = ["archive.json", "census.json"].map(String::from).into();
     for stage in ["vertex", "pixel", "compute", "domain", "geometry", "hull"] {
         allowed.insert(format!("programs/{stage}/index.json"));
     }
-    for n in [3, 7] {
-        for ext in ["dxil", "json", "ll"] {
-            allowed.insert(format!("programs/pixel/{n}.{ext}"));
-        }
-    }
+    allowed.extend(replaced.iter().cloned());
     let mut from_effects = 0;
     for link in links.lines().map(|l| l.trim_start_matches("./")) {
         if reaching(link) {
