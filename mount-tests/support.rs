@@ -135,21 +135,7 @@ pub struct Mount {
 impl Mount {
     /// `shaderfs mount SOURCE MNT ARGS…`, panicking with its stderr if it fails.
     pub fn new(source: &Path, mountpoint: &Path, args: &[&str]) -> Mount {
-        std::fs::create_dir_all(mountpoint).unwrap();
-        let out = run(shaderfs()
-            .arg("mount")
-            .arg(source)
-            .arg(mountpoint)
-            .args(args));
-        assert!(
-            out.status.success(),
-            "mount failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Mount {
-            dir: mountpoint.to_path_buf(),
-            mounted: true,
-        }
+        Mount::saying(source, mountpoint, args).0
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {

@@ -1,28 +1,15 @@
 //! `shaderfs dxil dis`: a loose container's program as the `.ll` view shows it, its IR as
 //! `llvm-dis-14` prints the bitcode, and a damaged container refused with exit 2 and
-//! where. `shaderfs dxil info`: the container as the program's `.json` view shows it. Needs the corpus (skipped without it, a failure under CI=true).
+//! where. `shaderfs dxil info`: the container as the program's `.json` view shows it.
+//! Needs the corpus (skipped without it, a failure under CI=true).
 
 use std::fs;
-use std::path::PathBuf;
 use std::process::Command;
 
 use shaderfs::archive::sgd2::generate::{self, Spec};
 use shaderfs::archive::sgd2::read;
 use shaderfs::shader::dxbc::listing;
-
-fn corpus() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/dxil");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but {} is missing",
-        dir.display()
-    );
-    eprintln!("skipped: {} is not here", dir.display());
-    None
-}
+use shaderfs::test_corpus::corpus;
 
 fn shaderfs(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_shaderfs"))
@@ -46,7 +33,7 @@ fn body(text: &str) -> Vec<&str> {
 
 #[test]
 fn dis_prints_what_the_view_and_llvm_dis_show() {
-    let Some(dir) = corpus() else { return };
+    let Some(dir) = corpus("dxil") else { return };
     let file = dir.join("textures.od.dxil");
     let path = file.to_str().unwrap();
     let (code, text, err) = shaderfs(&["dxil", "dis", path]);
@@ -122,7 +109,7 @@ fn dis_prints_what_the_view_and_llvm_dis_show() {
 
 #[test]
 fn a_damaged_container_is_refused_with_where() {
-    let Some(dir) = corpus() else { return };
+    let Some(dir) = corpus("dxil") else { return };
     let mut bytes = fs::read(dir.join("draw_vs.dxil")).unwrap();
     let (at, len) = {
         let (at, bc) = listing::bitcode(&bytes).unwrap();
@@ -150,7 +137,7 @@ fn a_damaged_container_is_refused_with_where() {
 
 #[test]
 fn info_shows_what_the_program_json_shows() {
-    let Some(dir) = corpus() else { return };
+    let Some(dir) = corpus("dxil") else { return };
     let containers = generate::corpus_containers(&dir).unwrap();
     let mut db = Vec::new();
     generate::generate(&Spec::per_stage(3), &containers, &mut db).unwrap();

@@ -150,6 +150,16 @@ pub(super) struct State {
     pub settling: FxHashMap<Ino, u32>,
 }
 
+impl State {
+    /// Keep `handle` under a number of its own, and give the number.
+    pub fn add_handle(&mut self, handle: Handle) -> u64 {
+        let fh = self.next_fh;
+        self.next_fh += 1;
+        self.handles.insert(fh, handle);
+        fh
+    }
+}
+
 /// Hands the kernel caches a change made stale to the FUSE adapter; with a sender, the
 /// adapter answers on it once the kernel has dropped them.
 pub type Notify =

@@ -199,18 +199,13 @@ impl Vfs {
                 }
                 *writers += 1;
             }
-            let fh = state.next_fh;
-            state.next_fh += 1;
-            state.handles.insert(
-                fh,
-                Handle {
-                    ino,
-                    archive,
-                    view,
-                    writes,
-                    append: writes && flags & libc::O_APPEND != 0,
-                },
-            );
+            let fh = state.add_handle(Handle {
+                ino,
+                archive,
+                view,
+                writes,
+                append: writes && flags & libc::O_APPEND != 0,
+            });
             return Ok(Opened {
                 fh,
                 keep_cache: through_cache,
@@ -229,18 +224,13 @@ impl Vfs {
             return Err(libc::ESTALE);
         }
         let view = Some(retired.shown.clone());
-        let fh = state.next_fh;
-        state.next_fh += 1;
-        state.handles.insert(
-            fh,
-            Handle {
-                ino,
-                archive: None,
-                view,
-                writes: false,
-                append: false,
-            },
-        );
+        let fh = state.add_handle(Handle {
+            ino,
+            archive: None,
+            view,
+            writes: false,
+            append: false,
+        });
         Ok(Opened {
             fh,
             keep_cache: self.opts.page_cache,

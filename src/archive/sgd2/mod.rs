@@ -63,7 +63,7 @@ use self::effect::{Decoded, Layout};
 use self::read::{group_dir, Index, Program, STAGES};
 use super::json_view;
 use crate::shader::dxbc::decode::{self, ContainerView};
-use crate::shader::dxbc::listing;
+use crate::shader::dxbc::{crc32_key, listing};
 use crate::vfs::name::Namer;
 use crate::vfs::{
     Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
@@ -510,7 +510,7 @@ impl Database {
         for ((i, p), k) in group.programs.iter().enumerate().zip(of) {
             let name_dir = &dirs[k];
             let name = text(&self.map[p.name.clone()]);
-            let crc = hex32(crc32fast::hash(&self.map[p.container.clone()]));
+            let crc = crc32_key(&self.map[p.container.clone()]);
             programs.push(json!({
                 "index": i,
                 "name": name,

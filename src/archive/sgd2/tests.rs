@@ -24,14 +24,14 @@ fn containers() -> Option<&'static [Vec<u8>]> {
     Some(CONTAINERS.get_or_init(|| generate::corpus_containers(&dir).unwrap()))
 }
 
-fn generated(spec: &Spec) -> Option<(Vec<u8>, Summary)> {
+pub(super) fn generated(spec: &Spec) -> Option<(Vec<u8>, Summary)> {
     let mut bytes = Vec::new();
     let summary = generate::generate(spec, containers()?, &mut bytes).unwrap();
     assert_eq!(summary.bytes, bytes.len() as u64);
     Some((bytes, summary))
 }
 
-fn open(bytes: &[u8]) -> Result<Database, Sgd2Error> {
+pub(super) fn open(bytes: &[u8]) -> Result<Database, Sgd2Error> {
     Database::open(
         Path::new("test.awc"),
         crate::vfs::ArchiveBytes::owned(bytes.to_vec()),
@@ -39,7 +39,7 @@ fn open(bytes: &[u8]) -> Result<Database, Sgd2Error> {
 }
 
 /// The tree as path → entry kind.
-fn tree(db: &Database) -> HashMap<String, EntryKind> {
+pub(super) fn tree(db: &Database) -> HashMap<String, EntryKind> {
     let mut out = HashMap::new();
     for e in db.entries() {
         let parent = e.path.rsplit_once('/').map(|p| p.0.to_string());
@@ -77,7 +77,7 @@ fn json(db: &Database, tree: &HashMap<String, EntryKind>, path: &str) -> Value {
 }
 
 /// Resolve a relative symlink target from the directory of `link`.
-fn resolve(link: &str, target: &str) -> String {
+pub(super) fn resolve(link: &str, target: &str) -> String {
     let mut parts: Vec<&str> = link.split('/').collect();
     parts.pop();
     for part in target.split('/') {

@@ -5,34 +5,22 @@
 //! problems.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use serde_json::Value;
 
-use super::generate::{self, Spec};
+use super::generate::Spec;
 use super::read::{self, STAGES};
+use super::tests::{resolve, tree};
 use super::Database;
 use crate::shader::dxbc::listing;
 use crate::vfs::{Archive, EntryKind, ViewError};
 
 fn generated(spec: &Spec) -> Option<Vec<u8>> {
-    let dir = crate::test_corpus::corpus("dxil")?;
-    let containers = generate::corpus_containers(&dir).unwrap();
-    let mut bytes = Vec::new();
-    generate::generate(spec, &containers, &mut bytes).unwrap();
-    Some(bytes)
+    super::tests::generated(spec).map(|(bytes, _)| bytes)
 }
 
 fn open(bytes: &[u8]) -> Database {
-    Database::open(
-        Path::new("test.awc"),
-        crate::vfs::ArchiveBytes::owned(bytes.to_vec()),
-    )
-    .unwrap()
-}
-
-fn tree(db: &Database) -> HashMap<String, EntryKind> {
-    db.entries().into_iter().map(|e| (e.path, e.kind)).collect()
+    super::tests::open(bytes).unwrap()
 }
 
 fn read(db: &Database, t: &HashMap<String, EntryKind>, path: &str) -> Result<Vec<u8>, ViewError> {
@@ -44,21 +32,6 @@ fn read(db: &Database, t: &HashMap<String, EntryKind>, path: &str) -> Result<Vec
 
 fn json(db: &Database, t: &HashMap<String, EntryKind>, path: &str) -> Value {
     serde_json::from_slice(&read(db, t, path).unwrap()).unwrap()
-}
-
-/// Where a relative link from `link` leads.
-fn resolve(link: &str, target: &str) -> String {
-    let mut parts: Vec<&str> = link.split('/').collect();
-    parts.pop();
-    for part in target.split('/') {
-        match part {
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    parts.join("/")
 }
 
 fn link_target<'t>(t: &'t HashMap<String, EntryKind>, path: &str) -> &'t str {

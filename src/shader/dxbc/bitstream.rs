@@ -55,6 +55,18 @@ pub struct Reader<'a> {
     ops_from: usize,
 }
 
+/// A signed VBR value as LLVM stores signed numbers (integer constants, relative
+/// operands): the sign in bit 0.
+pub fn signed(v: u64) -> i64 {
+    if v & 1 == 0 {
+        (v >> 1) as i64
+    } else if v == 1 {
+        i64::MIN
+    } else {
+        -((v >> 1) as i64)
+    }
+}
+
 fn char6(v: u64) -> u64 {
     (match v {
         0..=25 => b'a' + v as u8,

@@ -122,7 +122,7 @@ impl ContainerView {
     pub fn of(bytes: &[u8]) -> ContainerView {
         let mut c = ContainerJson {
             size: bytes.len(),
-            crc32: format!("{:#010x}", crc32fast::hash(bytes)),
+            crc32: super::crc32_key(bytes),
             version: None,
             digest: None,
             program: None,

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::bitstream::{Entry, Reader};
+use super::bitstream::{signed, Entry, Reader};
 
 const MODULE: u32 = 8;
 const CONSTANTS: u32 = 11;
@@ -81,17 +81,6 @@ struct Module {
     /// Per callee value id: calls and opcodes.
     calls: BTreeMap<u32, (u32, BTreeSet<u32>)>,
     complete: bool,
-}
-
-/// A signed VBR as LLVM stores integer constants: the sign in bit 0.
-fn signed(v: u64) -> i64 {
-    if v & 1 == 0 {
-        (v >> 1) as i64
-    } else if v == 1 {
-        i64::MIN
-    } else {
-        -((v >> 1) as i64)
-    }
 }
 
 impl Module {

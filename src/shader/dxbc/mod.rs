@@ -22,6 +22,12 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A container's zlib CRC-32 as `0x` and eight hex digits: the key shader-replacement
+/// mods name a program by.
+pub fn crc32_key(container: &[u8]) -> String {
+    format!("{:#010x}", crc32fast::hash(container))
+}
+
 #[cfg(test)]
 mod corpus;
 #[cfg(test)]

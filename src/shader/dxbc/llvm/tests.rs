@@ -37,7 +37,7 @@ fn corpus() -> Option<Vec<(String, Vec<u8>)>> {
 
 /// `llvm-dis-14`'s text for `bitcode`, or `None` (with a message, or a failure under
 /// CI=true) where it is not installed.
-fn llvm_dis(bitcode: &[u8], dir: &Path) -> Option<String> {
+pub(super) fn llvm_dis(bitcode: &[u8], dir: &Path) -> Option<String> {
     let file = dir.join("program.bc");
     std::fs::write(&file, bitcode).unwrap();
     let out = match Command::new("llvm-dis-14")
@@ -60,14 +60,14 @@ fn llvm_dis(bitcode: &[u8], dir: &Path) -> Option<String> {
     };
     assert!(
         out.status.success(),
-        "{}",
+        "llvm-dis-14 refuses the bitcode: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     Some(String::from_utf8(out.stdout).unwrap())
 }
 
 /// The lines compared: all but the two that name the file.
-fn compared(text: &str) -> Vec<&str> {
+pub(super) fn compared(text: &str) -> Vec<&str> {
     text.lines()
         .filter(|l| !l.starts_with("; ModuleID = ") && !l.starts_with("source_filename = "))
         .collect()

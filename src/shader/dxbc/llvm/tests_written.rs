@@ -7,9 +7,8 @@
 //!
 //! `SHOW_WRITTEN=1` prints our text of each module (what to look at when one fails).
 
-use std::process::Command;
-
 use super::disassemble;
+use super::tests::{compared, llvm_dis};
 
 /// A bitstream being written: fields packed from the least significant bit.
 #[derive(Default)]
@@ -128,51 +127,17 @@ fn s(v: i64) -> u64 {
 const DATALAYOUT: &[u8] =
     b"e-m:e-p:32:32-i1:32-i8:32-i16:32-i32:32-i64:64-f16:32-f32:32-f64:64-n8:16:32:64";
 
-/// What `llvm-dis-14` prints for `bitcode`, or `None` where it is not installed.
-fn llvm_dis(bitcode: &[u8]) -> Option<String> {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("written.bc");
-    std::fs::write(&file, bitcode).unwrap();
-    let out = match Command::new("llvm-dis-14")
-        .arg(&file)
-        .arg("-o")
-        .arg("-")
-        .output()
-    {
-        Ok(out) => out,
-        Err(e) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true but llvm-dis-14 cannot run: {e}"
-            );
-            eprintln!("skipped: llvm-dis-14 cannot run ({e})");
-            return None;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "llvm-dis-14 refuses the written module: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(String::from_utf8(out.stdout).unwrap())
-}
-
 /// Ours and llvm-dis-14's texts of `bitcode`, line for line (the module's name aside).
 fn agree(bitcode: &[u8]) {
-    let Some(reference) = llvm_dis(bitcode) else {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(reference) = llvm_dis(bitcode, dir.path()) else {
         return;
     };
     let ours = disassemble(bitcode, "written").unwrap_or_else(|e| panic!("{e}\n{reference}"));
     if std::env::var("SHOW_WRITTEN").is_ok() {
         eprintln!("{ours}");
     }
-    let body = |t: &str| -> Vec<String> {
-        t.lines()
-            .filter(|l| !l.starts_with("; ModuleID") && !l.starts_with("source_filename"))
-            .map(String::from)
-            .collect()
-    };
-    let (want, have) = (body(&reference), body(&ours));
+    let (want, have) = (compared(&reference), compared(&ours));
     for (i, (a, b)) in want.iter().zip(&have).enumerate() {
         assert_eq!(
             a,

@@ -342,31 +342,16 @@ impl<'m> Writer<'m> {
         if self.md_slots.contains_key(&root) {
             return;
         }
-        let mut stack: Vec<(MdId, usize)> = Vec::new();
         self.md_slots.insert(root, self.md_order.len() as u32);
         self.md_order.push(root);
-        stack.push((root, 0));
-        while let Some(&mut (n, ref mut next)) = stack.last_mut() {
-            let Some(Metadata::Node { operands, .. }) = self.m.metadata.get(n as usize) else {
-                stack.pop();
-                continue;
-            };
-            let Some(&op) = operands.get(*next) else {
-                stack.pop();
-                continue;
-            };
-            *next += 1;
-            let Some(op) = op else { continue };
-            if matches!(
-                self.m.metadata.get(op as usize),
-                Some(Metadata::Node { .. })
-            ) && !self.md_slots.contains_key(&op)
-            {
+        walk_md(self.m, root, |op, md| {
+            let fresh = matches!(md, Metadata::Node { .. }) && !self.md_slots.contains_key(&op);
+            if fresh {
                 self.md_slots.insert(op, self.md_order.len() as u32);
                 self.md_order.push(op);
-                stack.push((op, 0));
             }
-        }
+            fresh
+        });
     }
 
     /// `SlotTracker::processFunction`: metadata first, then unnamed arguments, blocks
@@ -772,9 +757,7 @@ impl<'m> Writer<'m> {
                 self.out.push_str(opcode);
                 binary_flags(&mut self.out, opcode, *flags, false);
                 self.out.push_str(" (");
-                self.typed(*lhs);
-                self.out.push_str(", ");
-                self.typed(*rhs);
+                self.list(&[*lhs, *rhs]);
                 self.out.push(')');
             }
             Expr::Cast { opcode, value } => {
@@ -797,28 +780,17 @@ impl<'m> Writer<'m> {
                 self.out.push_str(" (");
                 self.ty(*source);
                 self.out.push_str(", ");
-                for (i, &o) in operands.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push_str(", ");
-                    }
-                    self.typed(o);
-                }
+                self.list(operands);
                 self.out.push(')');
             }
             Expr::Select { cond, then, other } => {
                 self.out.push_str("select (");
-                self.typed(*cond);
-                self.out.push_str(", ");
-                self.typed(*then);
-                self.out.push_str(", ");
-                self.typed(*other);
+                self.list(&[*cond, *then, *other]);
                 self.out.push(')');
             }
             Expr::ExtractElement { vector, index } => {
                 self.out.push_str("extractelement (");
-                self.typed(*vector);
-                self.out.push_str(", ");
-                self.typed(*index);
+                self.list(&[*vector, *index]);
                 self.out.push(')');
             }
             Expr::InsertElement {
@@ -827,11 +799,7 @@ impl<'m> Writer<'m> {
                 index,
             } => {
                 self.out.push_str("insertelement (");
-                self.typed(*vector);
-                self.out.push_str(", ");
-                self.typed(*element);
-                self.out.push_str(", ");
-                self.typed(*index);
+                self.list(&[*vector, *element, *index]);
                 self.out.push(')');
             }
             Expr::Cmp {
@@ -843,9 +811,7 @@ impl<'m> Writer<'m> {
                 self.out.push_str(if float { "fcmp " } else { "icmp " });
                 self.out.push_str(predicate);
                 self.out.push_str(" (");
-                self.typed(*lhs);
-                self.out.push_str(", ");
-                self.typed(*rhs);
+                self.list(&[*lhs, *rhs]);
                 self.out.push(')');
             }
         }
@@ -1778,6 +1744,30 @@ fn canon(
 }
 
 /// `TypeFinder` over the module: the structures in the order it meets them.
+/// Depth first over the nodes below metadata node `root`, as LLVM's slot tracker and
+/// type finder walk them: each operand of a node goes to `visit` in order, and the walk
+/// goes into it where `visit` says so (a node met for the first time).
+fn walk_md(m: &Module, root: MdId, mut visit: impl FnMut(MdId, &Metadata) -> bool) {
+    let mut stack: Vec<(MdId, usize)> = vec![(root, 0)];
+    while let Some(&mut (n, ref mut next)) = stack.last_mut() {
+        let Some(Metadata::Node { operands, .. }) = m.metadata.get(n as usize) else {
+            stack.pop();
+            continue;
+        };
+        let Some(&op) = operands.get(*next) else {
+            stack.pop();
+            continue;
+        };
+        *next += 1;
+        let Some(op) = op else { continue };
+        if let Some(md) = m.metadata.get(op as usize) {
+            if visit(op, md) {
+                stack.push((op, 0));
+            }
+        }
+    }
+}
+
 struct Finder<'m> {
     m: &'m Module,
     canon_module: HashMap<ValueId, Canon>,
@@ -1866,30 +1856,17 @@ impl<'m> Finder<'m> {
         if !self.metadata.insert(root) {
             return;
         }
-        let mut stack: Vec<(MdId, usize)> = vec![(root, 0)];
-        while let Some(&mut (n, ref mut next)) = stack.last_mut() {
-            let Some(Metadata::Node { operands, .. }) = self.m.metadata.get(n as usize) else {
-                stack.pop();
-                continue;
-            };
-            let Some(&op) = operands.get(*next) else {
-                stack.pop();
-                continue;
-            };
-            *next += 1;
-            let Some(op) = op else { continue };
-            match self.m.metadata.get(op as usize) {
-                Some(Metadata::Node { .. }) if self.metadata.insert(op) => stack.push((op, 0)),
-                Some(Metadata::Value(v)) => {
-                    let v = *v;
-                    // Only constants (`ConstantAsMetadata`) hold types worth finding.
-                    let module_level = (v as usize) < self.m.values.len();
-                    if module_level || self.body.is_some() {
-                        self.value(v);
-                    }
+        walk_md(self.m, root, |op, md| match md {
+            Metadata::Node { .. } => self.metadata.insert(op),
+            Metadata::Value(v) => {
+                // Only constants (`ConstantAsMetadata`) hold types worth finding.
+                let module_level = (*v as usize) < self.m.values.len();
+                if module_level || self.body.is_some() {
+                    self.value(*v);
                 }
-                _ => {}
+                false
             }
-        }
+            _ => false,
+        });
     }
 }

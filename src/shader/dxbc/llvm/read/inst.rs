@@ -2,6 +2,7 @@
 //! the next value number, a type after an operand that is not defined yet, the result
 //! type each instruction has, and the alignments and orderings old records leave out.
 
+use super::super::super::bitstream::signed;
 use super::super::codes::{self, CASTS, RMW};
 use super::super::ir::*;
 use super::{Ctx, FnState, Result};
@@ -79,7 +80,7 @@ impl Ctx<'_> {
     /// A value of type `ty` whose relative number is signed (`getValueSigned`, phis).
     fn signed_typed(&self, raw: u64, ty: TypeId, b: &Body, f: &mut FnState) -> Result<ValueId> {
         let id = if self.relative {
-            (self.next(b, f) as i64).wrapping_sub(super::signed(raw)) as u32
+            (self.next(b, f) as i64).wrapping_sub(signed(raw)) as u32
         } else {
             raw as u32
         };

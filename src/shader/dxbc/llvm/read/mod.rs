@@ -11,7 +11,7 @@ mod inst;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use super::super::bitstream::{Entry, Reader};
+use super::super::bitstream::{signed, Entry, Reader};
 use super::codes::{self, *};
 use super::ir::*;
 use super::layout::Layout;
@@ -137,17 +137,6 @@ pub fn read(bitcode: &[u8]) -> Result<Module> {
     Ok(c.m)
 }
 
-/// A sign-rotated VBR value as LLVM stores signed numbers: the sign in bit 0.
-fn signed(v: u64) -> i64 {
-    if v & 1 == 0 {
-        (v >> 1) as i64
-    } else if v == 1 {
-        i64::MIN
-    } else {
-        -((v >> 1) as i64)
-    }
-}
-
 fn text(ops: &[u64]) -> Vec<u8> {
     ops.iter().map(|&c| c as u8).collect()
 }
@@ -192,6 +181,19 @@ impl Ctx<'_> {
         self.r.skip().map_err(|e| self.fail(e))
     }
 
+    /// The code of the next record of the block being read, sub-blocks passed over;
+    /// `None` at the block's end. `block` names it when the bitcode ends first.
+    fn next_record(&mut self, block: &str) -> Result<Option<u32>> {
+        loop {
+            match self.entry()? {
+                None => return Err(self.fail(format!("{block} has no end"))),
+                Some(Entry::End) => return Ok(None),
+                Some(Entry::Enter(_)) => self.skip()?,
+                Some(Entry::Record { code }) => return Ok(Some(code)),
+            }
+        }
+    }
+
     /// The records of the block just entered, sub-blocks passed over.
     fn each_record(
         &mut self,
@@ -199,17 +201,10 @@ impl Ctx<'_> {
     ) -> Result<()> {
         let outer = self.block;
         self.block = self.r.block();
-        loop {
-            match self.entry()? {
-                None => return Err(self.fail("the block has no end")),
-                Some(Entry::End) => break,
-                Some(Entry::Enter(_)) => self.skip()?,
-                Some(Entry::Record { code }) => {
-                    let ops = self.take();
-                    f(self, code, &ops)?;
-                    self.give(ops);
-                }
-            }
+        while let Some(code) = self.next_record("the block")? {
+            let ops = self.take();
+            f(self, code, &ops)?;
+            self.give(ops);
         }
         self.block = outer;
         self.code = None;
@@ -424,17 +419,7 @@ impl Ctx<'_> {
         let mut forward: HashSet<u64> = HashSet::default();
         let mut slots: Vec<Option<Type>> = Vec::new();
         let mut pending_name: Option<Vec<u8>> = None;
-        loop {
-            let entry = self.entry()?;
-            let code = match entry {
-                None => return Err(self.fail("the type table has no end")),
-                Some(Entry::End) => break,
-                Some(Entry::Enter(_)) => {
-                    self.skip()?;
-                    continue;
-                }
-                Some(Entry::Record { code }) => code,
-            };
+        while let Some(code) = self.next_record("the type table")? {
             let ops = self.take();
             let here = slots.len() as u64;
             let mut refer = |id: u64, c: &Self| -> Result<TypeId> {
@@ -913,16 +898,7 @@ impl Ctx<'_> {
         let int32 = self.intern(Type::Int(32));
         let mut cur = int32;
         let base = self.m.values.len() as u64;
-        loop {
-            let code = match self.entry()? {
-                None => return Err(self.fail("the constants block has no end")),
-                Some(Entry::End) => break,
-                Some(Entry::Enter(_)) => {
-                    self.skip()?;
-                    continue;
-                }
-                Some(Entry::Record { code }) => code,
-            };
+        while let Some(code) = self.next_record("the constants block")? {
             let ops = self.take();
             if code == 1 {
                 let t = self.ty(*ops
@@ -1427,16 +1403,7 @@ impl Ctx<'_> {
         let outer = self.block;
         self.block = METADATA;
         let mut name: Option<Vec<u8>> = None;
-        loop {
-            let code = match self.entry()? {
-                None => return Err(self.fail("the metadata block has no end")),
-                Some(Entry::End) => break,
-                Some(Entry::Enter(_)) => {
-                    self.skip()?;
-                    continue;
-                }
-                Some(Entry::Record { code }) => code,
-            };
+        while let Some(code) = self.next_record("the metadata block")? {
             let ops = self.take();
             if code != 10 && name.is_some() {
                 return Err(self.fail("METADATA_NAME not followed by METADATA_NAMED_NODE"));
