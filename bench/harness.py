@@ -277,6 +277,57 @@ def grep_views(res, name, source, pattern, glob):
                 ours * 1000, "extracted", peer * 1000, target)
 
 
+def daemon_pid(mnt):
+    for pid_file in Path("/run/shaderfs").glob("*.pid"):
+        if str(mnt).replace("/", "%2F") in pid_file.name:
+            return int(pid_file.read_text().strip())
+    return None
+
+
+def cpu_seconds(pid):
+    """User and system CPU time (s) a process has used, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def open_close(folder, names):
+    """Microseconds to open and close each of `names` in `folder`, one after another."""
+    paths = [os.path.join(folder, n) for n in names]
+    start = time.perf_counter()
+    for path in paths:
+        os.close(os.open(path, os.O_RDONLY))
+    return (time.perf_counter() - start) / len(paths) * 1e6
+
+
+def protocol_floor(res, gta):
+    """What an open costs through each kind of mount: the floor under every warm
+    whole-tree and grep figure of a writable mount."""
+    ext = WORK / "gta-extracted" / "programs" / "pixel"
+    names = sorted(n for n in os.listdir(ext) if n.endswith(".json"))
+    peer = median([open_close(ext, names) for _ in range(RUNS)])
+    kinds = (("ro", "", "read-only mount"),
+             ("ro", "no_open_off", "read-only mount taking opens (`no_open_off`)"),
+             ("rw", "", "writable mount"))
+    for opts, tune, label in kinds:
+        mnt = WORK / "mnt-floor"
+        mount(gta, mnt, opts=opts, tune=tune)
+        folder = mnt / "programs" / "pixel"
+        open_close(folder, names)
+        pid = daemon_pid(mnt)
+        before = cpu_seconds(pid)
+        ours = median([open_close(folder, names) for _ in range(RUNS)])
+        after = cpu_seconds(pid)
+        unmount(mnt)
+        res.add(f"i. open + close of a file, {label} ({len(names)} JSON views, warm)", ours,
+                "the extracted folder", peer, unit="us")
+        if opts == "rw" or tune:
+            opened = len(names) * RUNS
+            user, system = ((a - b) * 1e6 / opened for a, b in zip(after, before))
+            res.note(f"i. {label}: the daemon spent {user:.1f} us of user and {system:.1f} us of "
+                     f"kernel CPU per open and close (an OPEN and a RELEASE request)")
+
+
 def growth(res, gta):
     """Mount to first answer and the daemon's RssAnon at the game's size and ten times it."""
     big = WORK / "gta10.awc"
@@ -498,6 +549,7 @@ def main():
     whole_tree(res, "sdp", sdp)
     grep_views(res, "sdp", sdp, "wvp", "*.json")
     grep_views(res, "gta", gta, "Wave32", "*.json")
+    protocol_floor(res, gta)
     write_back(res, sdp, gta)
     growth(res, gta)
     hostile(res, gta, sdp)
