@@ -64,6 +64,7 @@ impl Vfs {
         if !name::is_plain(leaf) {
             return Err(libc::EINVAL);
         }
+        self.ensure_built(parent);
         let ino = {
             let mut state = self.state.write();
             let dir = state.tree.get(parent).ok_or(libc::ENOENT)?;
@@ -150,6 +151,7 @@ impl Vfs {
     /// Bring archive `id`'s subtree in line with its snapshot again after hiding or
     /// showing a path: only names change.
     fn resync(&self, tree: &mut Tree, id: usize) -> Vec<super::fs::Invalidation> {
+        self.build_all(tree, id);
         let snap = self.snapshot(id);
         let root = self.archives[id].root;
         let stamp = tree.stamp(std::time::SystemTime::now());
@@ -164,6 +166,7 @@ impl Vfs {
     }
 
     pub fn unlink(&self, parent: Ino, leaf: &str) -> Result<(), Errno> {
+        self.ensure_built(parent);
         let (ino, id, origin, path) = {
             let state = self.state.read();
             let ino = state.tree.child(parent, leaf).ok_or(libc::ENOENT)?;
@@ -222,6 +225,8 @@ impl Vfs {
         if !name::is_plain(new_leaf) {
             return Err(libc::EINVAL);
         }
+        self.ensure_built(parent);
+        self.ensure_built(new_parent);
         let state = self.state.read();
         let ino = state.tree.child(parent, leaf).ok_or(libc::ENOENT)?;
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;

@@ -30,7 +30,7 @@ use super::errors::ErrorLog;
 use super::handles::{Handle, Retired};
 use super::reconcile;
 use super::snapshot::{self, Snapshot};
-use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin, Tree, ROOT_INO};
+use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin, Stamp, Tree, ROOT_INO};
 use super::views::Views;
 use super::{Blob, Format, OpenContext};
 
@@ -219,7 +219,12 @@ impl Vfs {
                 tree.insert(ino, node);
                 ino
             };
-            loaded.push((id, root, snapshot.archive.entries(), stamp));
+            // A large archive's folders are described when someone looks into them.
+            let entries = match snapshot.archive.describes_folders() {
+                true => None,
+                false => Some(snapshot.archive.entries()),
+            };
+            loaded.push((id, root, entries, stamp));
             archives.push(Mounted {
                 path: file.path,
                 dir_name: file.dir_name,
@@ -241,6 +246,10 @@ impl Vfs {
         let errors_ino = tree.fresh();
         tree.insert(errors_ino, file_node(dir, "errors", None, Origin::ErrorLog));
         for (id, root, entries, stamp) in loaded {
+            let Some(entries) = entries else {
+                tree.defer(root, stamp);
+                continue;
+            };
             reconcile::reconcile(
                 &mut tree,
                 id,
@@ -334,7 +343,43 @@ impl Vfs {
 
     // ---- names ------------------------------------------------------------------------
 
+    /// Fill folder `dir` if its entries were left out ([`Tree::defer`]): the first look
+    /// into a folder of an archive that describes its tree folder by folder describes it.
+    pub(super) fn ensure_built(&self, dir: Ino) {
+        if !self.state.read().tree.is_unbuilt(dir) {
+            return;
+        }
+        let mut state = self.state.write();
+        let tree = &mut state.tree;
+        let (Some(id), Some(stamp)) = (
+            tree.get(dir).and_then(|n| n.archive),
+            tree.take_unbuilt(dir),
+        ) else {
+            return;
+        };
+        let entries = self.snapshot(id).archive.entries_in(&tree.path(dir));
+        let mut filling = FxHashMap::from_iter([(dir, stamp)]);
+        reconcile::fill(tree, id, entries, &mut filling, false);
+    }
+
+    /// Fill every folder of archive `id` whose entries were left out, from the snapshot
+    /// the tree shows: a change is reconciled against the whole tree, so that every file
+    /// keeps its time unless the change touched it.
+    pub(super) fn build_all(&self, tree: &mut Tree, id: ArchiveId) {
+        let mut filling: FxHashMap<Ino, Stamp> = FxHashMap::default();
+        for dir in tree.unbuilt_of(id) {
+            if let Some(stamp) = tree.take_unbuilt(dir) {
+                filling.insert(dir, stamp);
+            }
+        }
+        if !filling.is_empty() {
+            let entries = self.snapshot(id).archive.entries();
+            reconcile::fill(tree, id, entries, &mut filling, true);
+        }
+    }
+
     pub fn lookup(&self, parent: Ino, name: &str) -> Result<Attr, Errno> {
+        self.ensure_built(parent);
         let ino = {
             let state = self.state.read();
             match state.tree.get(parent) {
@@ -358,6 +403,7 @@ impl Vfs {
         offset: usize,
         limit: usize,
     ) -> Result<Vec<(Ino, Arc<str>, FileType)>, Errno> {
+        self.ensure_built(ino);
         let state = self.state.read();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
         let children = state.tree.children(ino).ok_or(libc::ENOTDIR)?;
@@ -396,9 +442,10 @@ impl Vfs {
 
     /// Resolve a `/`-separated path from the mount's root.
     pub fn resolve(&self, path: &str) -> Result<Ino, Errno> {
-        let state = self.state.read();
         let mut ino = ROOT_INO;
         for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            self.ensure_built(ino);
+            let state = self.state.read();
             ino = if part == ".." {
                 state.tree.get(ino).map(|n| n.parent).ok_or(libc::ENOENT)?
             } else {
@@ -541,7 +588,7 @@ pub(super) fn join_path(dir: &str, leaf: &str) -> String {
     }
 }
 
-pub(super) fn split_path(path: &str) -> (&str, &str) {
+pub(crate) fn split_path(path: &str) -> (&str, &str) {
     match path.rfind('/') {
         Some(i) => (&path[..i], &path[i + 1..]),
         None => ("", path),

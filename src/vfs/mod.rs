@@ -119,6 +119,23 @@ pub enum EntryKind {
     },
 }
 
+/// The whole tree of an archive that describes it folder by folder: each folder's
+/// entries, each followed by what is under it (parents before children, archive order).
+pub fn walk_folders(archive: &dyn Archive) -> Vec<Entry> {
+    fn walk(archive: &dyn Archive, dir: &str, out: &mut Vec<Entry>) {
+        for entry in archive.entries_in(dir) {
+            let sub = matches!(entry.kind, EntryKind::Dir).then(|| entry.path.clone());
+            out.push(entry);
+            if let Some(sub) = sub {
+                walk(archive, &sub, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(archive, "", &mut out);
+    out
+}
+
 /// One change a user made, handed to the format to validate and serialise.
 #[derive(Debug)]
 pub enum Edit<'a> {
@@ -250,6 +267,20 @@ pub enum ViewError {
 pub trait Archive: Send + Sync {
     /// The whole tree, parents before children, in archive order.
     fn entries(&self) -> Vec<Entry>;
+    /// The entries directly in folder `dir` ("" for the root), in the order
+    /// [`Archive::entries`] has them; none for a path that is no folder.
+    fn entries_in(&self, dir: &str) -> Vec<Entry> {
+        let entries = self.entries().into_iter();
+        entries
+            .filter(|e| fs::split_path(&e.path).0 == dir)
+            .collect()
+    }
+    /// Whether [`Archive::entries_in`] answers without describing the whole tree: the
+    /// mount then fills a folder only when someone looks into it, so a large archive
+    /// mounts in the time its framing takes to index.
+    fn describes_folders(&self) -> bool {
+        false
+    }
     /// The content of a file of this snapshot.
     fn read(&self, key: FileKey) -> Result<Blob, ViewError>;
     /// Whether a new file `name` in `dir` would become an archive member: `Err` says why

@@ -10,7 +10,7 @@
 
 use std::cell::OnceCell;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -144,38 +144,7 @@ pub(super) fn reconcile(
             false => ino,
         };
         detach(tree, ino, &mut touched, &mut inval);
-        let kind = match entry.kind {
-            EntryKind::Dir => NodeKind::Dir {
-                children: Default::default(),
-            },
-            EntryKind::File {
-                key,
-                size,
-                writable,
-                source,
-            } => NodeKind::File {
-                origin: Origin::Archive {
-                    key,
-                    size,
-                    writable,
-                    source,
-                },
-                buffer: None,
-                writers: 0,
-            },
-            EntryKind::Symlink { target } => NodeKind::Symlink { target },
-        };
-        tree.insert(
-            ino,
-            Node {
-                parent,
-                name: leaf.into(),
-                archive: Some(id),
-                kind,
-                stamp,
-                overrides: None,
-            },
-        );
+        tree.insert(ino, node(parent, leaf, id, entry.kind, stamp));
         touched.push(parent);
     }
     for gone in hidden {
@@ -216,6 +185,81 @@ pub(super) fn reconcile(
         }
     }
     inval
+}
+
+/// Add the entries of folders whose entries were left out (`filling`, with the time
+/// their entries take) to the tree, as the archive was loaded: each takes a new inode.
+/// With `deep`, a folder among them is filled too (from the same `entries`, which then
+/// describe the whole tree); otherwise it is left out in turn, until someone looks into
+/// it.
+pub(super) fn fill(
+    tree: &mut Tree,
+    id: ArchiveId,
+    entries: Vec<Entry>,
+    filling: &mut FxHashMap<Ino, Stamp>,
+    deep: bool,
+) {
+    let mut last_parent: Option<(String, Option<Ino>)> = None;
+    for entry in entries {
+        let (parent_path, leaf) = split(&entry.path);
+        let parent = match &last_parent {
+            Some((path, ino)) if path == parent_path => *ino,
+            _ => {
+                let ino = tree.resolve(id, parent_path);
+                last_parent = Some((parent_path.to_string(), ino));
+                ino
+            }
+        };
+        let Some((parent, stamp)) = parent.and_then(|p| Some((p, *filling.get(&p)?))) else {
+            continue;
+        };
+        if tree.child(parent, leaf).is_some() || tree.is_hidden(id, &entry.path) {
+            continue;
+        }
+        let dir = matches!(entry.kind, EntryKind::Dir);
+        let ino = tree.fresh();
+        tree.insert(ino, node(parent, leaf, id, entry.kind, stamp));
+        match (dir, deep) {
+            (true, true) => {
+                filling.insert(ino, stamp);
+            }
+            (true, false) => tree.defer(ino, stamp),
+            (false, _) => {}
+        }
+    }
+}
+
+/// A new node for an archive's entry.
+fn node(parent: Ino, leaf: &str, id: ArchiveId, kind: EntryKind, stamp: Stamp) -> Node {
+    let kind = match kind {
+        EntryKind::Dir => NodeKind::Dir {
+            children: Default::default(),
+        },
+        EntryKind::File {
+            key,
+            size,
+            writable,
+            source,
+        } => NodeKind::File {
+            origin: Origin::Archive {
+                key,
+                size,
+                writable,
+                source,
+            },
+            buffer: None,
+            writers: 0,
+        },
+        EntryKind::Symlink { target } => NodeKind::Symlink { target },
+    };
+    Node {
+        parent,
+        name: leaf.into(),
+        archive: Some(id),
+        kind,
+        stamp,
+        overrides: None,
+    }
 }
 
 /// Whether the file `node` shows other bytes as `entry` (a symlink another target).

@@ -350,6 +350,9 @@ impl Vfs {
         // the snapshot under that lock gets a pair that belong together.
         let (old, inval) = {
             let mut state = self.state.write();
+            // The tree holds the whole archive as it was, folders nobody looked into
+            // included: the change is reconciled against all of it.
+            self.build_all(&mut state.tree, id);
             let old = std::mem::replace(&mut *self.archives[id].snapshot.write(), Arc::new(new));
             // Files read live through the page cache: one that changes gets a new inode,
             // and its readers keep the old one, as a file replaced by a rename.

@@ -126,6 +126,10 @@ pub struct Tree {
     /// Files taken out of the tree that the kernel may still read ([`Tree::retire`]),
     /// waiting for the vfs to keep what they held.
     retiring: Vec<Retiring>,
+    /// Folders of archives that describe their tree folder by folder whose entries are
+    /// not in the tree yet, with the time those entries take when they come: nobody has
+    /// looked into them since the archive was loaded.
+    unbuilt: FxHashMap<Ino, Stamp>,
 }
 
 /// A file taken out of the tree that the kernel may still read, with the path it had.
@@ -145,6 +149,7 @@ impl Tree {
             hidden: FxHashMap::default(),
             times: vec![SystemTime::now()],
             retiring: Vec::new(),
+            unbuilt: FxHashMap::default(),
         };
         // Inode 0 is no inode; the root is 1.
         tree.nodes.push(None);
@@ -399,6 +404,9 @@ impl Tree {
     /// under it in the table (a rebuild decides about each of them).
     pub fn detach(&mut self, ino: Ino) -> Option<Node> {
         let node = self.nodes.get_mut(usize::try_from(ino).ok()?)?.take()?;
+        if !self.unbuilt.is_empty() {
+            self.unbuilt.remove(&ino);
+        }
         if let Some(Node {
             kind: NodeKind::Dir { children },
             ..
@@ -409,6 +417,34 @@ impl Tree {
             }
         }
         Some(node)
+    }
+
+    /// Leave folder `dir`'s entries out until someone looks into it; they will have
+    /// time `stamp`.
+    pub fn defer(&mut self, dir: Ino, stamp: Stamp) {
+        self.unbuilt.insert(dir, stamp);
+    }
+
+    /// Whether folder `dir`'s entries are still to be described (cheap when none are).
+    pub fn is_unbuilt(&self, dir: Ino) -> bool {
+        !self.unbuilt.is_empty() && self.unbuilt.contains_key(&dir)
+    }
+
+    /// The time deferred folder `dir`'s entries take, taking it off the list: `None` if
+    /// its entries are in the tree.
+    pub fn take_unbuilt(&mut self, dir: Ino) -> Option<Stamp> {
+        match self.unbuilt.is_empty() {
+            true => None,
+            false => self.unbuilt.remove(&dir),
+        }
+    }
+
+    /// The deferred folders of one archive.
+    pub fn unbuilt_of(&self, archive: ArchiveId) -> Vec<Ino> {
+        let archive_of = |ino: &Ino| self.get(*ino).and_then(|n| n.archive);
+        let dirs = self.unbuilt.keys().copied();
+        dirs.filter(|ino| archive_of(ino) == Some(archive))
+            .collect()
     }
 
     /// Every node of one archive.

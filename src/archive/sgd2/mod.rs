@@ -42,6 +42,7 @@ pub mod effect;
 pub mod generate;
 pub mod joaat;
 pub mod read;
+mod tree;
 pub mod write;
 
 #[cfg(test)]
@@ -51,8 +52,6 @@ mod tests_ir;
 #[cfg(test)]
 mod tests_write;
 
-use rustc_hash::FxHashMap;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -66,8 +65,8 @@ use crate::shader::dxbc::decode::{self, ContainerView};
 use crate::shader::dxbc::{crc32_key, listing};
 use crate::vfs::name::Namer;
 use crate::vfs::{
-    Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
-    Problem, Rewrite, ViewError,
+    walk_folders, Archive, ArchiveBytes, Blob, Edit, Entry, FileKey, Format, FormatError,
+    OpenContext, Problem, Rewrite, ViewError,
 };
 
 pub struct Sgd2Format;
@@ -152,6 +151,8 @@ pub struct Database {
     sign: bool,
     /// `census.json`, rendered on its first read.
     census: OnceLock<Blob>,
+    /// What finds the tree's folders ([`tree`]).
+    folders: tree::Folders,
 }
 
 /// Which file a key names.
@@ -234,19 +235,6 @@ fn wave_size(tag: u8) -> &'static str {
     }
 }
 
-/// Where a symlink `depth` directories below the archive's root finds a program's view
-/// `ext` (`dxil`, `ll`).
-fn program_link(depth: usize, group: usize, index: u32, ext: &str) -> String {
-    format!(
-        "{}programs/{}/{index}.{ext}",
-        "../".repeat(depth),
-        group_dir(group)
-    )
-}
-
-/// The views of a program that links point at, by extension.
-const LINKED: [&str; 2] = ["dxil", "ll"];
-
 impl Database {
     /// Index `map` and find each effect's technique table.
     pub fn open(path: &Path, map: Arc<ArchiveBytes>) -> Result<Database, read::Sgd2Error> {
@@ -282,6 +270,7 @@ impl Database {
             writable: false,
             sign: false,
             census: OnceLock::new(),
+            folders: tree::Folders::default(),
         })
     }
 
@@ -439,62 +428,6 @@ impl Database {
         }
     }
 
-    /// The directories under `by-name/` of group `g` (one per name, escaped by the one
-    /// escape function, unique and within 255 bytes), and each program's among them.
-    fn name_dirs(&self, g: usize) -> (Vec<String>, Vec<usize>) {
-        let mut namer = Namer::new();
-        let mut seen: FxHashMap<&[u8], usize> = FxHashMap::default();
-        let mut dirs = Vec::new();
-        let of = self.index.groups[g]
-            .programs
-            .iter()
-            .map(|p| {
-                let raw = &self.map[p.name.clone()];
-                *seen.entry(raw).or_insert_with(|| {
-                    dirs.push(namer.name(raw));
-                    dirs.len() - 1
-                })
-            })
-            .collect();
-        (dirs, of)
-    }
-
-    /// `index.json` and `by-name/<name>/` of group `g` (directory `d`): under a name, a
-    /// link to the container of each program of that name (its IR and JSON lie beside
-    /// the container; one link each keeps the tree small: a full database has some
-    /// 12,000 programs).
-    fn name_index(&self, g: usize, d: &str, out: &mut Vec<Entry>) {
-        out.push(file(
-            format!("programs/{d}/index.json"),
-            View::StageIndex { group: g },
-            None,
-            self.group_records(g),
-        ));
-        out.push(dir(format!("programs/{d}/by-name")));
-        let (dirs, of) = self.name_dirs(g);
-        let mut made = vec![false; dirs.len()];
-        for (i, &k) in of.iter().enumerate() {
-            let name_dir = &dirs[k];
-            if !std::mem::replace(&mut made[k], true) {
-                out.push(dir(format!("programs/{d}/by-name/{name_dir}")));
-            }
-            out.push(link(
-                format!("programs/{d}/by-name/{name_dir}/{i}.dxil"),
-                format!("../../{i}.dxil"),
-            ));
-        }
-    }
-
-    /// The bytes of group `g`'s program records (what `index.json` is made of).
-    fn group_records(&self, g: usize) -> Option<Range<usize>> {
-        let group = &self.index.groups[g];
-        let end = group
-            .programs
-            .last()
-            .map_or(group.offset, |p| p.bindings.end);
-        Some(group.offset..end)
-    }
-
     /// `programs/<stage>/index.json`: each program's name and CRC-32 (the key mods use),
     /// and the programs of each name and of each CRC-32.
     fn stage_index(&self, g: usize) -> Result<Value, ViewError> {
@@ -506,9 +439,9 @@ impl Database {
         let mut programs = Vec::with_capacity(group.programs.len());
         let mut by_name: Map<String, Value> = Map::new();
         let mut by_crc: Map<String, Value> = Map::new();
-        let (dirs, of) = self.name_dirs(g);
-        for ((i, p), k) in group.programs.iter().enumerate().zip(of) {
-            let name_dir = &dirs[k];
+        let names = self.name_dirs(g);
+        for ((i, p), &k) in group.programs.iter().enumerate().zip(&names.of) {
+            let name_dir = &names.dirs[k];
             let name = text(&self.map[p.name.clone()]);
             let crc = crc32_key(&self.map[p.container.clone()]);
             programs.push(json!({
@@ -694,151 +627,17 @@ impl Database {
     }
 }
 
-fn dir(path: String) -> Entry {
-    Entry {
-        path,
-        kind: EntryKind::Dir,
-    }
-}
-
-/// A file that sums up the whole database (`source` of [`EntryKind::File`]: none).
-fn summary(path: String, view: View) -> Entry {
-    file(path, view, None, None)
-}
-
-fn file(path: String, view: View, size: Option<u64>, source: Option<Range<usize>>) -> Entry {
-    writable_file(path, view, size, false, source)
-}
-
-fn writable_file(
-    path: String,
-    view: View,
-    size: Option<u64>,
-    writable: bool,
-    source: Option<Range<usize>>,
-) -> Entry {
-    Entry {
-        path,
-        kind: EntryKind::File {
-            key: key(view),
-            size,
-            writable,
-            source,
-        },
-    }
-}
-
-fn link(path: String, target: String) -> Entry {
-    Entry {
-        path,
-        kind: EntryKind::Symlink { target },
-    }
-}
-
 impl Archive for Database {
     fn entries(&self) -> Vec<Entry> {
-        let bytes: &[u8] = &self.map;
-        let mut out = vec![
-            summary("archive.json".into(), View::ArchiveJson),
-            summary("census.json".into(), View::Census),
-            dir("programs".into()),
-        ];
-        for (g, group) in self.index.groups.iter().enumerate() {
-            if g >= STAGES.len() && group.programs.is_empty() {
-                continue;
-            }
-            let d = group_dir(g);
-            out.push(dir(format!("programs/{d}")));
-            for (i, p) in group.programs.iter().enumerate() {
-                let record = p.offset..p.bindings.end;
-                out.push(writable_file(
-                    format!("programs/{d}/{i}.dxil"),
-                    View::ProgramDxil { group: g, index: i },
-                    Some(p.container.len() as u64),
-                    self.writable,
-                    Some(record.clone()),
-                ));
-                out.push(file(
-                    format!("programs/{d}/{i}.json"),
-                    View::ProgramJson { group: g, index: i },
-                    None,
-                    Some(record.clone()),
-                ));
-                out.push(file(
-                    format!("programs/{d}/{i}.ll"),
-                    View::ProgramIr { group: g, index: i },
-                    None,
-                    Some(record),
-                ));
-            }
-            self.name_index(g, &d, &mut out);
-        }
-        out.push(dir("effects".into()));
-        for (i, (e, tree)) in self.index.effects.iter().zip(&self.effects).enumerate() {
-            let base = format!("effects/{}", tree.dir);
-            let record = Some(e.offset..e.names.end);
-            out.push(dir(base.clone()));
-            out.push(file(
-                format!("{base}/effect.json"),
-                View::EffectJson { effect: i },
-                None,
-                record.clone(),
-            ));
-            out.push(file(
-                format!("{base}/pre_proplst.bin"),
-                View::Region { effect: i },
-                Some(e.region.len() as u64),
-                Some(e.region.clone()),
-            ));
-            if (0..STAGES.len()).any(|s| e.list_len(s) > 0) {
-                out.push(dir(format!("{base}/programs")));
-                for (s, stage) in STAGES.iter().enumerate() {
-                    if e.list_len(s) == 0 {
-                        continue;
-                    }
-                    out.push(dir(format!("{base}/programs/{stage}")));
-                    for (k, program) in e.list(bytes, s).enumerate() {
-                        for ext in LINKED {
-                            out.push(link(
-                                format!("{base}/programs/{stage}/{k}.{ext}"),
-                                program_link(4, s, program, ext),
-                            ));
-                        }
-                    }
-                }
-            }
-            let Decoded::Found(layout) = &tree.layout else {
-                continue;
-            };
-            out.push(dir(format!("{base}/passes")));
-            for (t, tdir) in layout.techniques.iter().zip(&tree.technique_dirs) {
-                out.push(dir(format!("{base}/passes/{tdir}")));
-                for (k, p) in t.passes.clone().enumerate() {
-                    let pdir = format!("{base}/passes/{tdir}/{k}");
-                    out.push(dir(pdir.clone()));
-                    out.push(file(
-                        format!("{pdir}/state.json"),
-                        View::State { effect: i, pass: p },
-                        None,
-                        record.clone(),
-                    ));
-                    for (s, &pos) in layout.passes[p].programs.iter().enumerate() {
-                        if let Some(program) = pos
-                            .checked_sub(1)
-                            .and_then(|q| e.list(bytes, s).nth(q as usize))
-                        {
-                            for ext in LINKED {
-                                out.push(link(
-                                    format!("{pdir}/{}.{ext}", STAGES[s]),
-                                    program_link(5, s, program, ext),
-                                ));
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        out
+        walk_folders(self)
+    }
+
+    fn entries_in(&self, dir: &str) -> Vec<Entry> {
+        self.folder(dir)
+    }
+
+    fn describes_folders(&self) -> bool {
+        true
     }
 
     fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
