@@ -309,7 +309,7 @@ pub fn mount(
     }
     let tuning = Tuning::from_env().map_err(Failure::usage)?;
     let vfs = Arc::new(crate::archive::open(&source, options.vfs_options(&tuning))?);
-    release_free_memory();
+    crate::vfs::release_free_memory();
     // An archive that cannot be replaced where it lies is shown read-only: say so, and
     // when that is every archive, mount read-only.
     for why in vfs.read_only_because() {
@@ -642,14 +642,6 @@ pub fn umount(mountpoint: &Path, lazy: bool) -> Result<(), Failure> {
 
 /// Give the heap's free pages back to the system: loading a database builds its entry
 /// list and index once, and the daemon lives on with what it keeps (RssAnon).
-fn release_free_memory() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim only returns free memory of glibc's heap to the system.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// Whether process `pid` exists (it may be another user's: kill then says EPERM).
 fn process_exists(pid: i32) -> bool {
     // SAFETY: kill with signal 0 only checks that the process exists.

@@ -358,8 +358,15 @@ impl Vfs {
             return;
         };
         let entries = self.snapshot(id).archive.entries_in(&tree.path(dir));
+        let many = entries.len() >= LARGE_FOLDER;
+        tree.reserve(entries.len());
+        tree.reserve_children(dir, entries.len());
         let mut filling = FxHashMap::from_iter([(dir, stamp)]);
         reconcile::fill(tree, id, entries, &mut filling, false);
+        drop(state);
+        if many {
+            super::release_free_memory();
+        }
     }
 
     /// Fill every folder of archive `id` whose entries were left out, from the snapshot
@@ -587,6 +594,9 @@ pub(super) fn join_path(dir: &str, leaf: &str) -> String {
         format!("{dir}/{leaf}")
     }
 }
+
+/// Entries from which describing a folder gives the heap back what its list took.
+const LARGE_FOLDER: usize = 4096;
 
 pub(crate) fn split_path(path: &str) -> (&str, &str) {
     match path.rfind('/') {

@@ -119,6 +119,16 @@ pub enum EntryKind {
     },
 }
 
+/// Give the heap's free memory back to the system (after loading an archive, or
+/// describing a large folder, whose transient lists are gone).
+pub fn release_free_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only returns free memory of glibc's heap to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// The whole tree of an archive that describes it folder by folder: each folder's
 /// entries, each followed by what is under it (parents before children, archive order).
 pub fn walk_folders(archive: &dyn Archive) -> Vec<Entry> {

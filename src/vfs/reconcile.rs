@@ -213,12 +213,13 @@ pub(super) fn fill(
         let Some((parent, stamp)) = parent.and_then(|p| Some((p, *filling.get(&p)?))) else {
             continue;
         };
-        if tree.child(parent, leaf).is_some() || tree.is_hidden(id, &entry.path) {
+        if tree.is_hidden(id, &entry.path) {
             continue;
         }
         let dir = matches!(entry.kind, EntryKind::Dir);
-        let ino = tree.fresh();
-        tree.insert(ino, node(parent, leaf, id, entry.kind, stamp));
+        let Some(ino) = tree.add(node(parent, leaf, id, entry.kind, stamp)) else {
+            continue;
+        };
         match (dir, deep) {
             (true, true) => {
                 filling.insert(ino, stamp);

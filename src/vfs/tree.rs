@@ -289,6 +289,17 @@ impl Tree {
         self.nodes.reserve_exact(more);
     }
 
+    /// Room for `more` entries in folder `dir`.
+    pub fn reserve_children(&mut self, dir: Ino, more: usize) {
+        if let Some(Node {
+            kind: NodeKind::Dir { children },
+            ..
+        }) = self.get_mut(dir)
+        {
+            children.reserve_exact(more);
+        }
+    }
+
     /// The number that will be handed out next (every number below it has been).
     pub fn end(&self) -> Ino {
         self.nodes.len() as Ino
@@ -386,6 +397,28 @@ impl Tree {
         }) = self.get_mut(parent)
         {
             children.insert(name, ino);
+        }
+    }
+
+    /// Add `node` under its parent with a new number, unless the parent has an entry of
+    /// its name (one hash of the name, where [`Tree::child`] then [`Tree::insert`] take
+    /// two: describing a folder of 200,000 entries does this for each).
+    pub fn add(&mut self, node: Node) -> Option<Ino> {
+        let ino = self.end();
+        let Some(Node {
+            kind: NodeKind::Dir { children },
+            ..
+        }) = self.get_mut(node.parent)
+        else {
+            return None;
+        };
+        match children.entry(node.name.clone()) {
+            indexmap::map::Entry::Occupied(_) => None,
+            indexmap::map::Entry::Vacant(slot) => {
+                slot.insert(ino);
+                self.nodes.push(Some(node));
+                Some(ino)
+            }
         }
     }
 

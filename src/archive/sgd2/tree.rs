@@ -8,6 +8,7 @@
 //! from the root ([`crate::vfs::walk_folders`]).
 
 use rustc_hash::FxHashMap;
+use std::fmt::{self, Write};
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -111,7 +112,7 @@ impl Database {
             }
             ["programs"] => {
                 for g in self.shown_groups() {
-                    out.dir(&group_dir(g));
+                    out.dir(group_dir(g));
                 }
             }
             ["programs", stage] => {
@@ -131,7 +132,7 @@ impl Database {
                 if let Some(k) = names.and_then(|n| n.by_dir.get(name).map(|&k| (n, k))) {
                     let (names, k) = k;
                     for i in &names.members[k] {
-                        out.link(&format!("{i}.dxil"), format!("../../{i}.dxil"));
+                        out.link(format_args!("{i}.dxil"), format!("../../{i}.dxil"));
                     }
                 }
             }
@@ -159,16 +160,16 @@ impl Database {
             let size = Some(p.container.len() as u64);
             let dxil = View::ProgramDxil { group: g, index: i };
             out.file(
-                &format!("{i}.dxil"),
+                format_args!("{i}.dxil"),
                 dxil,
                 size,
                 self.writable,
                 record.clone(),
             );
             let json = View::ProgramJson { group: g, index: i };
-            out.file(&format!("{i}.json"), json, None, false, record.clone());
+            out.file(format_args!("{i}.json"), json, None, false, record.clone());
             let ir = View::ProgramIr { group: g, index: i };
-            out.file(&format!("{i}.ll"), ir, None, false, record);
+            out.file(format_args!("{i}.ll"), ir, None, false, record);
         }
         let index = View::StageIndex { group: g };
         out.file("index.json", index, None, false, self.group_records(g));
@@ -232,7 +233,7 @@ impl Database {
                 if let Some(s) = stage_of(stage) {
                     for (k, program) in e.list(bytes, s).enumerate() {
                         for ext in LINKED {
-                            out.link(&format!("{k}.{ext}"), program_link(4, s, program, ext));
+                            out.link(format_args!("{k}.{ext}"), program_link(4, s, program, ext));
                         }
                     }
                 }
@@ -251,18 +252,15 @@ impl Database {
                 match pass {
                     [] => {
                         for k in 0..passes.len() {
-                            out.dir(&k.to_string());
+                            out.dir(k);
                         }
                     }
                     [k] => {
-                        let Some(p) = k.parse::<usize>().ok().and_then(|k| passes.clone().nth(k))
-                        else {
+                        // Only the number as the folder is named names a pass (not `01`).
+                        let number = k.parse::<usize>().ok().filter(|n| n.to_string() == *k);
+                        let Some(p) = number.and_then(|n| passes.clone().nth(n)) else {
                             return;
                         };
-                        // Only a canonical number names a pass (`01` is no folder).
-                        if k.parse::<usize>().map(|n| n.to_string()).as_deref() != Ok(*k) {
-                            return;
-                        }
                         let state = View::State { effect: i, pass: p };
                         out.file("state.json", state, None, false, record);
                         for (s, &pos) in layout.passes[p].programs.iter().enumerate() {
@@ -271,8 +269,8 @@ impl Database {
                                 .and_then(|q| e.list(bytes, s).nth(q as usize));
                             if let Some(program) = program {
                                 for ext in LINKED {
-                                    let name = format!("{}.{ext}", STAGES[s]);
-                                    out.link(&name, program_link(5, s, program, ext));
+                                    let name = format_args!("{}.{ext}", STAGES[s]);
+                                    out.link(name, program_link(5, s, program, ext));
                                 }
                             }
                         }
@@ -292,14 +290,18 @@ struct Folder<'a> {
 }
 
 impl Folder<'_> {
-    fn join(&self, name: &str) -> String {
-        match self.path.is_empty() {
-            true => name.to_string(),
-            false => format!("{}/{name}", self.path),
+    /// The path of `name` in this folder, written once into a string of its size.
+    fn join(&self, name: impl fmt::Display) -> String {
+        let mut path = String::with_capacity(self.path.len() + 24);
+        if !self.path.is_empty() {
+            path.push_str(self.path);
+            path.push('/');
         }
+        let _ = write!(path, "{name}");
+        path
     }
 
-    fn dir(&mut self, name: &str) {
+    fn dir(&mut self, name: impl fmt::Display) {
         let path = self.join(name);
         self.entries.push(Entry {
             path,
@@ -308,13 +310,13 @@ impl Folder<'_> {
     }
 
     /// A file that sums up the whole database (`source` of [`EntryKind::File`]: none).
-    fn summary(&mut self, name: &str, view: View) {
+    fn summary(&mut self, name: impl fmt::Display, view: View) {
         self.file(name, view, None, false, None);
     }
 
     fn file(
         &mut self,
-        name: &str,
+        name: impl fmt::Display,
         view: View,
         size: Option<u64>,
         writable: bool,
@@ -332,7 +334,7 @@ impl Folder<'_> {
         });
     }
 
-    fn link(&mut self, name: &str, target: String) {
+    fn link(&mut self, name: impl fmt::Display, target: String) {
         let path = self.join(name);
         self.entries.push(Entry {
             path,
