@@ -66,7 +66,10 @@ fn join(prefix: &str, name: &str) -> String {
 }
 
 /// A directory's entries sorted by name, as `ls` shows them.
-fn sorted_entries(vfs: &Vfs, ino: u64) -> Result<Vec<(u64, std::sync::Arc<str>, FileType)>, i32> {
+fn sorted_entries(
+    vfs: &Vfs,
+    ino: u64,
+) -> Result<Vec<(u64, shaderfs::vfs::tree::Name, FileType)>, i32> {
     let mut entries = vfs.readdir(ino, 2, usize::MAX)?;
     entries.sort_by(|a, b| a.1.cmp(&b.1));
     Ok(entries)

@@ -30,7 +30,7 @@ use super::errors::ErrorLog;
 use super::handles::{Handle, Retired};
 use super::reconcile;
 use super::snapshot::{self, Snapshot};
-use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin, Stamp, Tree, ROOT_INO};
+use super::tree::{ArchiveId, Ino, Name, Node, NodeKind, Origin, Stamp, Tree, ROOT_INO};
 use super::views::Views;
 use super::{Blob, Format, OpenContext};
 
@@ -409,14 +409,14 @@ impl Vfs {
         ino: Ino,
         offset: usize,
         limit: usize,
-    ) -> Result<Vec<(Ino, Arc<str>, FileType)>, Errno> {
+    ) -> Result<Vec<(Ino, Name, FileType)>, Errno> {
         self.ensure_built(ino);
         let state = self.state.read();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
         let children = state.tree.children(ino).ok_or(libc::ENOTDIR)?;
         let dots = [
-            (ino, Arc::from("."), FileType::Dir),
-            (node.parent, Arc::from(".."), FileType::Dir),
+            (ino, Name::from("."), FileType::Dir),
+            (node.parent, Name::from(".."), FileType::Dir),
         ];
         // Children are indexed by position: skipping to `offset` costs nothing.
         let listed = children
