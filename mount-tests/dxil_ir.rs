@@ -113,7 +113,7 @@ fn programs_read_as_ir_and_are_found_by_name() {
         assert_eq!(out.trim(), "[3,4,5]");
         let bytes = fs::read(&awc).unwrap();
         let index = read::index(&bytes).unwrap();
-        let crc = crc32fast::hash(&bytes[index.groups[1].programs[4].container.clone()]);
+        let crc = crc32fast::hash(&bytes[index.groups[1].programs[4].container()]);
         let (code, out, err) = sh(&format!(
             "jq -c '.by_crc32[\"{crc:#010x}\"]' {root}/programs/pixel/index.json"
         ));
@@ -136,7 +136,7 @@ fn damaged_bitcode_reads_as_eio_saying_where() {
     }
     let mut bytes = fs::read(&awc).unwrap();
     let index = read::index(&bytes).unwrap();
-    let c = index.groups[1].programs[0].container.clone();
+    let c = index.groups[1].programs[0].container();
     let (at, len) = {
         let (at, bc) = listing::bitcode(&bytes[c.clone()]).unwrap();
         (c.start + at, bc.len())

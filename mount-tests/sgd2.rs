@@ -41,11 +41,7 @@ fn the_public_parsers_database_mounts() {
 
     // The container, byte for byte, by cat and through an effect's symlink.
     let stored = tmp.path().join("stored.dxil");
-    fs::write(
-        &stored,
-        &bytes[index.groups[1].programs[1].container.clone()],
-    )
-    .unwrap();
+    fs::write(&stored, &bytes[index.groups[1].programs[1].container()]).unwrap();
     let (code, _, err) = sh(&format!(
         "cat {} | cmp - {}",
         at("programs/pixel/1.dxil"),
@@ -142,7 +138,7 @@ fn a_generated_database_reads_like_a_folder() {
     let index = read::index(&bytes).unwrap();
     assert_eq!(
         out.trim().parse::<usize>().unwrap(),
-        index.groups[0].programs[0].container.len()
+        index.groups[0].programs[0].container().len()
     );
 }
 

@@ -37,14 +37,14 @@ fn only_changed(before: &[u8], after: &[u8], skip: Option<(usize, usize)>) {
                 let container = if Some((g, i)) == skip {
                     Vec::new()
                 } else {
-                    bytes[p.container.clone()].to_vec()
+                    bytes[p.container()].to_vec()
                 };
                 (
-                    bytes[p.name.clone()].to_vec(),
+                    bytes[p.name()].to_vec(),
                     p.tag,
                     container,
-                    bytes[p.table.clone()].to_vec(),
-                    bytes[p.bindings.clone()].to_vec(),
+                    bytes[p.table()].to_vec(),
+                    bytes[p.bindings()].to_vec(),
                 )
             };
             assert!(
@@ -130,10 +130,7 @@ fn a_program_is_replaced_by_cp_and_nothing_else_changes() {
     let after = fs::read(&awc).unwrap();
     only_changed(&original, &after, Some((1, 1)));
     let index = read::index(&after).unwrap();
-    assert_eq!(
-        &after[index.groups[1].programs[1].container.clone()],
-        &bytes[..]
-    );
+    assert_eq!(&after[index.groups[1].programs[1].container()], &bytes[..]);
 
     // With -o sign the same copy is accepted and signed.
     let m = Mount::new(&awc, &tmp.path().join("mnt"), &["-o", "sign"]);
@@ -155,7 +152,7 @@ fn a_program_is_replaced_by_cp_and_nothing_else_changes() {
     let signed = fs::read(&awc).unwrap();
     only_changed(&after, &signed, Some((1, 2)));
     let index = read::index(&signed).unwrap();
-    let stored = &signed[index.groups[1].programs[2].container.clone()];
+    let stored = &signed[index.groups[1].programs[2].container()];
     // What sign writes: the digest, and the HASH part (the bitcode's MD5).
     let hash = container::parse(stored)
         .unwrap()
@@ -185,7 +182,7 @@ fn check_reports_a_wrong_digest() {
     gen_sgd2(&awc, &["--programs-per-stage", "2"]).unwrap();
     let mut bytes = fs::read(&awc).unwrap();
     let index = read::index(&bytes).unwrap();
-    let c = index.groups[0].programs[1].container.clone();
+    let c = index.groups[0].programs[1].container();
     bytes[c.end - 1] ^= 1;
     fs::write(&awc, &bytes).unwrap();
     let out = run(shaderfs().arg("check").arg(&awc));

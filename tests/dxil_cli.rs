@@ -50,7 +50,7 @@ fn dis_prints_what_the_view_and_llvm_dis_show() {
     generate::generate(&Spec::per_stage(3), &containers, &mut db).unwrap();
     let index = read::index(&db).unwrap();
     let p = &index.groups[1].programs[0];
-    let container = &db[p.container.clone()];
+    let container = &db[p.container()];
     let tmp = tempfile::tempdir().unwrap();
     let loose = tmp.path().join("p.dxil");
     fs::write(&loose, container).unwrap();
@@ -148,7 +148,7 @@ fn info_shows_what_the_program_json_shows() {
     for (g, stage) in [(0, "vertex"), (1, "pixel"), (5, "compute")] {
         let p = &index.groups[g].programs[2];
         let loose = tmp.path().join(format!("{stage}.dxil"));
-        fs::write(&loose, &db[p.container.clone()]).unwrap();
+        fs::write(&loose, &db[p.container()]).unwrap();
         let (code, info, err) = shaderfs(&["dxil", "info", loose.to_str().unwrap()]);
         assert_eq!(code, 0, "{err}");
         let info: serde_json::Value = serde_json::from_str(&info).unwrap();

@@ -126,7 +126,7 @@ pub fn census(bytes: &[u8], index: &Index) -> Census {
                 scope.spawn(move || {
                     part.iter()
                         .map(|&(g, _, p)| {
-                            decode::facts(&bytes[p.container.clone()])
+                            decode::facts(&bytes[p.container()])
                                 .ok()
                                 .map(|f| classify(g, &f))
                         })

@@ -383,12 +383,12 @@ impl Database {
 
     fn program_json(&self, group: usize, index: usize) -> Result<ProgramJson, ViewError> {
         let p = self.program(group, index)?;
-        let bytes = &self.map[p.container.clone()];
-        let table = &self.map[p.table.clone()];
-        let bindings = match binding::decode(&self.map[p.bindings.clone()]) {
+        let bytes = &self.map[p.container()];
+        let table = &self.map[p.table()];
+        let bindings = match binding::decode(&self.map[p.bindings()]) {
             Ok(b) => BindingsJson::Decoded(b),
             Err(error) => BindingsJson::Error {
-                length: p.bindings.len(),
+                length: p.bindings().len(),
                 error,
             },
         };
@@ -396,7 +396,7 @@ impl Database {
             stage: group_dir(group),
             group,
             index,
-            name: text(&self.map[p.name.clone()]),
+            name: text(&self.map[p.name()]),
             tag: format!("{:#04x}", p.tag),
             wave_size: WaveSize {
                 public_parser: wave_size(p.tag),
@@ -419,10 +419,10 @@ impl Database {
     fn program_ir(&self, group: usize, index: usize) -> Result<Blob, ViewError> {
         let p = self.program(group, index)?;
         let name = format!("programs/{}/{index}.dxil", group_dir(group));
-        match listing::listing(&self.map[p.container.clone()], &name) {
+        match listing::listing(&self.map[p.container()], &name) {
             Ok(text) => Ok(Blob::owned(text.into_bytes())),
             Err(e) => Err(ViewError::Corrupt(match e.offset() {
-                Some(at) => format!("file offset {:#x}: {e}", p.container.start + at),
+                Some(at) => format!("file offset {:#x}: {e}", p.container().start + at),
                 None => format!("{name}: {e}"),
             })),
         }
@@ -442,15 +442,15 @@ impl Database {
         let names = self.name_dirs(g);
         for ((i, p), &k) in group.programs.iter().enumerate().zip(&names.of) {
             let name_dir = &names.dirs[k];
-            let name = text(&self.map[p.name.clone()]);
-            let crc = crc32_key(&self.map[p.container.clone()]);
+            let name = text(&self.map[p.name()]);
+            let crc = crc32_key(&self.map[p.container()]);
             programs.push(json!({
                 "index": i,
                 "name": name,
                 "crc32": crc,
                 "by_name": format!("by-name/{name_dir}"),
                 "offset": p.offset,
-                "container": { "offset": p.container.start, "length": p.container.len() },
+                "container": { "offset": p.container().start, "length": p.container().len() },
             }));
             for (map, key) in [(&mut by_name, name), (&mut by_crc, crc)] {
                 match map.get_mut(&key) {
@@ -647,7 +647,7 @@ impl Archive for Database {
             View::Census => return Ok(self.census()),
             View::ProgramDxil { group, index } => {
                 let p = self.program(group, index)?;
-                return Ok(Blob::Archive(self.map.clone(), p.container.clone()));
+                return Ok(Blob::Archive(self.map.clone(), p.container()));
             }
             View::Region { effect } => {
                 let (e, _) = self.effect(effect)?;
@@ -707,7 +707,7 @@ impl Archive for Database {
         for (g, group) in self.index.groups.iter().enumerate() {
             for (i, p) in group.programs.iter().enumerate() {
                 let at = format!("programs/{}/{i}.dxil", group_dir(g));
-                match decode::decode(&self.map[p.container.clone()]) {
+                match decode::decode(&self.map[p.container()]) {
                     Ok(program) => out.extend(
                         program
                             .problems()
@@ -715,7 +715,7 @@ impl Archive for Database {
                             .map(|problem| Problem::in_file(&at, problem)),
                     ),
                     Err(e) => out.push(Problem {
-                        offset: Some(p.container.start as u64),
+                        offset: Some(p.container().start as u64),
                         ..Problem::in_file(&at, e.to_string())
                     }),
                 }

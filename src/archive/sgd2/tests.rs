@@ -123,7 +123,7 @@ fn a_small_database_reads_exhaustively() {
         for i in 0..3 {
             let dxil = read(&db, &t, &format!("programs/{stage}/{i}.dxil"));
             let p = &index.groups[g].programs[i];
-            assert_eq!(dxil, &bytes[p.container.clone()]);
+            assert_eq!(dxil, &bytes[p.container()]);
             assert!(corpus_crcs.contains(&crc32fast::hash(&dxil)));
             let j = json(&db, &t, &format!("programs/{stage}/{i}.json"));
             assert_eq!(j["stage"], *stage);
@@ -310,11 +310,11 @@ fn the_full_size_database_has_the_game_counts() {
         assert_eq!(index["programs"][i]["offset"], p.offset);
         assert_eq!(
             index["programs"][i]["container"]["offset"],
-            p.container.start
+            p.container().start
         );
         assert_eq!(
             read(&db, &t, &format!("{path}.dxil")),
-            &bytes[p.container.clone()]
+            &bytes[p.container()]
         );
     }
     let last = json(&db, &t, "effects/weapon_23/effect.json");
@@ -519,7 +519,7 @@ fn counts_are_bounded_and_errors_name_the_offset() {
     // A program's container length past the end of the file.
     let p = &index.groups[1].programs[0];
     let mut b = bytes.clone();
-    set_u32(&mut b, p.container.start - 4, u32::MAX);
+    set_u32(&mut b, p.container().start - 4, u32::MAX);
     let e = read::index(&b).unwrap_err();
     assert!(
         e.to_string().contains("program 0 of group 1 (pixel)"),
@@ -544,7 +544,7 @@ fn counts_are_bounded_and_errors_name_the_offset() {
 
     // A name without its NUL.
     let mut b = bytes.clone();
-    b[p.name.end] = b'x';
+    b[p.name().end] = b'x';
     assert!(matches!(read::index(&b), Err(Sgd2Error::BadName { .. })));
 }
 
@@ -562,8 +562,8 @@ fn random_corruptions_are_refused_or_read_without_panic() {
     // Bytes worth hitting: every framing field and each effect's region and tables.
     let mut hot: Vec<usize> = Vec::new();
     for p in index.groups.iter().flat_map(|g| &g.programs) {
-        hot.extend(p.offset..p.container.start + 40);
-        hot.extend(p.table.start..p.bindings.end);
+        hot.extend(p.offset..p.container().start + 40);
+        hot.extend(p.table().start..p.bindings().end);
     }
     for e in &index.effects {
         hot.extend(e.offset..e.names.end);

@@ -58,14 +58,12 @@ fn every_program_has_its_ir_and_effects_link_to_it() {
             else {
                 panic!("{path} missing");
             };
-            assert_eq!(source.clone(), Some(p.offset..p.bindings.end), "{path}");
+            assert_eq!(source.clone(), Some(p.offset..p.bindings().end), "{path}");
             assert!(!writable);
             let text = read(&db, &t, &path).unwrap();
-            let want = listing::listing(
-                &bytes[p.container.clone()],
-                &format!("programs/{stage}/{i}.dxil"),
-            )
-            .unwrap();
+            let want =
+                listing::listing(&bytes[p.container()], &format!("programs/{stage}/{i}.dxil"))
+                    .unwrap();
             assert_eq!(String::from_utf8(text).unwrap(), want);
             assert!(want.contains("\ntarget triple = \"dxil-ms-dx\"\n"));
         }
@@ -108,13 +106,13 @@ fn programs_are_found_by_name() {
     assert_eq!(j["programs"].as_array().unwrap().len(), 9);
     for (i, p) in pixel.iter().enumerate() {
         let entry = &j["programs"][i];
-        let name = String::from_utf8_lossy(&bytes[p.name.clone()]).into_owned();
-        let crc = format!("{:#010x}", crc32fast::hash(&bytes[p.container.clone()]));
+        let name = String::from_utf8_lossy(&bytes[p.name()]).into_owned();
+        let crc = format!("{:#010x}", crc32fast::hash(&bytes[p.container()]));
         assert_eq!(entry["name"], name.as_str());
         assert_eq!(entry["crc32"], crc.as_str());
         // One jq answers which programs share the name, and which the container.
         let same_name: Vec<usize> = (0..9)
-            .filter(|&k| bytes[pixel[k].name.clone()] == bytes[p.name.clone()])
+            .filter(|&k| bytes[pixel[k].name()] == bytes[p.name()])
             .collect();
         assert_eq!(j["by_name"][&name], serde_json::json!(same_name));
         assert!(j["by_crc32"][&crc].as_array().unwrap().contains(&i.into()));
@@ -150,7 +148,7 @@ fn programs_are_found_by_name() {
 /// The offset of byte `at` of program `i` of group `g`'s bitcode in the file.
 fn bitcode_at(bytes: &[u8], g: usize, i: usize) -> (usize, usize) {
     let index = read::index(bytes).unwrap();
-    let c = index.groups[g].programs[i].container.clone();
+    let c = index.groups[g].programs[i].container();
     let (at, bc) = listing::bitcode(&bytes[c.clone()]).unwrap();
     (c.start + at, bc.len())
 }
@@ -181,7 +179,7 @@ fn damaged_bitcode_is_an_error_that_says_where() {
     let p = &index.groups[1].programs[0];
     assert_eq!(
         read(&db, &t, "programs/pixel/0.dxil").unwrap(),
-        &bytes[p.container.clone()]
+        &bytes[p.container()]
     );
     let j = json(&db, &t, "programs/pixel/0.json");
     let problems = j["container"]["problems"].as_array().unwrap();
@@ -201,7 +199,7 @@ fn a_container_that_is_not_one_has_its_problem_in_the_one_list() {
         return;
     };
     let index = read::index(&bytes).unwrap();
-    let c = index.groups[1].programs[2].container.start;
+    let c = index.groups[1].programs[2].container().start;
     bytes[c + 3] = b'X';
     let db = open(&bytes);
     let t = tree(&db);

@@ -121,7 +121,7 @@ fn the_census_agrees_with_the_sources_of_the_programs_placed() {
         );
         for (i, p) in group.programs.iter().enumerate() {
             let path = format!("programs/{}/{i}.dxil", group_dir(g));
-            let file = &known[&bytes[p.container.clone()]];
+            let file = &known[&bytes[p.container()]];
             match expected_lists(file, g) {
                 Some(lists) => {
                     for list in lists {
@@ -192,10 +192,7 @@ fn a_replaced_program_changes_nothing_else() {
     let db = open(&bytes, RW);
     let new = std::fs::read(dir.join("resource_arrays.66.dxil")).unwrap();
     let before = read::index(&bytes).unwrap();
-    assert_ne!(
-        &bytes[before.groups[1].programs[1].container.clone()],
-        &new[..]
-    );
+    assert_ne!(&bytes[before.groups[1].programs[1].container()], &new[..]);
     let out = replace(&db, &new).unwrap();
     let after = read::index(&out).unwrap();
 
@@ -204,18 +201,18 @@ fn a_replaced_program_changes_nothing_else() {
         for (i, (p, q)) in a.programs.iter().zip(&b.programs).enumerate() {
             let fields = |bytes: &[u8], p: &read::Program| {
                 (
-                    bytes[p.name.clone()].to_vec(),
+                    bytes[p.name()].to_vec(),
                     p.tag,
-                    bytes[p.table.clone()].to_vec(),
-                    bytes[p.bindings.clone()].to_vec(),
+                    bytes[p.table()].to_vec(),
+                    bytes[p.bindings()].to_vec(),
                 )
             };
             assert_eq!(fields(&bytes, p), fields(&out, q), "{g}/{i}");
-            let container = &out[q.container.clone()];
+            let container = &out[q.container()];
             if (g, i) == (1, 1) {
                 assert_eq!(container, &new[..]);
             } else {
-                assert_eq!(container, &bytes[p.container.clone()], "{g}/{i}");
+                assert_eq!(container, &bytes[p.container()], "{g}/{i}");
             }
         }
     }
@@ -223,11 +220,11 @@ fn a_replaced_program_changes_nothing_else() {
     let tail = |bytes: &[u8], index: &read::Index| bytes[index.effects_offset..].to_vec();
     assert_eq!(tail(&bytes, &before), tail(&out, &after));
     // Exactly the container and its length word differ.
-    let at = before.groups[1].programs[1].container.start;
+    let at = before.groups[1].programs[1].container().start;
     assert_eq!(out[..at - 4], bytes[..at - 4]);
     assert_eq!(
         out[at + new.len()..],
-        bytes[at + before.groups[1].programs[1].container.len()..]
+        bytes[at + before.groups[1].programs[1].container().len()..]
     );
 
     // The new database's views follow.
@@ -291,7 +288,7 @@ fn wrong_containers_are_refused_and_sign_signs() {
     );
     let out = replace(&signing, &tampered).unwrap();
     let index = read::index(&out).unwrap();
-    let stored = &out[index.groups[1].programs[1].container.clone()];
+    let stored = &out[index.groups[1].programs[1].container()];
     let hash = container::parse(stored)
         .unwrap()
         .part(b"HASH")

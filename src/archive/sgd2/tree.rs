@@ -49,7 +49,7 @@ impl Database {
             let programs = &self.index.groups[g].programs;
             let mut of = Vec::with_capacity(programs.len());
             for (i, p) in programs.iter().enumerate() {
-                let raw = &self.map[p.name.clone()];
+                let raw = &self.map[p.name()];
                 let k = *seen.entry(raw).or_insert_with(|| {
                     dirs.push(namer.name(raw));
                     members.push(Vec::new());
@@ -156,8 +156,8 @@ impl Database {
     fn stage_folder(&self, g: usize, out: &mut Folder) {
         let group = &self.index.groups[g];
         for (i, p) in group.programs.iter().enumerate() {
-            let record = Some(p.offset..p.bindings.end);
-            let size = Some(p.container.len() as u64);
+            let record = Some(p.offset..p.bindings().end);
+            let size = Some(p.container().len() as u64);
             let dxil = View::ProgramDxil { group: g, index: i };
             out.file(
                 format_args!("{i}.dxil"),
@@ -182,7 +182,7 @@ impl Database {
         let end = group
             .programs
             .last()
-            .map_or(group.offset, |p| p.bindings.end);
+            .map_or(group.offset, |p| p.bindings().end);
         Some(group.offset..end)
     }
 

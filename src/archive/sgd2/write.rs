@@ -32,14 +32,14 @@ pub fn serialise(bytes: &[u8], index: &Index, replace: Option<&Replacement<'_>>)
                 Some(r) if r.group == g && r.index == i => {
                     // Name length, name, NUL, tag: as stored; then the new length and
                     // container.
-                    out.keep(at..p.container.start - 4);
+                    out.keep(at..p.container().start - 4);
                     out.push(&(r.container.len() as u32).to_le_bytes());
                     out.push(r.container);
-                    out.keep(p.container.end..p.bindings.end);
+                    out.keep(p.container().end..p.bindings().end);
                 }
-                _ => out.keep(at..p.bindings.end),
+                _ => out.keep(at..p.bindings().end),
             }
-            at = p.bindings.end;
+            at = p.bindings().end;
         }
     }
     out.keep(at..bytes.len());
