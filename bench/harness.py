@@ -347,6 +347,22 @@ def growth(res, gta):
         figures[label] = (median(times) * 1000, anon / 1024)
     (t1, m1), (t10, m10) = figures["1x"], figures["10x"]
     res.add("h. mount + `ls programs/pixel | wc -l`, 10x the game's database", t10, "the same at 1x", t1)
+    # The floor: listing a folder of the same names on this disk (empty files).
+    names = WORK / "names10"
+    if not names.exists():
+        mount(big, mnt)
+        listed = os.listdir(mnt / "programs" / "pixel")
+        unmount(mnt)
+        names.mkdir()
+        for name in listed:
+            if name != "by-name":
+                (names / name).touch()
+        (names / "by-name").mkdir()
+    listing = f"ls {names} | wc -l"
+    sh(listing)
+    floor = median([timed(listing) for _ in range(RUNS)])
+    res.add("h. mount + `ls programs/pixel | wc -l`, 10x the game's database", t10,
+            "`ls` of a folder of the same names on disk", floor * 1000)
     res.add("h. daemon RssAnon after that, 10x", m10, "the same at 1x", m1, unit="MiB")
     res.note(f"h. growth: mount to first answer {t1:.0f} ms -> {t10:.0f} ms at 10x (target under 250 ms: "
              f"{'met' if t10 < 250 else 'MISSED'}); RssAnon {m1:.1f} -> {m10:.1f} MiB (target under 48 MiB: "
