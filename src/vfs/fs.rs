@@ -3,9 +3,12 @@
 //! and the model test call them directly.
 //!
 //! The rooms of the house, each an `impl Vfs` of its own:
-//! - this file: the state, loading, names (`lookup`, `readdir`, `resolve`), reports;
+//! - this file: the state, loading, names (`lookup`, `readdir`, `resolve`, and filling a
+//!   folder of an archive described folder by folder when it is first looked into),
+//!   reports;
 //! - [`super::snapshot`]: the archive on disk, its lock, noticing another program's change;
-//! - [`super::reconcile`]: bringing the tree in line with a new snapshot (a pure function);
+//! - [`super::reconcile`]: bringing the tree in line with a new snapshot (a pure function;
+//!   the tree is first filled whole from the snapshot it replaces), and filling folders;
 //! - [`super::views`]: rendering, the view cache, sizes, rendering ahead of readers;
 //! - [`super::handles`]: `open`, `read`, `release`;
 //! - [`super::write`]: write buffers, `flush`, commits;

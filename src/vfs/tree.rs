@@ -1,9 +1,11 @@
 //! Nodes and inode numbers.
 //!
-//! Inode numbers are handed out in the order the tree is first described, which is archive
-//! order, and are kept by path for the life of the mount: a commit that rebuilds an
-//! archive's subtree gives every surviving path its old number, so `ls -i`, `find` and the
-//! kernel's dentries stay valid. Numbers are never reused.
+//! Inode numbers are handed out in the order the tree is first described (archive order
+//! within a folder; an archive that describes its tree folder by folder has a folder's
+//! entries described, and numbered, when someone first looks into it: [`Tree::defer`]),
+//! and are kept by path for the life of the mount: a commit that rebuilds an archive's
+//! subtree gives every surviving path its old number, so `ls -i`, `find` and the kernel's
+//! dentries stay valid. Numbers are never reused.
 //!
 //! A path's number is found by walking the tree (the node already at that place), unless
 //! a rename bound the path to the inode that moved there, as the kernel's dentry did.
