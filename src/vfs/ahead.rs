@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -150,8 +151,16 @@ impl Queue {
     }
 
     /// The next job, waiting for one; `None` once the queue is closed.
+    #[cfg(test)]
     pub fn pop(&self) -> Option<ViewKey> {
+        self.pop_or_idle(Duration::MAX, || {})
+    }
+
+    /// The next job, waiting for one; `None` once the queue is closed. When no job has
+    /// come for `after`, calls `idle` once (with the queue unlocked) before it waits on.
+    pub fn pop_or_idle(&self, after: Duration, mut idle: impl FnMut()) -> Option<ViewKey> {
         let mut jobs = self.inner.lock();
+        let mut idled = false;
         loop {
             if jobs.closed {
                 return None;
@@ -160,7 +169,17 @@ impl Queue {
                 jobs.queued.remove(&key);
                 return Some(key);
             }
-            self.ready.wait(&mut jobs);
+            if idled {
+                self.ready.wait(&mut jobs);
+            } else if self.ready.wait_for(&mut jobs, after).timed_out()
+                && jobs.order.is_empty()
+                && !jobs.closed
+            {
+                drop(jobs);
+                idle();
+                idled = true;
+                jobs = self.inner.lock();
+            }
         }
     }
 

@@ -18,6 +18,13 @@ use super::snapshot::Snapshot;
 use super::tree::{ArchiveId, Node, NodeKind, Origin, Tree};
 use super::{Blob, FileKey};
 
+/// Renders ahead of a reader after which the heap's free memory is given back, once no
+/// job has come for [`IDLE`] (a whole-tree read leaves some 20 MB of its transients in
+/// free lists; giving them back at every pause of a reader would cost a fifth of a cold
+/// read).
+const TRIM_AFTER: usize = 64;
+const IDLE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// What rendering a view gave: its size, or `None` when it could not be rendered (the
 /// reason is in `.shaderfs/errors` already).
 type Rendered = Option<u64>;
@@ -123,11 +130,20 @@ impl Vfs {
             let spawned = std::thread::Builder::new()
                 .name(format!("ahead{n}"))
                 .spawn(move || {
-                    while let Some(key) = queue.pop() {
+                    // Renders leave their transient memory in the heap's free lists:
+                    // once a run of them is over, it goes back to the system.
+                    let mut rendered = 0usize;
+                    let idle = |rendered: &mut usize| {
+                        if std::mem::take(rendered) >= TRIM_AFTER {
+                            super::release_free_memory();
+                        }
+                    };
+                    while let Some(key) = queue.pop_or_idle(IDLE, || idle(&mut rendered)) {
                         match vfs.upgrade() {
                             Some(vfs) => vfs.render_ahead(key),
                             None => return,
                         }
+                        rendered += 1;
                     }
                 });
             match spawned {
