@@ -471,8 +471,10 @@ mod tests {
             pos in 0usize..320,
             width in 0u32..=64,
         ) {
-            // The reader never stands past the end of its input.
-            prop_assume!(pos <= bytes.len() * 8);
+            // The reader never stands past the end of its input (a position drawn past it
+            // wraps, rather than being thrown away: at thousands of cases, proptest gives
+            // up on a test that rejects a third of what it draws).
+            let pos = pos % (bytes.len() * 8 + 1);
             let mut reader = Reader::new(&[0x42, 0x43, 0xC0, 0xDE]).unwrap();
             reader.bytes = &bytes;
             reader.pos = pos;
