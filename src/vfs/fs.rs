@@ -498,13 +498,15 @@ impl Vfs {
     /// cached data and attributes: the `close()` or `rename()` that committed returns only
     /// then, so whoever looks next (`stat`, `read`, another process) sees the commit.
     /// Names are dropped without waiting (the kernel may hold the locks of their folders
-    /// while it waits for this very reply). Called with no lock of the vfs held.
+    /// while it waits for this very reply), after the inodes: when another program's
+    /// change takes 20,000 files out of a folder, the folder lists anew at once, not once
+    /// each name has gone. Called with no lock of the vfs held.
     pub(super) fn settle(&self, inval: Vec<Invalidation>) {
         let (inodes, names): (Vec<_>, Vec<_>) = inval
             .into_iter()
             .partition(|i| matches!(i, Invalidation::Inode(_)));
-        self.send(names);
         if inodes.is_empty() {
+            self.send(names);
             return;
         }
         let (done, wait) = std::sync::mpsc::sync_channel(1);
@@ -515,6 +517,7 @@ impl Vfs {
             }
             None => false,
         };
+        self.send(names);
         // A kernel that cannot answer in this time is stuck elsewhere; the caches still
         // go, only later.
         if notified {

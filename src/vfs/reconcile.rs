@@ -150,6 +150,10 @@ pub(super) fn reconcile(
     for gone in hidden {
         tree.unhide(id, &gone);
     }
+    // What the snapshot no longer has goes in one batch (a folder's entries are rewritten
+    // once, however many of them go).
+    let mut gone: FxHashSet<Ino> = FxHashSet::default();
+    let mut gone_in_order = Vec::new();
     for ino in tree.archive_nodes(id) {
         if ino == root || seen.get(ino as usize) == Some(&true) {
             continue;
@@ -162,7 +166,7 @@ pub(super) fn reconcile(
                 ..
             }
         );
-        if scratch && tree.get(node.parent).is_some() {
+        if scratch && tree.get(node.parent).is_some() && !gone.contains(&node.parent) {
             continue;
         }
         if reading.contains(&ino) {
@@ -172,7 +176,15 @@ pub(super) fn reconcile(
             inval.push(Invalidation::Entry { parent, name });
             continue;
         }
-        detach(tree, ino, &mut touched, &mut inval);
+        gone.insert(ino);
+        gone_in_order.push(ino);
+    }
+    for (_, old) in tree.detach_all(&gone_in_order) {
+        touched.push(old.parent);
+        inval.push(Invalidation::Entry {
+            parent: old.parent,
+            name: old.name.to_string(),
+        });
     }
     if !matches!(change, Change::Load(_)) {
         touched.sort_unstable();
