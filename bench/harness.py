@@ -66,30 +66,36 @@ def mount(source, mnt, opts="ro", tune=""):
     sh(f"{BIN} mount {source} {mnt} -o {opts}", env={"SHADERFS_TUNE": tune})
 
 
+def daemon_pid(mnt):
+    """The pid of the daemon serving `mnt`, from its pid file."""
+    for pid_file in Path("/run/shaderfs").glob("*.pid"):
+        if str(mnt).replace("/", "%2F") in pid_file.name:
+            return int(pid_file.read_text().strip())
+    return None
+
+
+def daemon_status(mnt):
+    """The fields of /proc/PID/status of the daemon serving `mnt` (None without one)."""
+    pid = daemon_pid(mnt)
+    if pid is None:
+        return None
+    status = Path(f"/proc/{pid}/status").read_text()
+    return dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+
+
 def daemon_memory(mnt):
     """RssAnon and RssFile (KiB) of the daemon serving `mnt`."""
-    for pid_file in Path("/run/shaderfs").glob("*.pid"):
-        name = pid_file.name
-        if str(mnt).replace("/", "%2F") in name:
-            pid = pid_file.read_text().strip()
-            status = Path(f"/proc/{pid}/status").read_text()
-            fields = dict(
-                line.split(":", 1) for line in status.splitlines() if ":" in line
-            )
-            kib = lambda k: int(fields[k].split()[0])
-            return kib("RssAnon"), kib("RssFile")
-    return None
+    fields = daemon_status(mnt)
+    if fields is None:
+        return None
+    kib = lambda k: int(fields[k].split()[0])
+    return kib("RssAnon"), kib("RssFile")
 
 
 def daemon_peak_kib(mnt):
     """VmHWM (KiB): the most memory the daemon serving `mnt` has held."""
-    for pid_file in Path("/run/shaderfs").glob("*.pid"):
-        if str(mnt).replace("/", "%2F") in pid_file.name:
-            pid = pid_file.read_text().strip()
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    return None
+    fields = daemon_status(mnt)
+    return None if fields is None else int(fields["VmHWM"].split()[0])
 
 
 def peak_of_command_kib(cmd):
@@ -279,13 +285,6 @@ def grep_views(res, name, source, pattern, glob):
             res.note(f"c. WARNING: grep found {hits_ours} files in the mount, {hits_peer} extracted")
         res.add(f"c. `grep -rl {pattern}` over {glob} of {name} (warm{kind}, {hits_ours} hits)",
                 ours * 1000, "extracted", peer * 1000, target)
-
-
-def daemon_pid(mnt):
-    for pid_file in Path("/run/shaderfs").glob("*.pid"):
-        if str(mnt).replace("/", "%2F") in pid_file.name:
-            return int(pid_file.read_text().strip())
-    return None
 
 
 def cpu_seconds(pid):

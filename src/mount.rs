@@ -640,8 +640,6 @@ pub fn umount(mountpoint: &Path, lazy: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Give the heap's free pages back to the system: loading a database builds its entry
-/// list and index once, and the daemon lives on with what it keeps (RssAnon).
 /// Whether process `pid` exists (it may be another user's: kill then says EPERM).
 fn process_exists(pid: i32) -> bool {
     // SAFETY: kill with signal 0 only checks that the process exists.

@@ -179,7 +179,7 @@ pub(super) fn reconcile(
         gone.insert(ino);
         gone_in_order.push(ino);
     }
-    for (_, old) in tree.detach_all(&gone_in_order) {
+    for old in tree.detach_all(&gone_in_order) {
         touched.push(old.parent);
         inval.push(Invalidation::Entry {
             parent: old.parent,

@@ -442,10 +442,7 @@ impl Tree {
     /// Take `ino` out of the table and out of its parent's entries, leaving the nodes
     /// under it in the table (a rebuild decides about each of them).
     pub fn detach(&mut self, ino: Ino) -> Option<Node> {
-        let node = self.nodes.get_mut(usize::try_from(ino).ok()?)?.take()?;
-        if !self.unbuilt.is_empty() {
-            self.unbuilt.remove(&ino);
-        }
+        let node = self.take(ino)?;
         if let Some(Node {
             kind: NodeKind::Dir { children },
             ..
@@ -488,21 +485,13 @@ impl Tree {
 
     /// [`Tree::detach`] each of `inos`, touching each folder's entries once: taking
     /// 20,000 files out of a folder one at a time moves its entries 20,000 times.
-    pub fn detach_all(&mut self, inos: &[Ino]) -> Vec<(Ino, Node)> {
+    pub fn detach_all(&mut self, inos: &[Ino]) -> Vec<Node> {
         let mut out = Vec::with_capacity(inos.len());
         let mut from: FxHashMap<Ino, rustc_hash::FxHashSet<Ino>> = FxHashMap::default();
         for &ino in inos {
-            let Some(node) = usize::try_from(ino)
-                .ok()
-                .and_then(|slot| self.nodes.get_mut(slot)?.take())
-            else {
-                continue;
-            };
-            if !self.unbuilt.is_empty() {
-                self.unbuilt.remove(&ino);
-            }
+            let Some(node) = self.take(ino) else { continue };
             from.entry(node.parent).or_default().insert(ino);
-            out.push((ino, node));
+            out.push(node);
         }
         for (parent, gone) in from {
             if let Some(Node {
@@ -514,6 +503,16 @@ impl Tree {
             }
         }
         out
+    }
+
+    /// Take `ino` out of the table (and off the deferred folders), leaving its parent's
+    /// entries to the caller.
+    fn take(&mut self, ino: Ino) -> Option<Node> {
+        let node = self.nodes.get_mut(usize::try_from(ino).ok()?)?.take()?;
+        if !self.unbuilt.is_empty() {
+            self.unbuilt.remove(&ino);
+        }
+        Some(node)
     }
 
     /// Every node of one archive.

@@ -128,12 +128,12 @@ impl Database {
                 }
             }
             ["programs", stage, "by-name", name] => {
-                let names = self.group_named(stage).map(|g| self.name_dirs(g));
-                if let Some(k) = names.and_then(|n| n.by_dir.get(name).map(|&k| (n, k))) {
-                    let (names, k) = k;
-                    for i in &names.members[k] {
-                        out.link(format_args!("{i}.dxil"), format!("../../{i}.dxil"));
-                    }
+                let Some(names) = self.group_named(stage).map(|g| self.name_dirs(g)) else {
+                    return out.entries;
+                };
+                let members = names.by_dir.get(name).map(|&k| &names.members[k]);
+                for i in members.into_iter().flatten() {
+                    out.link(format_args!("{i}.dxil"), format!("../../{i}.dxil"));
                 }
             }
             ["effects"] => {
