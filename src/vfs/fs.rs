@@ -360,12 +360,12 @@ impl Vfs {
         ) else {
             return;
         };
-        let entries = self.snapshot(id).archive.entries_in(&tree.path(dir));
-        let many = entries.len() >= LARGE_FOLDER;
-        tree.reserve(entries.len());
-        tree.reserve_children(dir, entries.len());
-        let mut filling = FxHashMap::from_iter([(dir, stamp)]);
-        reconcile::fill(tree, id, entries, &mut filling, false);
+        let path = tree.path(dir);
+        let members = self.snapshot(id).archive.entries_in(&path);
+        let many = members.len() >= LARGE_FOLDER;
+        tree.reserve(members.len());
+        tree.reserve_children(dir, members.len());
+        reconcile::fill_folder(tree, id, dir, &path, members, stamp);
         drop(state);
         if many {
             super::release_free_memory();
@@ -384,7 +384,7 @@ impl Vfs {
         }
         if !filling.is_empty() {
             let entries = self.snapshot(id).archive.entries();
-            reconcile::fill(tree, id, entries, &mut filling, true);
+            reconcile::fill(tree, id, entries, &mut filling);
         }
     }
 

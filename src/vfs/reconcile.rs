@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::fs::Invalidation;
-use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin, Stamp, Tree};
-use super::{ArchiveBytes, Entry, EntryKind, Piece, Rewrite};
+use super::tree::{ArchiveId, Ino, Name, Node, NodeKind, Origin, Stamp, Tree};
+use super::{ArchiveBytes, Entry, EntryKind, Member, Piece, Rewrite};
 
 /// What happened between the tree's snapshot and the new one.
 pub(super) enum Change<'a> {
@@ -144,7 +144,7 @@ pub(super) fn reconcile(
             false => ino,
         };
         detach(tree, ino, &mut touched, &mut inval);
-        tree.insert(ino, node(parent, leaf, id, entry.kind, stamp));
+        tree.insert(ino, node(parent, leaf.into(), id, entry.kind, stamp));
         touched.push(parent);
     }
     for gone in hidden {
@@ -200,16 +200,13 @@ pub(super) fn reconcile(
 }
 
 /// Add the entries of folders whose entries were left out (`filling`, with the time
-/// their entries take) to the tree, as the archive was loaded: each takes a new inode.
-/// With `deep`, a folder among them is filled too (from the same `entries`, which then
-/// describe the whole tree); otherwise it is left out in turn, until someone looks into
-/// it.
+/// their entries take) to the tree, as the archive was loaded: each takes a new inode,
+/// and a folder among them is filled too (from the same `entries`, the whole tree).
 pub(super) fn fill(
     tree: &mut Tree,
     id: ArchiveId,
     entries: Vec<Entry>,
     filling: &mut FxHashMap<Ino, Stamp>,
-    deep: bool,
 ) {
     let mut last_parent: Option<(String, Option<Ino>)> = None;
     for entry in entries {
@@ -229,21 +226,47 @@ pub(super) fn fill(
             continue;
         }
         let dir = matches!(entry.kind, EntryKind::Dir);
-        let Some(ino) = tree.add(node(parent, leaf, id, entry.kind, stamp)) else {
+        let Some(ino) = tree.add(node(parent, leaf.into(), id, entry.kind, stamp)) else {
             continue;
         };
-        match (dir, deep) {
-            (true, true) => {
-                filling.insert(ino, stamp);
-            }
-            (true, false) => tree.defer(ino, stamp),
-            (false, _) => {}
+        if dir {
+            filling.insert(ino, stamp);
+        }
+    }
+}
+
+/// Add the entries of folder `dir` (at `path`, its entries left out until now) to the
+/// tree as they are in the archive, each with a new inode and the time `stamp`; its
+/// folders are left out in turn, until someone looks into them.
+pub(super) fn fill_folder(
+    tree: &mut Tree,
+    id: ArchiveId,
+    dir: Ino,
+    path: &str,
+    members: Vec<Member>,
+    stamp: Stamp,
+) {
+    let hidden = |tree: &Tree, name: &str| match path.is_empty() {
+        true => tree.is_hidden(id, name),
+        false => tree.is_hidden(id, &format!("{path}/{name}")),
+    };
+    let any_hidden = tree.hidden().next().is_some();
+    for Member { name, kind } in members {
+        if any_hidden && hidden(tree, &name) {
+            continue;
+        }
+        let folder = matches!(kind, EntryKind::Dir);
+        let Some(ino) = tree.add(node(dir, name, id, kind, stamp)) else {
+            continue;
+        };
+        if folder {
+            tree.defer(ino, stamp);
         }
     }
 }
 
 /// A new node for an archive's entry.
-fn node(parent: Ino, leaf: &str, id: ArchiveId, kind: EntryKind, stamp: Stamp) -> Node {
+fn node(parent: Ino, name: Name, id: ArchiveId, kind: EntryKind, stamp: Stamp) -> Node {
     let kind = match kind {
         EntryKind::Dir => NodeKind::Dir {
             children: Default::default(),
@@ -267,7 +290,7 @@ fn node(parent: Ino, leaf: &str, id: ArchiveId, kind: EntryKind, stamp: Stamp) -
     };
     Node {
         parent,
-        name: leaf.into(),
+        name,
         archive: Some(id),
         kind,
         stamp,

@@ -7,8 +7,9 @@
 //! program names, the effects' folder names); the whole tree is the same answers walked
 //! from the root ([`crate::vfs::walk_folders`]).
 
+use compact_str::ToCompactString;
 use rustc_hash::FxHashMap;
-use std::fmt::{self, Write};
+use std::fmt;
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -16,7 +17,7 @@ use super::effect::Decoded;
 use super::read::{group_dir, GROUPS, STAGES};
 use super::{key, Database, View};
 use crate::vfs::name::Namer;
-use crate::vfs::{Entry, EntryKind};
+use crate::vfs::{EntryKind, Member};
 
 /// The views of a program that links point at, by extension.
 const LINKED: [&str; 2] = ["dxil", "ll"];
@@ -97,10 +98,9 @@ impl Database {
 
     /// The entries directly in `folder` ("" for the root), in archive order; none for a
     /// path that is not a folder of the tree.
-    pub(super) fn folder(&self, folder: &str) -> Vec<Entry> {
+    pub(super) fn folder(&self, folder: &str) -> Vec<Member> {
         let parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
         let mut out = Folder {
-            path: folder,
             entries: Vec::new(),
         };
         match parts[..] {
@@ -155,6 +155,7 @@ impl Database {
     /// its `by-name/` folder.
     fn stage_folder(&self, g: usize, out: &mut Folder) {
         let group = &self.index.groups[g];
+        out.entries.reserve_exact(3 * group.programs.len() + 2);
         for (i, p) in group.programs.iter().enumerate() {
             let record = Some(p.offset..p.bindings().end);
             let size = Some(p.container().len() as u64);
@@ -284,27 +285,20 @@ impl Database {
 }
 
 /// The entries of one folder as they are described.
-struct Folder<'a> {
-    path: &'a str,
-    entries: Vec<Entry>,
+struct Folder {
+    entries: Vec<Member>,
 }
 
-impl Folder<'_> {
-    /// The path of `name` in this folder, written once into a string of its size.
-    fn join(&self, name: impl fmt::Display) -> String {
-        let mut path = String::with_capacity(self.path.len() + 24);
-        if !self.path.is_empty() {
-            path.push_str(self.path);
-            path.push('/');
-        }
-        let _ = write!(path, "{name}");
-        path
+impl Folder {
+    /// `name` as the folder holds it: inline, as every name here is short.
+    fn name(name: impl fmt::Display) -> crate::vfs::tree::Name {
+        name.to_compact_string()
     }
 
     fn dir(&mut self, name: impl fmt::Display) {
-        let path = self.join(name);
-        self.entries.push(Entry {
-            path,
+        let name = Self::name(name);
+        self.entries.push(Member {
+            name,
             kind: EntryKind::Dir,
         });
     }
@@ -322,9 +316,9 @@ impl Folder<'_> {
         writable: bool,
         source: Option<Range<usize>>,
     ) {
-        let path = self.join(name);
-        self.entries.push(Entry {
-            path,
+        let name = Self::name(name);
+        self.entries.push(Member {
+            name,
             kind: EntryKind::File {
                 key: key(view),
                 size,
@@ -335,9 +329,9 @@ impl Folder<'_> {
     }
 
     fn link(&mut self, name: impl fmt::Display, target: String) {
-        let path = self.join(name);
-        self.entries.push(Entry {
-            path,
+        let name = Self::name(name);
+        self.entries.push(Member {
+            name,
             kind: EntryKind::Symlink { target },
         });
     }
