@@ -540,7 +540,8 @@ fn corpus_asm_wine_refuses() {
 /// wraps onto (`//    default_VS.hlsl`). The bytes do not keep it, so no listing made
 /// from them can show it.
 fn is_command_line(line: &str, previous_was: bool) -> bool {
-    line.starts_with("//   fxc ") || (previous_was && line.starts_with("//    "))
+    line.strip_prefix("//")
+        .is_some_and(|t| super::ctab::is_command_line(t, previous_was))
 }
 
 /// `fxc-listings/`: the disassembly of each shader is what fxc printed for it, line for

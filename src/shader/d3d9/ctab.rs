@@ -34,7 +34,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-pub use listing::{HeaderError, GENERATED_BY};
+pub use listing::{is_command_line, is_section_title, HeaderError, GENERATED_BY};
 
 /// `'CTAB'` as the first payload DWORD of the comment that holds the table (§10.1).
 pub const CTAB_FOURCC: u32 = u32::from_le_bytes(*b"CTAB");

@@ -163,6 +163,50 @@ pub fn is_direct3d8_style(shader: &Shader) -> bool {
         })
 }
 
+/// The wording of the [`notes`], `{}` where a value goes: a Direct3D 8-style vs_1_1, a
+/// register or the slot count beyond the model's guaranteed minimum, a dependent read
+/// deeper than the model allows without a capability.
+const NOTES: [&str; 4] = [
+    "Direct3D 8-style {}: no dcl. Its inputs are bound by the vertex declaration \
+     (D3DVSD_REG), as Direct3D 8 did; Direct3D 9 needs a dcl_* line for each \
+     (dcl_position v0, ...).",
+    "Needs {} >= {}: it uses {}, and {} guarantees {}.",
+    "Needs {} >= {}: it uses {} instruction slots, and {} guarantees {}.",
+    "Needs {}: it has a dependent texture read of order {}, and {} without it allows order {}.",
+];
+
+/// A note of [`NOTES`] with its values.
+fn note(template: &str, values: &[&dyn std::fmt::Display]) -> String {
+    let mut out = String::new();
+    for (i, piece) in template.split("{}").enumerate() {
+        if let Some(v) = i.checked_sub(1).and_then(|i| values.get(i)) {
+            out.push_str(&v.to_string());
+        }
+        out.push_str(piece);
+    }
+    out
+}
+
+/// Whether `text` is one of the [`notes`], whatever its values: the assembler does not keep
+/// these lines above the version line as comments, even once they no longer hold.
+pub fn is_note(text: &str) -> bool {
+    NOTES.iter().any(|template| {
+        let pieces: Vec<&str> = template.split("{}").collect();
+        let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+        let Some(mut rest) = text.strip_prefix(first).and_then(|r| r.strip_suffix(last)) else {
+            return false;
+        };
+        // Each value is some text; the pieces between them come in order.
+        for piece in &pieces[1..pieces.len() - 1] {
+            match rest.get(1..).and_then(|r| r.find(piece)) {
+                Some(at) => rest = &rest[1 + at + piece.len()..],
+                None => return false,
+            }
+        }
+        !rest.is_empty()
+    })
+}
+
 /// Lines for the top of the disassembly, about what the listing cannot say: that a vs_1_1 is
 /// Direct3D 8-style, and each device capability the shader needs beyond the minimum every
 /// device of its model has (the limits table's [`Cap`](super::limits::Cap)s).
@@ -170,11 +214,7 @@ pub fn notes(shader: &Shader) -> Vec<String> {
     let v = shader.version;
     let mut out = Vec::new();
     if is_direct3d8_style(shader) {
-        out.push(format!(
-            "Direct3D 8-style {v}: no dcl. Its inputs are bound by the vertex declaration \
-             (D3DVSD_REG), as Direct3D 8 did; Direct3D 9 needs a dcl_* line for each \
-             (dcl_position v0, ...)."
-        ));
+        out.push(note(NOTES[0], &[&v]));
     }
     let Some(lim) = limits::limits(v) else {
         return out;
@@ -199,11 +239,9 @@ pub fn notes(shader: &Shader) -> Vec<String> {
                 .const_bank()
                 .map_or_else(|| register_name(file.ty, n, v), |_| Some(format!("c{n}")))
                 .unwrap_or_else(|| n.to_string());
-            out.push(format!(
-                "Needs {} >= {}: it uses {name}, and {v} guarantees {}.",
-                cap.name,
-                n + 1,
-                cap.guaranteed
+            out.push(note(
+                NOTES[1],
+                &[&cap.name, &(n + 1), &name, &v, &cap.guaranteed],
             ));
         }
     }
@@ -211,19 +249,16 @@ pub fn notes(shader: &Shader) -> Vec<String> {
         let u = slot_usage(shader);
         let total = u.texture + u.arithmetic + u.flow;
         if total > cap.guaranteed {
-            out.push(format!(
-                "Needs {} >= {total}: it uses {total} instruction slots, and {v} guarantees {}.",
-                cap.name, cap.guaranteed
+            out.push(note(
+                NOTES[2],
+                &[&cap.name, &total, &total, &v, &cap.guaranteed],
             ));
         }
     }
     if let Some((limit, Some(cap))) = lim.dependent_reads {
         let order = super::rules::dependent_read_order(shader);
         if order > limit {
-            out.push(format!(
-                "Needs {cap}: it has a dependent texture read of order {order}, and {v} \
-                 without it allows order {limit}."
-            ));
+            out.push(note(NOTES[3], &[&cap, &order, &v, &limit]));
         }
     }
     out
@@ -762,6 +797,35 @@ mod tests {
             listing.contains("// Needs D3DPS20CAPS_NODEPENDENTREADLIMIT: "),
             "{listing}"
         );
+    }
+
+    /// Every note, whatever its values, reads as a note (the assembler does not keep one
+    /// above the version line as a comment); a comment that only starts like one does not.
+    #[test]
+    fn notes_are_recognised_whatever_their_values() {
+        let texts = [
+            "vs_1_1\nm4x4 oPos, v0, c0",
+            "vs_2_0\ndcl_position v0\nmov r0, c297\nadd oPos, v0, r0",
+            "ps_2_x\ndcl t0\ndcl_2d s0\ntexld r0, t0, s0\ntexld r1, r0, s0\n\
+             texld r2, r1, s0\ntexld r3, r2, s0\ntexld r4, r3, s0\nmov oC0, r4",
+        ];
+        for text in texts {
+            let shader = bytecode::parse(&assemble_unvalidated(text).unwrap()).unwrap();
+            let notes = notes(&shader);
+            assert!(!notes.is_empty(), "{text}");
+            assert!(notes.iter().all(|n| is_note(n)), "{notes:?}");
+        }
+        assert!(is_note(
+            "Needs D3DCAPS9.MaxVertexShaderConst >= 300: it uses c299, and vs_2_0 guarantees 256."
+        ));
+        for not in [
+            "Needs more work",
+            "Needs X >= : it uses c1, and vs_2_0 guarantees 256.",
+            "Direct3D 8-style: no dcl.",
+            "",
+        ] {
+            assert!(!is_note(not), "{not}");
+        }
     }
 
     /// A vs_1_1 written for Direct3D 8 (no dcl) is named as such, refused for Direct3D 9
