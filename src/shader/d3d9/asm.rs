@@ -5,8 +5,8 @@
 //! Accepted beyond the disassembler's own output:
 //! * `vs_1_1`/`vs.1.1`, `ps_2_a`/`ps_2_b`/`vs_2_a` (as 2_x); any case; any whitespace.
 //! * `//` and `;` line comments, `/* */` block comments (Wine runs a C preprocessor first);
-//!   a `/*` that is never closed is an error. Comments after the version line are kept
-//!   (see [Comments](#comments)).
+//!   a `/*` that is never closed is an error. Comments are kept (see
+//!   [Comments](#comments)).
 //! * Preprocessor lines: `\` line continuation, object-like `#define NAME text` (expanded
 //!   in later lines), `#undef`, `#ifdef`/`#ifndef`/`#else`/`#endif`, and `#line`/`#pragma`
 //!   (ignored). `#include` is refused: there is no include handler.
@@ -28,7 +28,8 @@
 //!
 //! # Comments
 //! Every comment written after the version line is stored where it stands in the token
-//! stream, as a comment block the runtime skips: a [`UserComment`] (FourCC `'SFCM'`, then
+//! stream, and every comment above it right after the version token, as a comment block
+//! the runtime skips: a [`UserComment`] (FourCC `'SFCM'`, then
 //! a DWORD with the placement and the text's length in bytes, then the text in UTF-8,
 //! NUL-padded). [`super::disasm`] prints it back as the same text at the same place, so
 //! text → bytes → text → bytes gives the same bytes twice. One block per line:
@@ -44,10 +45,17 @@
 //! * The version line's comment after the code goes after the version token — after the
 //!   CTAB comment when one follows it, so that a table the `.sdp` view inserts there (it
 //!   keeps the old table when the new text has none) leaves the comment on the version line.
+//! * A line above the version line with a comment and nothing else, and what precedes the
+//!   code of the version line: the whole line, in a block after the version token (after
+//!   the CTAB comment when that comes first), [`Placement::Top`] or
+//!   [`Placement::AboveVersion`] by where it stands among the notes and the header
+//!   (`preamble.rs` says which lines above the version line are the disassembler's).
 //! * `\` continuations are joined first: a continued line comes back as one line.
 //!
-//! Not stored as comments: everything above the version line (the disassembler's notes
-//! and header, or another compiler's), blank lines, comments on
+//! Not stored as comments: the disassembler's notes and the constant-table header above
+//! the version line (fxc's command line in it too; a line of the user's inside one of its
+//! sections is read as the table, so is an error where it does not read), blank lines,
+//! comments on
 //! preprocessor lines and in branches `#ifdef` leaves out, the data comments, and the two
 //! lines the disassembler writes about the shader: `// approximately N instruction slots
 //! used …` and `// '…' with an encoding that has no asm spelling:`. A comment longer than
@@ -62,9 +70,10 @@ use super::bytecode::{
 };
 use super::ctab::{ConstantTable, CTAB_FOURCC, GENERATED_BY, MAX_COMMENT_DWORDS};
 use super::disasm::{
-    dcl_uses_usage, is_generated_comment, COMMENT_BLOCK, RAW_TOKENS, TRAILING_DATA,
+    self, dcl_uses_usage, is_generated_comment, COMMENT_BLOCK, RAW_TOKENS, TRAILING_DATA,
 };
 use super::opcodes::{self, Controls, Layout, OpcodeInfo, COMPARISONS};
+use super::preamble::{self, AboveLine, LeadingComment};
 use super::registers::{parse_register_prefix, RegisterType, CONST_BANK_SIZE, MAX_NUMBER};
 use super::syntax::{
     parse_mask, parse_swizzle, source_modifier, RESULT_MODIFIERS, SAMPLER_TYPES, SHIFTS, USAGES,
@@ -150,12 +159,10 @@ fn assemble_with(
         column: 1,
         message: "no shader version line (e.g. vs_1_1, ps.2.0)".into(),
     })?;
-    asm.table_from_header(version)?;
-    let mut out: Vec<u8> = Vec::with_capacity(4 * (asm.dwords.len() + 2));
-    out.extend_from_slice(&version.token().to_le_bytes());
-    for d in asm.dwords.iter().chain([&END_TOKEN]).chain(&asm.trailing) {
-        out.extend_from_slice(&d.to_le_bytes());
-    }
+    let above = preamble::read(&asm.above);
+    asm.table_from_header(version, &above.header)?;
+    asm.keep_leading(version, &above.comments)?;
+    let out = asm.bytes(version);
     let shader =
         bytecode::parse(&out).map_err(|e| asm.error_at_offset(e.offset(), e.to_string()))?;
     if let Some(level) = level {
@@ -620,13 +627,62 @@ struct Assembler {
     deferred: Option<Vec<u32>>,
     /// Store the comments of the text, and read the constant table from its header.
     keep_comments: bool,
-    /// The `//` lines above the version line: (line, text after `//`).
-    header: Vec<(usize, String)>,
+    /// The lines above the version line (none when comments are not kept).
+    above: Vec<AboveLine>,
     /// The payload of the first CTAB `comment-block` of the text, and its line.
     ctab_block: Option<(Vec<u32>, usize)>,
 }
 
 impl Assembler {
+    /// The shader assembled so far.
+    fn bytes(&self, version: Version) -> Vec<u8> {
+        let mut out: Vec<u8> = Vec::with_capacity(4 * (self.dwords.len() + 2));
+        out.extend_from_slice(&version.token().to_le_bytes());
+        for d in self.dwords.iter().chain([&END_TOKEN]).chain(&self.trailing) {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        out
+    }
+
+    /// Stores the user's comments above the version line right after the version token,
+    /// or after the CTAB comment when that comes first (`preamble.rs`).
+    fn keep_leading(
+        &mut self,
+        version: Version,
+        comments: &[LeadingComment],
+    ) -> Result<(), AsmError> {
+        if comments.is_empty() {
+            return Ok(());
+        }
+        let shader = bytecode::parse(&self.bytes(version))
+            .map_err(|e| self.error_at_offset(e.offset(), e.to_string()))?;
+        let notes_or_header = disasm::prints_notes_or_header(&shader);
+        let mut blocks = Vec::new();
+        for c in comments {
+            let placement = c.placement(notes_or_header);
+            blocks.extend(user_block(placement, &(c.column, c.text.clone()), c.line)?);
+        }
+        let at = match self.dwords.as_slice() {
+            [token, CTAB_FOURCC, ..] => {
+                let len = ((token >> 16) & 0x7FFF) as usize;
+                let plain = *token == COMMENT_TOKEN | (len as u32) << 16;
+                if plain && len < self.dwords.len() {
+                    1 + len
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        };
+        for l in &mut self.locations {
+            if l.0 >= 4 * (1 + at) {
+                l.0 += 4 * blocks.len();
+            }
+        }
+        self.dwords.splice(at..at, blocks);
+        Ok(())
+    }
+
     fn error_at_offset(&self, offset: usize, message: String) -> AsmError {
         let (line, column) = self
             .locations
@@ -683,10 +739,8 @@ impl Assembler {
             }
             return Ok(());
         }
-        if self.version.is_none() && code.is_empty() {
-            if let Some((_, text)) = &line.comment {
-                self.header.push((line.line, text.clone()));
-            }
+        if self.version.is_none() && code.is_empty() && self.keep_comments {
+            self.above.push(above_line(line));
         }
         if !code.is_empty() {
             if !self.trailing.is_empty() {
@@ -696,6 +750,14 @@ impl Assembler {
             match self.version {
                 None => {
                     self.version = Some(parse_version(code, line.line, column)?);
+                    if let Some((column, text)) = &kept.own_line {
+                        self.above.push(AboveLine {
+                            line: line.line,
+                            column: *column,
+                            slashes: None,
+                            comment: Some(text.clone()),
+                        });
+                    }
                     if let Some(c) = &kept.after_code {
                         self.deferred = Some(user_block(Placement::AfterCode, c, line.line)?);
                     }
@@ -745,11 +807,15 @@ impl Assembler {
     /// The constant table the header above the version line describes (see
     /// `ctab/listing.rs`), stored right after the version token as fxc stores it, unless
     /// the text holds a CTAB `comment-block`, which then must describe the same table.
-    fn table_from_header(&mut self, version: Version) -> Result<(), AsmError> {
+    fn table_from_header(
+        &mut self,
+        version: Version,
+        header: &[(usize, String)],
+    ) -> Result<(), AsmError> {
         if !self.keep_comments {
             return Ok(());
         }
-        let texts: Vec<&str> = self.header.iter().map(|(_, t)| t.as_str()).collect();
+        let texts: Vec<&str> = header.iter().map(|(_, t)| t.as_str()).collect();
         let line_of = |i: usize, header: &[(usize, String)]| header.get(i).map_or(1, |h| h.0);
         let parsed = ConstantTable::from_listing(&texts, version.token());
         let Some(at) = texts.iter().position(|t| {
@@ -758,7 +824,7 @@ impl Assembler {
         }) else {
             return Ok(());
         };
-        let start = line_of(at, &self.header);
+        let start = line_of(at, header);
         if let Some((block, line)) = &self.ctab_block {
             // The block is the table. A header that no longer describes it was edited (or
             // the block was): say so rather than drop the edit. A header as the
@@ -798,6 +864,19 @@ impl Assembler {
                     ),
                 ));
             }
+            // A line the header does not read and the table's header does not have was
+            // written in the header: it would be lost.
+            if let (false, Err(_), Some(i)) = (printed, &parsed, not_in(&listing, &texts)) {
+                return Err(err(
+                    line_of(i, header),
+                    1,
+                    format!(
+                        "this line is inside the constant-table header, which shows the table \
+                         of the CTAB comment-block at line {line}, and is not a line of it: it \
+                         cannot be kept there ({COMMENTS_GO})"
+                    ),
+                ));
+            }
             return Ok(());
         }
         let table = match parsed {
@@ -805,9 +884,13 @@ impl Assembler {
             Ok(None) => return Ok(()),
             Err(e) => {
                 return Err(err(
-                    line_of(e.line, &self.header),
+                    line_of(e.line, header),
                     1,
-                    format!("the constant-table header: {}", e.message),
+                    format!(
+                        "the constant-table header: {} (the header is read as the table; \
+                         {COMMENTS_GO})",
+                        e.message
+                    ),
                 ))
             }
         };
@@ -878,6 +961,48 @@ impl Assembler {
         }
         Ok(())
     }
+}
+
+/// Where a comment goes that was written inside the constant-table header, which is read
+/// as the table, not as comments.
+const COMMENTS_GO: &str = "a comment of yours goes above the header, or below it after a blank \
+                           line";
+
+/// The index of the first of `texts` (header lines, the text after `//`) that is not a line
+/// of `listing` (a table's header, without `// `), in order.
+fn not_in(listing: &[String], texts: &[&str]) -> Option<usize> {
+    let mut rest = listing.iter();
+    texts.iter().position(|t| {
+        let t = t.strip_prefix(' ').unwrap_or(t);
+        !rest.any(|l| l == t)
+    })
+}
+
+/// A line above the version line, as [`preamble::read`] sorts it.
+fn above_line(line: &Line) -> AboveLine {
+    let own = line.kept.own_line.as_ref();
+    let pure = own.is_some_and(|(_, t)| t.trim_start().starts_with("//"));
+    AboveLine {
+        line: line.line,
+        column: own.map_or(1, |(c, _)| *c),
+        slashes: line
+            .comment
+            .as_ref()
+            .filter(|_| pure)
+            .map(|(_, t)| t.clone()),
+        comment: own.map(|(_, t)| t.clone()),
+    }
+}
+
+/// The lines of `text` as the assembler reads them above a version line, for the
+/// disassembler to check what it prints there; `None` when a line holds code or a `/*`
+/// stays open.
+pub(crate) fn read_above(text: &str) -> Option<Vec<AboveLine>> {
+    let lines = preprocess(text).ok()?;
+    lines
+        .iter()
+        .map(|l| l.code.trim().is_empty().then(|| above_line(l)))
+        .collect()
 }
 
 /// The comment block holding a comment of the text: its token and payload.
@@ -1711,6 +1836,8 @@ mod tests {
         assert_eq!(
             kept,
             [
+                (Placement::AboveVersion, "/* block".to_string()),
+                (Placement::AboveVersion, " comment */".to_string()),
                 (Placement::AfterCode, " ; x".to_string()),
                 (Placement::AfterCode, " // y".to_string())
             ]
@@ -1734,8 +1861,8 @@ mod tests {
 
     #[test]
     fn which_comments_are_kept_and_how() {
-        use Placement::{AfterCode, OwnLine};
-        let text = "// header line, regenerated\n/* also */ ps_2_0 /* v */\n\n  // own\n\
+        use Placement::{AboveVersion, AfterCode, OwnLine};
+        let text = "// above the version line\n/* also */ ps_2_0 /* v */\n\n  // own\n\
                     /* open\n\n  close */ mov r0, /* inner */ c0 ;tail \n\
                     #define X 1 // on a directive\n#ifdef NOPE\n// left out\n#endif\n\
                     // approximately 1 instruction slots used (0 texture, 1 arithmetic)\n\
@@ -1745,6 +1872,8 @@ mod tests {
         assert_eq!(
             kept(text),
             [
+                (AboveVersion, "// above the version line".to_string()),
+                (AboveVersion, "/* also */".to_string()),
                 after(" /* v */"),
                 own("  // own"),
                 own("/* open"),
@@ -1775,6 +1904,14 @@ mod tests {
         );
         let e = assemble_unvalidated(&long).unwrap_err();
         assert_eq!((e.line, e.column), (3, 7), "{e}");
+        assert!(e.message.contains("comment block holds at most"), "{e}");
+        // Above the version line too.
+        let above = format!(
+            "\n  ;{}\nvs_1_1\nnop",
+            "x".repeat(UserComment::MAX_TEXT_BYTES)
+        );
+        let e = assemble_unvalidated(&above).unwrap_err();
+        assert_eq!((e.line, e.column), (2, 3), "{e}");
         assert!(e.message.contains("comment block holds at most"), "{e}");
     }
 

@@ -319,6 +319,13 @@ pub enum Placement {
     /// After the instruction (or version) just before it, on that line (the text starts
     /// with whatever separated it from the code).
     AfterCode = 1,
+    /// On a line of its own above the version line, before the notes and the
+    /// constant-table header the disassembler prints there. The block follows the version
+    /// token (and the CTAB comment right after it), since no comment may come before it.
+    Top = 2,
+    /// On a line of its own above the version line, after those notes and that header (or
+    /// anywhere above it when the disassembler prints neither). Stored as [`Self::Top`].
+    AboveVersion = 3,
 }
 
 /// A comment written in the asm text, kept in the bytecode as a comment block:
@@ -366,6 +373,8 @@ impl UserComment {
         let placement = match header & 0xFF {
             0 => Placement::OwnLine,
             1 => Placement::AfterCode,
+            2 => Placement::Top,
+            3 => Placement::AboveVersion,
             _ => return None,
         };
         let len = (header >> 8) as usize;

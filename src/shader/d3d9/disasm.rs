@@ -48,28 +48,36 @@
 //!
 //! # Comments
 //! The notes and the header above the version line, and the slot count after the body,
-//! are the disassembler's own: the assembler stores none of them as a comment. The comments a user wrote in the body are stored by
-//! [`super::asm`] as [`UserComment`] blocks (FourCC `'SFCM'`), and print back as the
-//! text they hold: an [`OwnLine`](Placement::OwnLine) block as that exact line (the
-//! user's indentation, not ours), an [`AfterCode`](Placement::AfterCode) block appended to
-//! the instruction or version line before it (`    mul r0, r0, c0 // tweak`). A block is
-//! printed so only where the assembler reads the line back to the same block: an
-//! after-code block needs an instruction line (or the version line, with only CTAB
-//! comments between) that has no comment yet, and a `/* */` that user lines open must
-//! close before the next line the disassembler writes. Anywhere else, and for any block
-//! that does not follow the [`UserComment`] layout to the bit, the block is a
-//! `comment-block` like any other, so the bytes still come back exactly.
+//! are the disassembler's own: the assembler stores none of them as a comment. The comments
+//! a user wrote are stored by [`super::asm`] as [`UserComment`] blocks (FourCC `'SFCM'`),
+//! and print back as the text they hold: an [`OwnLine`](Placement::OwnLine) block as that
+//! exact line (the user's indentation, not ours), an [`AfterCode`](Placement::AfterCode)
+//! block appended to the instruction or version line before it (`    mul r0, r0, c0 //
+//! tweak`), the blocks right after the version token (and its CTAB comment) that were
+//! written above the version line as those lines: a [`Top`](Placement::Top) block above the
+//! notes and the header, an [`AboveVersion`](Placement::AboveVersion) block after them,
+//! right above the version line (a blank line under the header keeps it out of the
+//! header). A block is printed so only where the assembler reads the line back to the
+//! same block: an after-code block needs an instruction line (or the version line, with
+//! only CTAB comments between) that has no comment yet, a `/* */` that user lines open
+//! must close before the next line the disassembler writes, and the lines above the
+//! version line must read back, all of them, as those comments in those places (a
+//! [`Top`](Placement::Top) block in a listing with neither notes nor header does not).
+//! Anywhere else, and for any block that does not follow the [`UserComment`] layout to the
+//! bit, the block is a `comment-block` like any other, so the bytes still come back
+//! exactly.
 
 use std::fmt::Write;
 use std::ops::Range;
 
-use super::asm::{read_line, KeptComments};
+use super::asm::{read_above, read_line, KeptComments};
 use super::bytecode::{
     self, BytecodeError, Comment, Instruction, Item, Param, Placement, Shader, ShaderKind,
     UserComment, Version,
 };
 use super::ctab::{ConstantTable, CTAB_FOURCC};
 use super::opcodes::{Controls, Layout, COMPARISONS, TEXLD_VARIANTS};
+use super::preamble;
 use super::registers::{register_name, RegisterType};
 use super::syntax::{
     format_g, format_mask, format_swizzle, RESULT_MODIFIERS, SAMPLER_TYPES, SHIFTS,
@@ -97,35 +105,26 @@ pub fn disassemble(bytes: &[u8]) -> Result<String, BytecodeError> {
 /// Disassembles a parsed shader.
 pub fn disassemble_shader(shader: &Shader) -> String {
     let v = shader.version;
-    let mut out = String::new();
-    for note in validate::notes(shader) {
-        let _ = writeln!(out, "// {note}");
-    }
+    let notes = validate::notes(shader);
     let header = ctab_header(shader);
-    match &header {
-        Some(h) => {
-            out.push('\n');
-            for line in &h.lines {
-                if line.is_empty() {
-                    out.push_str("//\n");
-                } else {
-                    let _ = writeln!(out, "// {line}");
-                }
-            }
-            if h.has_constants {
-                out.push('\n');
-            }
-        }
-        None if !out.is_empty() => out.push('\n'),
-        None => {}
+    let notes_or_header = !notes.is_empty() || header.is_some();
+    // The user's comments above the version line follow the version token, or the CTAB
+    // comment that follows it.
+    let first = usize::from(matches!(shader.items.first(), Some(Item::Comment(c)) if is_ctab(c)));
+    let mut leading = leading_comments(&shader.items[first..], notes_or_header);
+    let mut out = preamble_text(&notes, header.as_ref(), &leading);
+    if !leading.is_empty() && !reads_back(&out, &leading, notes_or_header) {
+        leading.clear();
+        out = preamble_text(&notes, header.as_ref(), &leading);
     }
+    let above = first..first + leading.len();
     let omitted = header.as_ref().and_then(|h| h.exact.then_some(h.item));
     let mut body = Listing::new(out);
     body.version_line(&format!("    {v}"));
     let mut depth = 0usize;
     for (i, item) in shader.items.iter().enumerate() {
         match item {
-            Item::Comment(_) if omitted == Some(i) => {}
+            Item::Comment(_) if omitted == Some(i) || above.contains(&i) => {}
             Item::Comment(c) => match c.user_comment() {
                 Some(user) => body.user(c, user, shader.items.get(i + 1)),
                 None if c.is_plain() => body.data(COMMENT_BLOCK, &c.payload, is_ctab(c)),
@@ -175,6 +174,85 @@ pub fn disassemble_shader(shader: &Shader) -> String {
     out.push('\n');
     out.push_str(&slot_footer(shader));
     out
+}
+
+/// Whether the disassembly of `shader` has notes or a constant-table header above the
+/// version line (where a [`Placement::Top`] comment goes above them).
+pub(crate) fn prints_notes_or_header(shader: &Shader) -> bool {
+    !validate::notes(shader).is_empty() || ctab_header(shader).is_some()
+}
+
+/// The user's comments above the version line, from the items after the version token
+/// (and the CTAB comment that may come first): the run of [`Placement::Top`] blocks, while
+/// there are notes or a header to print them above, then of
+/// [`Placement::AboveVersion`] blocks.
+fn leading_comments(items: &[Item], notes_or_header: bool) -> Vec<UserComment> {
+    let mut above = false;
+    items
+        .iter()
+        .map_while(|item| {
+            let Item::Comment(c) = item else { return None };
+            let user = c.user_comment()?;
+            match user.placement {
+                Placement::Top if notes_or_header && !above => Some(user),
+                Placement::AboveVersion => {
+                    above = true;
+                    Some(user)
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// What the listing has above the version line: the user's [`Placement::Top`] comments,
+/// the notes, the constant-table header, the user's [`Placement::AboveVersion`] comments.
+fn preamble_text(notes: &[String], header: Option<&Header>, leading: &[UserComment]) -> String {
+    let mut out = String::new();
+    let (top, above): (Vec<_>, Vec<_>) =
+        leading.iter().partition(|c| c.placement == Placement::Top);
+    for c in top {
+        let _ = writeln!(out, "{}", c.text);
+    }
+    for note in notes {
+        let _ = writeln!(out, "// {note}");
+    }
+    match header {
+        Some(h) => {
+            out.push('\n');
+            for line in &h.lines {
+                if line.is_empty() {
+                    out.push_str("//\n");
+                } else {
+                    let _ = writeln!(out, "// {line}");
+                }
+            }
+            // A blank line ends the header, so the comments below are not read into it.
+            if h.has_constants || !above.is_empty() {
+                out.push('\n');
+            }
+        }
+        None if !notes.is_empty() => out.push('\n'),
+        None => {}
+    }
+    for c in above {
+        let _ = writeln!(out, "{}", c.text);
+    }
+    out
+}
+
+/// Whether the assembler reads `preamble` back to the comments `leading`, each with its
+/// placement.
+fn reads_back(preamble: &str, leading: &[UserComment], notes_or_header: bool) -> bool {
+    let Some(lines) = read_above(preamble) else {
+        return false;
+    };
+    let read = preamble::read(&lines).comments;
+    read.len() == leading.len()
+        && read
+            .iter()
+            .zip(leading)
+            .all(|(r, c)| r.text == c.text && r.placement(notes_or_header) == c.placement)
 }
 
 /// The header of a shader's constant table (the first CTAB comment, the one D3DX reads).
@@ -310,6 +388,8 @@ impl<'a> Listing<'a> {
         let printed = match user.placement {
             Placement::OwnLine => self.own_line(c, &user.text),
             Placement::AfterCode => self.after_code(c, &user.text, next),
+            // Above the version line only where `leading_comments` finds it.
+            Placement::Top | Placement::AboveVersion => false,
         };
         if !printed {
             self.data(COMMENT_BLOCK, &c.payload, false);
