@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use shaderfs::archive::sdp::read;
+use shaderfs::shader::d3d9::bytecode;
 use shaderfs::shader::d3d9::ctab::ConstantTable;
 
-use crate::support::{package_record, package_setup, sh, Mount, PackageSetup};
+use crate::support::{package_record, package_setup, run, sh, shaderfs, Mount, PackageSetup};
 
 fn setup() -> Option<PackageSetup> {
     package_setup("shaderpackage007.sdp")
@@ -185,6 +186,75 @@ fn asm_saved_by_sed_vim_cp_redirection_truncate_and_rename() {
             .len(),
         s.shaders.len()
     );
+}
+
+/// What a modder writes above the version line of an `asm/` view (a note at the top of the
+/// file, another right above `vs_2_0`) is still there after the save, a remount and an
+/// unchanged save, and the package checks clean.
+#[test]
+fn asm_comments_above_the_version_line_survive_save_and_remount() {
+    let Some(s) = setup() else { return };
+    let m = Mount::new(&s.package, &s.mnt, &[]);
+    let (name, asm) = target(&s, &m);
+    let original_text = fs::read_to_string(&asm).unwrap();
+    let original_code = package_record(&s.package, &name);
+    assert!(original_text.contains("\n    vs_2_0\n"), "{original_text}");
+
+    let (code, _, err) = sh(&format!(
+        "sed -i -e '1i ; night level: fog off' -e 's|^    vs_2_0$|// was c8, now c12\\n    vs_2_0|' {}",
+        asm.display()
+    ));
+    assert_eq!(code, 0, "{err}");
+    let shown = fs::read_to_string(&asm).unwrap();
+    assert!(shown.starts_with("; night level: fog off\n"), "{shown}");
+    assert!(
+        shown.contains("\n// was c8, now c12\n    vs_2_0\n"),
+        "{shown}"
+    );
+    // Nothing else of the listing moved.
+    let without =
+        shown
+            .replacen("; night level: fog off\n", "", 1)
+            .replacen("// was c8, now c12\n", "", 1);
+    assert_eq!(without, original_text);
+
+    // The package holds the shader as it was, with the two comments and the same table.
+    let stored = package_record(&s.package, &name);
+    let mut shader = bytecode::parse(&stored).unwrap();
+    let comments: Vec<String> = shader
+        .comments()
+        .filter_map(|c| c.user_comment())
+        .map(|c| c.text)
+        .collect();
+    assert_eq!(comments, ["; night level: fog off", "// was c8, now c12"]);
+    shader
+        .items
+        .retain(|i| !matches!(i, bytecode::Item::Comment(c) if c.user_comment().is_some()));
+    assert_eq!(shader.encode(), original_code);
+    assert_eq!(
+        ConstantTable::from_bytecode(&stored).unwrap(),
+        ConstantTable::from_bytecode(&original_code).unwrap()
+    );
+
+    // Saved again unchanged: the same bytes.
+    let (code, _, err) = sh(&format!(
+        "sed -i 's/^    vs_2_0$/    vs_2_0/' {}",
+        asm.display()
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(package_record(&s.package, &name), stored);
+    m.unmount();
+
+    let m = Mount::new(&s.package, &s.mnt, &["-o", "ro"]);
+    assert_eq!(
+        fs::read_to_string(m.path(&format!("asm/{name}.asm"))).unwrap(),
+        shown
+    );
+    m.unmount();
+    let out = run(shaderfs().arg("check").arg(&s.package));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains(": ok ("), "{said}");
 }
 
 #[test]
