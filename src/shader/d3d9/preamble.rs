@@ -86,7 +86,7 @@ pub(crate) fn read(lines: &[AboveLine]) -> Preamble {
             .filter(|t| t.starts_with(GENERATED_BY))?;
         let before = (0..g).rev().find(|&i| !is_other_comment(&lines[i]));
         let after = (g + 1..lines.len()).find(|&i| !is_other_comment(&lines[i]));
-        (blank(before) && blank(after)).then(|| (before, g, after))
+        (blank(before) && blank(after)).then_some((before, g, after))
     });
     let (header, after_generated_by) = match framing {
         Some((Some(before), g, Some(after))) => (before..header_end(lines, g), after),
