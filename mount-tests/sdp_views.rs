@@ -130,7 +130,7 @@ fn target(s: &PackageSetup, m: &Mount) -> (String, PathBuf) {
 }
 
 #[test]
-fn asm_saved_by_sed_vim_cp_redirection_truncate_and_rename() {
+fn asm_saved_by_sed_vim_cp_redirection_truncate_rename_patch_and_perl() {
     let Some(s) = setup() else { return };
     let m = Mount::new(&s.package, &s.mnt, &[]);
     let (name, asm) = target(&s, &m);
@@ -154,6 +154,9 @@ fn asm_saved_by_sed_vim_cp_redirection_truncate_and_rename() {
         ("truncate and append", format!("t=$(sed 's/^    def c1, .*/    def c1, 16, 0, 0, 0/' {a}); truncate -s 0 {a} && printf '%s\\n' \"$t\" >> {a}", a = asm.display())),
         ("atomic save", format!("sed 's/^    def c1, .*/    def c1, 17, 0, 0, 0/' {a} > {d}/.edit.tmp && mv {d}/.edit.tmp {a}", a = asm.display(), d = asm.parent().unwrap().display())),
         ("rename aside", format!("mv {a} {a}~ && sed 's/^    def c1, .*/    def c1, 18, 0, 0, 0/' {a}~ > {a} && rm {a}~", a = asm.display())),
+        ("patch", format!("sed 's/^    def c1, .*/    def c1, 19, 0, 0, 0/' {a} > /tmp/shaderfs-patch.asm; diff -u {a} /tmp/shaderfs-patch.asm > /tmp/shaderfs.patch; patch {a} < /tmp/shaderfs.patch", a = asm.display())),
+        // perl warns and exits 0 when it cannot make its temporary: the content tells.
+        ("perl -pi", format!("perl -pi -e 's/^    def c1, .*/    def c1, 20, 0, 0, 0/' {}", asm.display())),
     ];
     for (i, (how, script)) in cases.iter().enumerate() {
         let (code, _, err) = sh(script);

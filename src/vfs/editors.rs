@@ -23,8 +23,10 @@ use super::{Edit, ViewError};
 /// Whether `name` is one editors and tools give their temporary, swap and backup files:
 /// hidden names (vim's `.X.swp`, rsync's `.X.Ab12Cd`, GIO's `.goutputstream-*`), backups
 /// (`X~`, `#X#`, `.bak`, `.orig`), vim's write test `4913`, `sed -i`'s `sedAb12Cd`,
-/// `mktemp`'s and Python's `tmp*`, and the suffixes of atomic-save libraries (`.tmp`,
-/// `.new`, JetBrains' `___jb_tmp___`). Such names live in memory for the mount's life.
+/// `perl -i`'s `XXAb12Cd`, GNU patch's `X.oAb12Cd`, gawk's `X.gawk.Ab12Cd`, dos2unix's
+/// `d2utmpAb12Cd`, `mktemp`'s and Python's `tmp*`, and the suffixes of atomic-save
+/// libraries (`.tmp`, `.new`, JetBrains' `___jb_tmp___`). Such names live in memory for
+/// the mount's life.
 pub fn is_scratch_name(name: &str) -> bool {
     const SUFFIXES: [&str; 12] = [
         "~",
@@ -45,14 +47,28 @@ pub fn is_scratch_name(name: &str) -> bool {
         && lower.as_bytes()[lower.len() - 4] == b'.'
         && lower[lower.len() - 3..].starts_with("sw")
         && lower.as_bytes()[lower.len() - 1].is_ascii_lowercase();
-    let sed = name.len() == 9
-        && name.starts_with("sed")
-        && name[3..].bytes().all(|b| b.is_ascii_alphanumeric());
+    // What mkstemp makes of a template: the six X at its end become letters and digits.
+    let mkstemp = |prefix: &str| {
+        name.len() == prefix.len() + 6
+            && name.starts_with(prefix)
+            && name[prefix.len()..]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric())
+    };
+    // A temporary beside `X`, named `X` and a tool's mark, then mkstemp's six.
+    let beside = |mark: &str| {
+        let Some(stem) = name.len().checked_sub(6).and_then(|i| name.get(..i)) else {
+            return false;
+        };
+        stem.len() > mark.len() && stem.ends_with(mark) && mkstemp(stem)
+    };
+    let tools = ["sed", "XX", "d2utmp", "u2dtmp"].iter().any(|p| mkstemp(p))
+        || [".o", ".gawk."].iter().any(|m| beside(m));
     name.starts_with('.')
         || SUFFIXES.iter().any(|s| lower.ends_with(s))
         || (name.starts_with('#') && name.ends_with('#'))
         || vim_swap
-        || sed
+        || tools
         || lower.starts_with("tmp")
         || (!name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()))
 }
@@ -415,6 +431,10 @@ mod tests {
             ".goutputstream-ABC123",
             "X.json___jb_tmp___",
             "P0.json.new",
+            "X.vso.asm.o4kgFyZ",
+            "XX2rDijT",
+            "X.asm.gawk.Ab12Cd",
+            "d2utmpAb12Cd",
         ] {
             assert!(is_scratch_name(name), "{name}");
         }
@@ -425,6 +445,11 @@ mod tests {
             "readme",
             "sed",
             "sedish.txt",
+            "XX",
+            "XXL.vso",
+            "o4kgFyZ",
+            "X.vso.o4kgFy",
+            "X.vso.o4kg-yZ",
         ] {
             assert!(!is_scratch_name(name), "{name}");
         }
