@@ -234,3 +234,70 @@ fn a_full_size_replacement_costs_about_a_copy() {
     // Generous: debug builds on a shared machine. The release figure is in the report.
     assert!(replaced.as_secs_f64() < 60.0, "{replaced:?}");
 }
+
+/// The archive file's identity: a commit replaces it (a new file renamed over it).
+fn file_identity(path: &Path) -> (u64, std::time::SystemTime) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(path).unwrap();
+    (meta.ino(), meta.modified().unwrap())
+}
+
+#[test]
+fn rsync_restores_a_tree_and_saves_that_change_nothing_leave_the_archive() {
+    if !can_mount() {
+        return;
+    }
+    if corpus("dxil").is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let awc = tmp.path().join("sga_win32_60_final.awc");
+    gen_sgd2(&awc, &["--programs-per-stage", "6"]).unwrap();
+    let original = fs::read(&awc).unwrap();
+    let m = Mount::new(&awc, &tmp.path().join("mnt"), &[]);
+    let pixel = m.path("programs/pixel").display().to_string();
+    let backup = tmp.path().join("backup");
+    let (code, _, err) = sh(&format!("rsync -a {pixel}/ {}/", backup.display()));
+    assert_eq!(code, 0, "rsync out: {err}");
+
+    // A program replaced, then the folder restored from the copy: rsync renames its
+    // temporaries over the program and over its read-only views (which by then show the
+    // restored program again), and sets their times.
+    let (code, _, err) = sh(&format!("cp {pixel}/3.dxil {pixel}/1.dxil"));
+    assert_eq!(code, 0, "cp: {err}");
+    assert!(fs::read(&awc).unwrap() != original);
+    let (code, _, err) = sh(&format!("rsync -a {}/ {pixel}/", backup.display()));
+    assert_eq!(code, 0, "rsync back: {err}");
+    assert!(
+        fs::read(&awc).unwrap() == original,
+        "the database is as it was"
+    );
+    let (code, changed, err) = sh(&format!("rsync -ai {}/ {pixel}/", backup.display()));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(changed, "", "a second rsync finds nothing to do");
+    let (code, _, err) = sh(&format!("diff -r {} {pixel}", backup.display()));
+    assert_eq!(code, 0, "{err}");
+
+    // Saves that change nothing leave the archive's file alone: an editor writing back
+    // what it read, sed -i that matched nothing (also on a read-only view, which it
+    // replaces by a rename), cp of the same bytes.
+    let before = file_identity(&awc);
+    for script in [
+        format!("sed -i 's/no such text/x/' {pixel}/2.json {pixel}/2.ll"),
+        format!("cp {}/2.dxil {pixel}/2.dxil", backup.display()),
+        format!("cat {pixel}/4.dxil > {pixel}/4.dxil.tmp && mv {pixel}/4.dxil.tmp {pixel}/4.dxil"),
+    ] {
+        let (code, _, err) = sh(&script);
+        assert_eq!(code, 0, "{script}: {err}");
+        assert_eq!(file_identity(&awc), before, "{script} rewrote the database");
+    }
+    // A rename over a read-only view that would change it is still refused.
+    fs::write(tmp.path().join("other.json"), b"{}\n").unwrap();
+    let (code, _, err) = sh(&format!(
+        "cp {} {pixel}/.x.tmp && mv {pixel}/.x.tmp {pixel}/2.json",
+        tmp.path().join("other.json").display()
+    ));
+    assert_ne!(code, 0, "a different 2.json was taken");
+    assert!(err.contains("Operation not permitted"), "{err}");
+    assert!(fs::read(&awc).unwrap() == original);
+}

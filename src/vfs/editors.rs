@@ -8,6 +8,8 @@
 //! - `mv` from another file system removes the target, then creates it and writes it. A
 //!   view the archive cannot lose alone is hidden in the same way; a member is removed,
 //!   and takes its old place when it is created again.
+//! - A temporary renamed over a file holding what the archive already holds changes
+//!   nothing, even over a read-only view (`rsync` restoring a tree): no commit.
 //! - A new name is a member where the format accepts it, a scratch file (in memory, never
 //!   in the archive) when it is one of the names editors and tools use for their
 //!   temporaries ([`is_scratch_name`]), and refused with EPERM otherwise, with the reason
@@ -19,6 +21,7 @@ use super::handles::Opened;
 use super::name;
 use super::tree::{Ino, NodeKind, Origin, Tree};
 use super::{Edit, ViewError};
+use std::time::SystemTime;
 
 /// Whether `name` is one editors and tools give their temporary, swap and backup files:
 /// hidden names (vim's `.X.swp`, rsync's `.X.Ab12Cd`, GIO's `.goutputstream-*`), backups
@@ -254,6 +257,9 @@ impl Vfs {
         let NodeKind::File { origin, buffer, .. } = &node.kind else {
             return Err(libc::EPERM);
         };
+        // Times set on the file before it is renamed (`rsync`, `cp -p` through a
+        // temporary) go with it, as they go with an inode.
+        let times = node.overrides.as_deref().map(|o| (o.atime, o.mtime));
         if !self.writable(id) {
             return Err(libc::EROFS);
         }
@@ -301,6 +307,18 @@ impl Vfs {
             tree.bind_path(id, &to_path, ino);
         };
         match (&origin, &target_origin) {
+            // A copy of what the archive already holds renamed over the file: `sed -i`
+            // that matched nothing, an editor saving what it read, `rsync` restoring a
+            // tree (whose read-only views follow from the files it restored before
+            // them). The archive does not change; the file takes the copy's times.
+            (Origin::Scratch | Origin::Pending, Some(Origin::Archive { .. }))
+                if target_ino.is_some_and(|t| self.holds_already(t, &data, epoch)) =>
+            {
+                let target = target_ino.ok_or(libc::ENOENT)?;
+                self.keep_file_as(id, target, ino, &from_path, &to_path)?;
+                self.keep_times(ino, times);
+                Ok(())
+            }
             // An editor's temporary file saved over a file of the archive: a save of it.
             (Origin::Scratch | Origin::Pending, Some(Origin::Archive { key, .. })) => {
                 let edit = Edit::Write {
@@ -311,7 +329,9 @@ impl Vfs {
                     tree.remove(ino);
                     tree.unhide(id, &to_path);
                     rebind(tree);
-                })
+                })?;
+                self.keep_times(ino, times);
+                Ok(())
             }
             (Origin::Scratch | Origin::Pending, _) if member.is_ok() => {
                 let edit = Edit::Create {
@@ -401,6 +421,61 @@ impl Vfs {
     }
 
     /// The key of an archive file by its path, hidden or not.
+    /// After a rename whose copy changes nothing: the kernel now gives the file's name
+    /// to the copy's inode `ino`, so the file moves to that number (readers of `file`'s
+    /// old number keep reading what they opened) and the copy is gone.
+    fn keep_file_as(
+        &self,
+        id: usize,
+        file: Ino,
+        ino: Ino,
+        from_path: &str,
+        to_path: &str,
+    ) -> Result<(), Errno> {
+        let mut state = self.state.write();
+        let Some(shown) = state.tree.get(file) else {
+            return Err(libc::ENOENT);
+        };
+        let NodeKind::File { origin, .. } = &shown.kind else {
+            return Err(libc::EISDIR);
+        };
+        let moved = super::tree::Node {
+            parent: shown.parent,
+            name: shown.name.clone(),
+            archive: shown.archive,
+            kind: NodeKind::File {
+                origin: origin.clone(),
+                buffer: None,
+                writers: 0,
+            },
+            stamp: shown.stamp,
+            overrides: shown.overrides.clone(),
+        };
+        state.tree.remove(ino);
+        state.tree.retire(file);
+        self.keep_retired(&mut state, id, None);
+        state.tree.unbind_path(id, from_path);
+        state.tree.insert(ino, moved);
+        state.tree.bind_path(id, to_path, ino);
+        drop(state);
+        self.send(vec![super::fs::Invalidation::Inode(ino)]);
+        Ok(())
+    }
+
+    /// Give file `ino` the access and modification `times` a file renamed onto it had
+    /// been given.
+    fn keep_times(&self, ino: Ino, times: Option<(Option<SystemTime>, Option<SystemTime>)>) {
+        let Some((atime, mtime)) = times else { return };
+        let mut state = self.state.write();
+        if let Some(node) = state.tree.get_mut(ino) {
+            let overrides = node.overrides.get_or_insert_with(Default::default);
+            overrides.atime = atime.or(overrides.atime);
+            overrides.mtime = mtime.or(overrides.mtime);
+        }
+        drop(state);
+        self.send(vec![super::fs::Invalidation::Inode(ino)]);
+    }
+
     fn key_of(&self, id: usize, path: &str) -> Option<super::FileKey> {
         self.snapshot(id)
             .archive

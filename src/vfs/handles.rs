@@ -136,6 +136,51 @@ impl Vfs {
         self.produce(shown)
     }
 
+    /// Whether the archive on disk already holds exactly `data` as file `ino`, whatever
+    /// a writer has in hand, in the snapshot and epoch the caller's content was taken
+    /// from: a save of it would change nothing (an editor writing back what it read, `sed -i`
+    /// that matched nothing, `rsync` restoring what is there).
+    pub(super) fn holds_already(&self, ino: Ino, data: &[u8], epoch: u64) -> bool {
+        // What the mount shows counts only if it is still what the disk holds: an
+        // archive another program changed is looked at again (and the save refused).
+        let archive = self.state.read().tree.get(ino).and_then(|n| n.archive);
+        match archive.map(|id| self.refresh(id)) {
+            Some(super::snapshot::OnDisk::Unchanged) => {}
+            _ => return false,
+        }
+        let shown = {
+            let state = self.state.read();
+            let Some(node) = state.tree.get(ino) else {
+                return false;
+            };
+            let (Some(id), NodeKind::File { origin, .. }) = (node.archive, &node.kind) else {
+                return false;
+            };
+            let Origin::Archive { key, .. } = origin else {
+                return false;
+            };
+            if self.epoch(id) != epoch {
+                return false;
+            }
+            let snap = self.snapshot(id);
+            let generation = snap.generation;
+            let path = state.tree.path(ino);
+            (
+                id,
+                generation,
+                Shown::Render {
+                    id,
+                    snap,
+                    key: *key,
+                    path,
+                },
+            )
+        };
+        let (id, generation, shown) = shown;
+        let same = self.produce(shown).is_ok_and(|b| b.as_slice() == data);
+        same && self.snapshot(id).generation == generation && self.epoch(id) == epoch
+    }
+
     pub fn open(&self, ino: Ino, flags: i32) -> Result<Opened, Errno> {
         let access = flags & libc::O_ACCMODE;
         let writes = access == libc::O_WRONLY || access == libc::O_RDWR;

@@ -164,20 +164,11 @@ impl Vfs {
         if data.is_empty() {
             return Ok(());
         }
-        let (dir, leaf) = split_path(&path);
-        let edit = match origin {
-            Origin::Archive { key, .. } => Edit::Write {
-                key,
-                data: &data[..],
-            },
-            _ => Edit::Create {
-                dir,
-                name: leaf,
-                data: &data[..],
-                position: self.removed.lock().get(&(id, path.clone())).copied(),
-            },
+        let result = match self.holds_already(ino, &data, epoch) {
+            // Nothing to write: the archive stays byte for byte as it is.
+            true => Ok(()),
+            false => self.commit_content(id, origin, &path, &data, epoch),
         };
-        let result = self.commit(id, &path, &edit, Some(epoch), |_| {});
         // Whatever the outcome, this content has had its answer: it is not retried.
         let mut state = self.state.write();
         if let Some(NodeKind::File {
@@ -190,6 +181,29 @@ impl Vfs {
             }
         }
         result
+    }
+
+    /// Commit `data` as the file at `path` of archive `id` (of `origin`), taken from the
+    /// archive at `epoch`.
+    fn commit_content(
+        &self,
+        id: ArchiveId,
+        origin: Origin,
+        path: &str,
+        data: &[u8],
+        epoch: u64,
+    ) -> Result<(), Errno> {
+        let (dir, leaf) = split_path(path);
+        let edit = match origin {
+            Origin::Archive { key, .. } => Edit::Write { key, data },
+            _ => Edit::Create {
+                dir,
+                name: leaf,
+                data,
+                position: self.removed.lock().get(&(id, path.to_string())).copied(),
+            },
+        };
+        self.commit(id, path, &edit, Some(epoch), |_| {})
     }
 
     /// Commit `edit` to archive `id` (protocol step 3), then bring its subtree in line.
