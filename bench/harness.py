@@ -387,9 +387,22 @@ def write_back(res, sdp, gta):
         shutil.copy(same_kind[1 + i % (len(same_kind) - 1)], new)
         ours.append(timed(f"cp {new} {target}"))
         peer.append(timed(f"cp {pkg} {pkg}.copy && sync {pkg}.copy"))
+    # A script's edit that finds nothing to change in most files: sed -i over every asm
+    # view, matching nothing (each file is written to a temporary and renamed back).
+    copy = WORK / "write" / "asm-copy"
+    sh(f"rm -rf {copy} && cp -r {mnt}/asm {copy}")
+    views = len(list(copy.iterdir()))
+    before = pkg.stat()
+    nothing = "sed -i 's/no such text/x/' {d}/*.asm"
+    ours_sed = median([timed(nothing.format(d=f"{mnt}/asm")) for _ in range(RUNS)])
+    peer_sed = median([timed(nothing.format(d=copy)) for _ in range(RUNS)])
+    if (pkg.stat().st_ino, pkg.stat().st_mtime_ns) != (before.st_ino, before.st_mtime_ns):
+        res.note("d. WARNING: sed -i matching nothing rewrote the package")
     unmount(mnt)
     res.add(f"d. replace one shader in a {pkg.stat().st_size // 1024} KiB .sdp (close = durable)",
             median(ours) * 1000, "one copy of the package + sync", median(peer) * 1000, 1.5)
+    res.add(f"d. `sed -i` matching nothing over the package's {views} asm views (writable mount)",
+            ours_sed * 1000, "the same over a copy of them on disk", peer_sed * 1000)
 
     db = WORK / "write" / "gta.awc"
     shutil.copy(gta, db)
