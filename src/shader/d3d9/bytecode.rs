@@ -324,7 +324,8 @@ pub enum Placement {
     /// token (and the CTAB comment right after it), since no comment may come before it.
     Top = 2,
     /// On a line of its own above the version line, after those notes and that header (or
-    /// anywhere above it when the disassembler prints neither). Stored as [`Self::Top`].
+    /// anywhere above it when the disassembler prints neither). Its block sits where
+    /// [`Self::Top`]'s does, after the version token.
     AboveVersion = 3,
 }
 
