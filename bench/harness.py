@@ -321,6 +321,11 @@ def protocol_floor(res, gta):
         before = cpu_seconds(pid)
         ours = median([open_close(folder, names) for _ in range(RUNS)])
         after = cpu_seconds(pid)
+        if opts == "rw":
+            # The same requests when nothing crosses between CPUs: what a queue per CPU
+            # (FUSE over io_uring) would leave of them.
+            one_cpu = on_one_cpu(pid, lambda: median([open_close(folder, names)
+                                                      for _ in range(RUNS)]))
         unmount(mnt)
         res.add(f"i. open + close of a file, {label} ({len(names)} JSON views, warm)", ours,
                 "the extracted folder", peer, unit="us")
@@ -329,6 +334,65 @@ def protocol_floor(res, gta):
             user, system = ((a - b) * 1e6 / opened for a, b in zip(after, before))
             res.note(f"i. {label}: the daemon spent {user:.1f} us of user and {system:.1f} us of "
                      f"kernel CPU per open and close (an OPEN and a RELEASE request)")
+        if opts == "rw" and one_cpu is not None:
+            res.add(f"i. open + close of a file, writable mount, the reader and the daemon on "
+                    f"one CPU ({len(names)} JSON views, warm)", one_cpu,
+                    "the extracted folder", peer, unit="us")
+    across, within = pipe_round_trip()
+    res.note(f"i. a pipe round trip between two processes: {across:.1f} us between the two CPUs, "
+             f"{within:.1f} us on one (what waking a process on the other CPU costs here)")
+
+
+def on_one_cpu(pid, measure):
+    """`measure()` with this process and every thread of daemon `pid` on CPU 0; None where
+    there is one CPU or affinity cannot be set."""
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2 or 0 not in cpus:
+        return None
+    threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    try:
+        for t in threads:
+            os.sched_setaffinity(t, {0})
+        os.sched_setaffinity(0, {0})
+        return measure()
+    except OSError:
+        return None
+    finally:
+        os.sched_setaffinity(0, cpus)
+        for t in threads:
+            try:
+                os.sched_setaffinity(t, cpus)
+            except OSError:
+                pass
+
+
+def pipe_round_trip(rounds=20000):
+    """Microseconds for one byte to go to a child process and back, with the child on the
+    other CPU and on the same one (median of RUNS each)."""
+    def once(child_cpu):
+        a, b = os.pipe(), os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.sched_setaffinity(0, {child_cpu})
+            for _ in range(rounds):
+                os.write(b[1], os.read(a[0], 1))
+            os._exit(0)
+        cpus = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {0})
+        time.sleep(0.05)
+        start = time.perf_counter()
+        for _ in range(rounds):
+            os.write(a[1], b"x")
+            os.read(b[0], 1)
+        took = time.perf_counter() - start
+        os.sched_setaffinity(0, cpus)
+        os.waitpid(pid, 0)
+        for fd in (*a, *b):
+            os.close(fd)
+        return took / rounds * 1e6
+    other = 1 if len(os.sched_getaffinity(0)) > 1 else 0
+    return (median([once(other) for _ in range(RUNS)]),
+            median([once(0) for _ in range(RUNS)]))
 
 
 def growth(res, gta):
