@@ -145,7 +145,13 @@ pub fn walk_folders(archive: &dyn Archive) -> Vec<Entry> {
         for Member { name, kind } in archive.entries_in(dir) {
             let path = match dir.is_empty() {
                 true => name.into_string(),
-                false => format!("{dir}/{name}"),
+                false => {
+                    let mut path = String::with_capacity(dir.len() + 1 + name.len());
+                    path.push_str(dir);
+                    path.push('/');
+                    path.push_str(&name);
+                    path
+                }
             };
             let sub = matches!(kind, EntryKind::Dir).then(|| path.clone());
             out.push(Entry { path, kind });

@@ -133,7 +133,7 @@ impl Database {
                 };
                 let members = names.by_dir.get(name).map(|&k| &names.members[k]);
                 for i in members.into_iter().flatten() {
-                    out.link(format_args!("{i}.dxil"), format!("../../{i}.dxil"));
+                    out.link(numbered(*i as usize, "dxil"), format!("../../{i}.dxil"));
                 }
             }
             ["effects"] => {
@@ -161,16 +161,16 @@ impl Database {
             let size = Some(p.container().len() as u64);
             let dxil = View::ProgramDxil { group: g, index: i };
             out.file(
-                format_args!("{i}.dxil"),
+                numbered(i, "dxil"),
                 dxil,
                 size,
                 self.writable,
                 record.clone(),
             );
             let json = View::ProgramJson { group: g, index: i };
-            out.file(format_args!("{i}.json"), json, None, false, record.clone());
+            out.file(numbered(i, "json"), json, None, false, record.clone());
             let ir = View::ProgramIr { group: g, index: i };
-            out.file(format_args!("{i}.ll"), ir, None, false, record);
+            out.file(numbered(i, "ll"), ir, None, false, record);
         }
         let index = View::StageIndex { group: g };
         out.file("index.json", index, None, false, self.group_records(g));
@@ -234,7 +234,7 @@ impl Database {
                 if let Some(s) = stage_of(stage) {
                     for (k, program) in e.list(bytes, s).enumerate() {
                         for ext in LINKED {
-                            out.link(format_args!("{k}.{ext}"), program_link(4, s, program, ext));
+                            out.link(numbered(k, ext), program_link(4, s, program, ext));
                         }
                     }
                 }
@@ -282,6 +282,15 @@ impl Database {
             _ => {}
         }
     }
+}
+
+/// `N.ext`, written without the formatting machinery (a stage folder of the ten-times
+/// database names 227,822 files so).
+fn numbered(n: usize, ext: &str) -> crate::vfs::tree::Name {
+    let mut name = n.to_compact_string();
+    name.push('.');
+    name.push_str(ext);
+    name
 }
 
 /// The entries of one folder as they are described.
