@@ -106,3 +106,56 @@ fn foreground_unmounts_cleanly_and_umount_z_detaches() {
     drop(open);
     std::mem::forget(m);
 }
+
+/// The lines `scripts/setup` prints for a new user to try on the mounted example.
+fn setup_suggestions() -> Vec<String> {
+    let script = fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/setup")).unwrap();
+    let start = script.find("is mounted:").expect("setup's message");
+    let message = &script[start..script[start..].find("\nMSG").unwrap() + start];
+    message
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .map(|l| l.split("   #").next().unwrap().trim().to_string())
+        .collect()
+}
+
+#[test]
+fn what_setup_suggests_works_on_the_example() {
+    if !crate::support::can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let package = tmp.path().join("shaderpackage-example.sdp");
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/shaderpackage-example.sdp"
+    );
+    fs::copy(example, &package).unwrap();
+    let before = fs::read(&package).unwrap();
+    let m = Mount::new(&package, &tmp.path().join("mnt"), &[]);
+    let suggestions = setup_suggestions();
+    assert!(suggestions.len() >= 4, "{suggestions:?}");
+    for line in &suggestions {
+        if line.starts_with("shaderfs umount") {
+            continue;
+        }
+        let line = line.replace("example/mnt", &m.dir.display().to_string());
+        let (code, out, err) = sh(&line);
+        assert_eq!(code, 0, "{line}: {err}");
+        if !line.starts_with("sed -i") {
+            assert!(!out.trim().is_empty(), "{line} printed nothing");
+        }
+    }
+    // The edit it suggests is one: the package changed, and still checks.
+    m.unmount();
+    assert!(
+        fs::read(&package).unwrap() != before,
+        "the suggested edit changed nothing"
+    );
+    let check = run(shaderfs().arg("check").arg(&package));
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+}
