@@ -45,6 +45,8 @@
 //! 10. `truncate(path, 0)` with no writer empties the file (rule 3); to any other length,
 //!     it is a save, committed or refused at once.
 //! 11. Listings and `index.json` agree with the model.
+//! 12. A save of what a shown file of the archive already holds is no commit: the archive
+//!     file stays as it is, and a removed member keeps its place (rule 7).
 //!
 //! Where the specification is silent, the model says:
 //! - a refusal is heard by every writer's `close()` until the content changes (the
@@ -847,6 +849,13 @@ impl Model {
     /// Save `data` into the file at `path` (a file of the archive, shown or hidden, or a
     /// new member).
     fn save(&mut self, path: &str, data: &[u8]) -> Result<(), Errno> {
+        // A save of what a shown file of the archive already holds changes nothing: no
+        // commit, so a removed member keeps its place.
+        let shown_member = archive_file(path)
+            .is_some_and(|(_, name)| self.index_of(name).is_some() && !self.hidden.contains(path));
+        if shown_member && self.committed(path) == data {
+            return Ok(());
+        }
         let edit = match archive_file(path) {
             None => return Err(libc::EPERM),
             Some((item, name)) => match self.index_of(name) {
@@ -1768,10 +1777,13 @@ impl Run {
             || self.model.hidden.contains(to)
             || Model::accepts(dir, leaf);
         if saves {
-            let result = if to == "index.json" {
-                Err(libc::EPERM)
-            } else {
-                self.model.save(to, &data)
+            let result = match to == "index.json" {
+                // A copy of what it shows is taken, changing nothing; another is refused.
+                true if !self.model.hidden.contains(to) && self.model.committed(to) == data => {
+                    Ok(())
+                }
+                true => Err(libc::EPERM),
+                false => self.model.save(to, &data),
             };
             match result {
                 Ok(()) => {
@@ -2301,4 +2313,31 @@ fn the_test_format_reads_what_it_writes() {
     assert_eq!(from_hex(b"6162\n").unwrap(), b"ab");
     assert!(from_hex(b"616").is_err());
     assert!(parse(b"nope").is_err());
+}
+
+/// A save that changes nothing is no commit: a removed member still comes back in its
+/// place, and a copy of `index.json` renamed over it is taken, where another is refused.
+#[test]
+fn a_save_that_changes_nothing_is_no_commit() {
+    let m = Mount::new(&[member("c", b"ab"), member("a", b"hello")]);
+    m.unlink("items/c.dat").unwrap();
+    let hex = m.cat("hex/a.hex").unwrap();
+    let w = m.open("hex/a.hex", libc::O_WRONLY | libc::O_TRUNC).unwrap();
+    m.write(w, 0, &hex).unwrap();
+    m.close(w).unwrap();
+    let w = m.create("items/c.dat").unwrap();
+    m.write(w, 0, b"ab").unwrap();
+    m.close(w).unwrap();
+    assert_eq!(m.on_disk(), vec![member("c", b"ab"), member("a", b"hello")]);
+
+    let index = m.cat("index.json").unwrap();
+    let w = m.create("items/sedAb12Cd").unwrap();
+    m.write(w, 0, &index).unwrap();
+    m.close(w).unwrap();
+    m.rename("items/sedAb12Cd", "index.json").unwrap();
+    assert_eq!(m.cat("index.json").unwrap(), index);
+    let w = m.create("items/sedAb12Cd").unwrap();
+    m.write(w, 0, b"{}").unwrap();
+    m.close(w).unwrap();
+    assert_eq!(m.rename("items/sedAb12Cd", "index.json"), Err(libc::EPERM));
 }
