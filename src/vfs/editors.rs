@@ -315,9 +315,7 @@ impl Vfs {
                 if target_ino.is_some_and(|t| self.holds_already(t, &data, epoch)) =>
             {
                 let target = target_ino.ok_or(libc::ENOENT)?;
-                self.keep_file_as(id, target, ino, &from_path, &to_path)?;
-                self.keep_times(ino, times);
-                Ok(())
+                self.keep_file_as(id, target, ino, &from_path, &to_path, times)
             }
             // An editor's temporary file saved over a file of the archive: a save of it.
             (Origin::Scratch | Origin::Pending, Some(Origin::Archive { key, .. })) => {
@@ -420,10 +418,10 @@ impl Vfs {
         }
     }
 
-    /// The key of an archive file by its path, hidden or not.
     /// After a rename whose copy changes nothing: the kernel now gives the file's name
-    /// to the copy's inode `ino`, so the file moves to that number (readers of `file`'s
-    /// old number keep reading what they opened) and the copy is gone.
+    /// to the copy's inode `ino`, so the file moves to that number with the copy's
+    /// `times` (readers of `file`'s old number keep reading what they opened) and the
+    /// copy is gone.
     fn keep_file_as(
         &self,
         id: usize,
@@ -431,6 +429,7 @@ impl Vfs {
         ino: Ino,
         from_path: &str,
         to_path: &str,
+        times: Times,
     ) -> Result<(), Errno> {
         let mut state = self.state.write();
         let Some(shown) = state.tree.get(file) else {
@@ -439,7 +438,7 @@ impl Vfs {
         let NodeKind::File { origin, .. } = &shown.kind else {
             return Err(libc::EISDIR);
         };
-        let moved = super::tree::Node {
+        let mut moved = super::tree::Node {
             parent: shown.parent,
             name: shown.name.clone(),
             archive: shown.archive,
@@ -451,6 +450,7 @@ impl Vfs {
             stamp: shown.stamp,
             overrides: shown.overrides.clone(),
         };
+        take_times(&mut moved, times);
         state.tree.remove(ino);
         state.tree.retire(file);
         self.keep_retired(&mut state, id, None);
@@ -464,18 +464,17 @@ impl Vfs {
 
     /// Give file `ino` the access and modification `times` a file renamed onto it had
     /// been given.
-    fn keep_times(&self, ino: Ino, times: Option<(Option<SystemTime>, Option<SystemTime>)>) {
-        let Some((atime, mtime)) = times else { return };
-        let mut state = self.state.write();
-        if let Some(node) = state.tree.get_mut(ino) {
-            let overrides = node.overrides.get_or_insert_with(Default::default);
-            overrides.atime = atime.or(overrides.atime);
-            overrides.mtime = mtime.or(overrides.mtime);
+    fn keep_times(&self, ino: Ino, times: Times) {
+        if times.is_none() {
+            return;
         }
-        drop(state);
+        if let Some(node) = self.state.write().tree.get_mut(ino) {
+            take_times(node, times);
+        }
         self.send(vec![super::fs::Invalidation::Inode(ino)]);
     }
 
+    /// The key of an archive file by its path, hidden or not.
     fn key_of(&self, id: usize, path: &str) -> Option<super::FileKey> {
         self.snapshot(id)
             .archive
@@ -486,6 +485,17 @@ impl Vfs {
                 _ => None,
             })
     }
+}
+
+/// The access and modification times set on a file, which go with it when it is renamed.
+type Times = Option<(Option<SystemTime>, Option<SystemTime>)>;
+
+/// Set on `node` the `times` a file renamed onto it had been given.
+fn take_times(node: &mut super::tree::Node, times: Times) {
+    let Some((atime, mtime)) = times else { return };
+    let overrides = node.overrides.get_or_insert_with(Default::default);
+    overrides.atime = atime.or(overrides.atime);
+    overrides.mtime = mtime.or(overrides.mtime);
 }
 
 #[cfg(test)]

@@ -141,14 +141,7 @@ impl Vfs {
     /// from: a save of it would change nothing (an editor writing back what it read, `sed -i`
     /// that matched nothing, `rsync` restoring what is there).
     pub(super) fn holds_already(&self, ino: Ino, data: &[u8], epoch: u64) -> bool {
-        // What the mount shows counts only if it is still what the disk holds: an
-        // archive another program changed is looked at again (and the save refused).
-        let archive = self.state.read().tree.get(ino).and_then(|n| n.archive);
-        match archive.map(|id| self.refresh(id)) {
-            Some(super::snapshot::OnDisk::Unchanged) => {}
-            _ => return false,
-        }
-        let shown = {
+        let (id, generation, shown) = {
             let state = self.state.read();
             let Some(node) = state.tree.get(ino) else {
                 return false;
@@ -165,20 +158,23 @@ impl Vfs {
             let snap = self.snapshot(id);
             let generation = snap.generation;
             let path = state.tree.path(ino);
-            (
+            let shown = Shown::Render {
                 id,
-                generation,
-                Shown::Render {
-                    id,
-                    snap,
-                    key: *key,
-                    path,
-                },
-            )
+                snap,
+                key: *key,
+                path,
+            };
+            (id, generation, shown)
         };
-        let (id, generation, shown) = shown;
-        let same = self.produce(shown).is_ok_and(|b| b.as_slice() == data);
-        same && self.snapshot(id).generation == generation && self.epoch(id) == epoch
+        if !self.produce(shown).is_ok_and(|b| b.as_slice() == data) {
+            return false;
+        }
+        // What the mount shows counts only if it is still what the disk holds: an
+        // archive another program changed is looked at again (and the save refused).
+        // Asked only here, so a save that does change something asks once, in its commit.
+        self.refresh(id) == super::snapshot::OnDisk::Unchanged
+            && self.snapshot(id).generation == generation
+            && self.epoch(id) == epoch
     }
 
     pub fn open(&self, ino: Ino, flags: i32) -> Result<Opened, Errno> {

@@ -143,16 +143,7 @@ pub fn release_free_memory() {
 pub fn walk_folders(archive: &dyn Archive) -> Vec<Entry> {
     fn walk(archive: &dyn Archive, dir: &str, out: &mut Vec<Entry>) {
         for Member { name, kind } in archive.entries_in(dir) {
-            let path = match dir.is_empty() {
-                true => name.into_string(),
-                false => {
-                    let mut path = String::with_capacity(dir.len() + 1 + name.len());
-                    path.push_str(dir);
-                    path.push('/');
-                    path.push_str(&name);
-                    path
-                }
-            };
+            let path = fs::join_path(dir, &name);
             let sub = matches!(kind, EntryKind::Dir).then(|| path.clone());
             out.push(Entry { path, kind });
             if let Some(sub) = sub {

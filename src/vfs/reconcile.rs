@@ -15,7 +15,7 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::fs::Invalidation;
+use super::fs::{join_path, Invalidation};
 use super::tree::{ArchiveId, Ino, Name, Node, NodeKind, Origin, Stamp, Tree};
 use super::{ArchiveBytes, Entry, EntryKind, Member, Piece, Rewrite};
 
@@ -246,13 +246,10 @@ pub(super) fn fill_folder(
     members: Vec<Member>,
     stamp: Stamp,
 ) {
-    let hidden = |tree: &Tree, name: &str| match path.is_empty() {
-        true => tree.is_hidden(id, name),
-        false => tree.is_hidden(id, &format!("{path}/{name}")),
-    };
+    // A path is made only where some file is hidden (most mounts hide none).
     let any_hidden = tree.hidden().next().is_some();
     for Member { name, kind } in members {
-        if any_hidden && hidden(tree, &name) {
+        if any_hidden && tree.is_hidden(id, &join_path(path, &name)) {
             continue;
         }
         let folder = matches!(kind, EntryKind::Dir);
