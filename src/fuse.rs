@@ -1,21 +1,25 @@
-//! The fuser adapter: translates kernel requests into [`Vfs`] calls. Knows no format.
+//! The kernel's requests, whichever way they come: [`Ops`] answers each from the [`Vfs`]
+//! in plain values, [`FuseFs`] is fuser's adapter (requests read from /dev/fuse), and
+//! `uring.rs` serves the same `Ops` over FUSE's io_uring queues. Knows no format.
 //!
 //! Choices, per DESIGN.md "Architecture": several fuser threads; `init` turns on
 //! readdirplus, parallel directory operations and atomic `O_TRUNC`; files of read-only
 //! mounts are opened with `FOPEN_KEEP_CACHE` and get long attribute and entry timeouts;
-//! files of writable mounts are opened for direct I/O (see `Vfs::open` for why).
+//! readers of writable mounts share the page cache, and writers and files with a buffer
+//! bypass it (direct I/O; see `Vfs::open` for why).
 //! Kernel caches a commit made stale are invalidated from a thread of their own, never
 //! from inside a request (the kernel may hold the locks an invalidation needs). The
 //! request that committed waits for the files' caches to go (that needs no lock a request
 //! holds), not for the names'.
 
 use std::ffi::OsStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fuser::{
     Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
@@ -30,51 +34,377 @@ use crate::vfs::{Attr, FileType, Invalidation, Opened, SetAttr, Vfs};
 /// Entries taken from the vfs per readdir request: more than a reply buffer holds.
 const READDIR_BATCH: usize = 1024;
 
+/// The largest write the kernel sends, and so the size of a request's payload.
+pub const MAX_WRITE: u32 = 1 << 20;
+
 /// How many times the kernel was handed each inode (lookups, readdirplus entries,
 /// creates) less what it forgot: the inodes it may hold caches of. A commit invalidates
 /// only those, not every file of a 40,000-file tree.
 pub type Known = Arc<Mutex<FxHashMap<u64, u64>>>;
 
-pub struct FuseFs {
+/// A name's inode with how long the kernel may keep the name and the attributes.
+pub struct Entry {
+    pub attr: Attr,
+    pub entry_ttl: Duration,
+    pub attr_ttl: Duration,
+}
+
+/// A file handle for the kernel and how it is to use it.
+pub struct Handle {
+    pub fh: u64,
+    pub flags: FopenFlags,
+}
+
+/// `statfs`'s answer, in blocks of `block` bytes.
+pub struct Space {
+    pub blocks: u64,
+    pub bfree: u64,
+    pub bavail: u64,
+    pub files: u64,
+    pub ffree: u64,
+    pub block: u32,
+    pub namelen: u32,
+}
+
+/// What `setattr` may change, as the kernel sends it.
+pub struct Change {
+    pub mode: Option<u32>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub size: Option<u64>,
+    pub atime: Option<TimeOrNow>,
+    pub mtime: Option<TimeOrNow>,
+    /// The handle named (`ftruncate`), 0 or none for a path (`truncate`).
+    pub fh: Option<u64>,
+}
+
+/// Every request's work, answered in values both transports send.
+pub struct Ops {
     vfs: Arc<Vfs>,
     known: Known,
     /// Read-only mount whose kernel took `FUSE_NO_OPEN_SUPPORT`: `open` answers ENOSYS
     /// once and the kernel stops sending open, flush and release, keeping its page cache.
     /// Nothing is pinned per handle then, which a mount that never changes does not need.
-    no_open: bool,
+    no_open: AtomicBool,
     /// The same for directories (`FUSE_NO_OPENDIR_SUPPORT`): no opendir/releasedir round
     /// trips, two per folder of a `find` or `grep -r`.
-    no_opendir: bool,
+    no_opendir: AtomicBool,
     tuning: Tuning,
     /// Entry and attribute timeout for files that change only through commits (whose
     /// caches are invalidated explicitly).
     ttl: Duration,
 }
 
+impl Ops {
+    pub fn vfs(&self) -> &Vfs {
+        &self.vfs
+    }
+
+    fn remember(&self, ino: u64) {
+        *self.known.lock().entry(ino).or_insert(0) += 1;
+    }
+
+    fn attr_ttl(&self, attr: &Attr) -> Duration {
+        if attr.volatile {
+            Duration::ZERO
+        } else {
+            self.ttl
+        }
+    }
+
+    /// An entry handed to the kernel, which counts a lookup of it.
+    fn entry(&self, attr: Attr) -> Entry {
+        self.remember(attr.ino);
+        let attr_ttl = self.attr_ttl(&attr);
+        Entry {
+            entry_ttl: attr_ttl.min(self.ttl),
+            attr_ttl,
+            attr,
+        }
+    }
+
+    fn handle(&self, opened: Opened) -> Handle {
+        let mut flags = FopenFlags::empty();
+        if opened.keep_cache && self.tuning.keep_cache {
+            flags |= FopenFlags::FOPEN_KEEP_CACHE;
+        }
+        if opened.direct_io {
+            flags |= FopenFlags::FOPEN_DIRECT_IO;
+        }
+        if !opened.flush {
+            flags |= FopenFlags::FOPEN_NOFLUSH;
+        }
+        Handle {
+            fh: opened.fh,
+            flags,
+        }
+    }
+
+    /// Refused on a writable mount (the tree's shape is the archive's), and read-only
+    /// on the other.
+    fn shape_refused(&self) -> i32 {
+        if self.vfs.options().writable {
+            libc::EPERM
+        } else {
+            libc::EROFS
+        }
+    }
+
+    pub fn forget(&self, ino: u64, nlookup: u64) {
+        let mut known = self.known.lock();
+        if let Some(count) = known.get_mut(&ino) {
+            *count = count.saturating_sub(nlookup);
+            if *count == 0 {
+                known.remove(&ino);
+                drop(known);
+                self.vfs.forget(ino);
+            }
+        }
+    }
+
+    pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Entry, i32> {
+        let attr = self.vfs.lookup(parent, name_str(name)?)?;
+        Ok(self.entry(attr))
+    }
+
+    pub fn getattr(&self, ino: u64) -> Result<(Attr, Duration), i32> {
+        let attr = self.vfs.getattr(ino)?;
+        let ttl = self.attr_ttl(&attr);
+        Ok((attr, ttl))
+    }
+
+    pub fn setattr(&self, ino: u64, change: Change) -> Result<(Attr, Duration), i32> {
+        let time = |t: TimeOrNow| match t {
+            TimeOrNow::SpecificTime(t) => t,
+            TimeOrNow::Now => SystemTime::now(),
+        };
+        let set = SetAttr {
+            mode: change.mode,
+            uid: change.uid,
+            gid: change.gid,
+            size: change.size,
+            atime: change.atime.map(time),
+            mtime: change.mtime.map(time),
+            // `ftruncate` names the handle; `truncate` of a path does not.
+            by_writer: change.fh.is_some_and(|fh| fh != 0),
+        };
+        let attr = self.vfs.setattr(ino, &set)?;
+        let ttl = self.attr_ttl(&attr);
+        Ok((attr, ttl))
+    }
+
+    pub fn readlink(&self, ino: u64) -> Result<String, i32> {
+        self.vfs.readlink(ino)
+    }
+
+    pub fn mkdir(&self) -> i32 {
+        self.shape_refused()
+    }
+
+    pub fn rmdir(&self) -> i32 {
+        self.shape_refused()
+    }
+
+    pub fn unlink(&self, parent: u64, name: &OsStr) -> Result<(), i32> {
+        self.vfs.unlink(parent, name_str(name)?)
+    }
+
+    pub fn rename(
+        &self,
+        parent: u64,
+        name: &OsStr,
+        newparent: u64,
+        newname: &OsStr,
+        flags: u32,
+    ) -> Result<(), i32> {
+        if flags != 0 {
+            // RENAME_EXCHANGE / RENAME_NOREPLACE: callers fall back to plain rename.
+            return Err(libc::EINVAL);
+        }
+        self.vfs
+            .rename(parent, name_str(name)?, newparent, name_str(newname)?)
+    }
+
+    pub fn open(&self, ino: u64, flags: i32) -> Result<Handle, i32> {
+        if self.no_open.load(Ordering::Relaxed) {
+            return Err(libc::ENOSYS);
+        }
+        Ok(self.handle(self.vfs.open(ino, flags)?))
+    }
+
+    pub fn read(&self, ino: u64, fh: u64, offset: u64, size: u32) -> Result<Vec<u8>, i32> {
+        self.vfs.read(ino, fh, offset, size)
+    }
+
+    pub fn write(&self, ino: u64, fh: u64, offset: u64, data: &[u8]) -> Result<u32, i32> {
+        self.vfs.write_at(ino, fh, offset, data)
+    }
+
+    pub fn flush(&self, ino: u64, fh: u64) -> Result<(), i32> {
+        if !self.vfs.options().writable {
+            // Nothing to commit, ever: ENOSYS tells the kernel to stop asking on close.
+            return Err(libc::ENOSYS);
+        }
+        self.vfs.flush(ino, fh)
+    }
+
+    pub fn fsync(&self, ino: u64, fh: u64) -> Result<(), i32> {
+        self.vfs.flush(ino, fh)
+    }
+
+    pub fn release(&self, ino: u64, fh: u64) {
+        self.vfs.release(ino, fh);
+    }
+
+    pub fn opendir(&self, ino: u64) -> Result<Handle, i32> {
+        if self.no_opendir.load(Ordering::Relaxed) {
+            return Err(libc::ENOSYS);
+        }
+        self.vfs.getattr(ino)?;
+        // The kernel may keep listings (a second `grep -r` or `find` then lists nothing
+        // through here): a commit invalidates the folders it changes.
+        let flags = if !self.tuning.keep_cache {
+            FopenFlags::empty()
+        } else {
+            FopenFlags::FOPEN_CACHE_DIR | FopenFlags::FOPEN_KEEP_CACHE
+        };
+        Ok(Handle { fh: 0, flags })
+    }
+
+    /// A folder's entries from `offset`, handed to `add` (inode, offset of the next, type,
+    /// name) until it says the reply is full.
+    pub fn readdir(
+        &self,
+        ino: u64,
+        offset: u64,
+        mut add: impl FnMut(u64, u64, FileType, &str) -> bool,
+    ) -> Result<(), i32> {
+        let entries = self.vfs.readdir(ino, offset as usize, READDIR_BATCH)?;
+        for (i, (child, name, kind)) in entries.into_iter().enumerate() {
+            if add(child, offset + i as u64 + 1, kind, &name) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Ops::readdir`] with each entry's attributes; `add` says whether the reply is full.
+    pub fn readdirplus(
+        &self,
+        ino: u64,
+        offset: u64,
+        mut add: impl FnMut(&Entry, u64, &str) -> bool,
+    ) -> Result<(), i32> {
+        let entries = self.vfs.readdir(ino, offset as usize, READDIR_BATCH)?;
+        for (i, (child, name, _)) in entries.into_iter().enumerate() {
+            let Ok(attr) = self.vfs.listing_attr(child) else {
+                continue;
+            };
+            let attr_ttl = self.attr_ttl(&attr);
+            let entry = Entry {
+                attr,
+                entry_ttl: attr_ttl,
+                attr_ttl,
+            };
+            if add(&entry, offset + i as u64 + 1, &name) {
+                break;
+            }
+            // The kernel counts a lookup for every entry but `.` and `..`.
+            if &*name != "." && &*name != ".." {
+                self.remember(child);
+            }
+        }
+        Ok(())
+    }
+
+    /// `df`: a read-only mount is as large as its archives and full; a writable one shows
+    /// the space left where its archives lie (what a commit's new file can take).
+    pub fn statfs(&self) -> Space {
+        let paths = self.vfs.archive_paths();
+        let bytes: u64 = paths
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        let block = 4096u64;
+        let used = bytes.div_ceil(block);
+        let host = paths
+            .first()
+            .filter(|_| self.vfs.options().writable)
+            .and_then(|p| host_space(p));
+        let (free, avail, files, ffree) = host.unwrap_or((0, 0, 0, 0));
+        Space {
+            blocks: used + free / block,
+            bfree: free / block,
+            bavail: avail / block,
+            files,
+            ffree,
+            block: block as u32,
+            namelen: 255,
+        }
+    }
+
+    pub fn access(&self, ino: u64) -> Result<(), i32> {
+        self.vfs.getattr(ino).map(|_| ())
+    }
+
+    pub fn create(&self, parent: u64, name: &OsStr, flags: i32) -> Result<(Entry, Handle), i32> {
+        let (attr, opened) = self.vfs.create(parent, name_str(name)?, flags)?;
+        self.remember(attr.ino);
+        // A new file's attributes change with every write: the kernel asks again.
+        let entry = Entry {
+            attr,
+            entry_ttl: Duration::ZERO,
+            attr_ttl: Duration::ZERO,
+        };
+        Ok((entry, self.handle(opened)))
+    }
+}
+
+/// fuser's adapter: each request of its /dev/fuse threads goes to [`Ops`].
+pub struct FuseFs {
+    ops: Arc<Ops>,
+    /// Ask the kernel for io_uring queues (`uring.rs` has them ready to register).
+    uring: bool,
+    /// The kernel granted them.
+    uring_granted: Arc<AtomicBool>,
+}
+
 impl FuseFs {
-    pub fn new(vfs: Arc<Vfs>, tuning: Tuning) -> FuseFs {
+    pub fn new(vfs: Arc<Vfs>, tuning: Tuning, uring: bool) -> FuseFs {
         let ttl = if !tuning.long_ttl {
             Duration::from_secs(1)
         } else {
             Duration::from_secs(3600)
         };
-        FuseFs {
+        let ops = Ops {
             vfs,
             known: Known::default(),
             ttl,
-            no_open: false,
-            no_opendir: false,
+            no_open: AtomicBool::new(false),
+            no_opendir: AtomicBool::new(false),
             tuning,
+        };
+        FuseFs {
+            ops: Arc::new(ops),
+            uring,
+            uring_granted: Arc::default(),
         }
+    }
+
+    /// The requests' work, for the io_uring transport.
+    pub fn ops(&self) -> Arc<Ops> {
+        self.ops.clone()
+    }
+
+    /// Set once `init` has asked for io_uring queues of a kernel that offers them.
+    pub fn uring_granted(&self) -> Arc<AtomicBool> {
+        self.uring_granted.clone()
     }
 
     /// The inodes the kernel holds, for [`FuseFs::start_invalidator`].
     pub fn known(&self) -> Known {
-        self.known.clone()
-    }
-
-    fn remember(&self, ino: u64) {
-        *self.known.lock().entry(ino).or_insert(0) += 1;
+        self.ops.known.clone()
     }
 
     /// Forward the vfs's invalidations to the kernel through `notifier`, from a thread,
@@ -116,14 +446,6 @@ impl FuseFs {
                 }
             })
             .expect("spawning the invalidation thread");
-    }
-
-    fn attr_ttl(&self, attr: &Attr) -> Duration {
-        if attr.volatile {
-            Duration::ZERO
-        } else {
-            self.ttl
-        }
     }
 }
 
@@ -173,41 +495,51 @@ fn errno(e: i32) -> Errno {
     Errno::from_i32(e)
 }
 
-fn name_str(name: &OsStr) -> Result<&str, Errno> {
+fn name_str(name: &OsStr) -> Result<&str, i32> {
     // Every name shaderfs shows is UTF-8 (the escape function sees to it), so a name that
     // is not cannot exist, and cannot be created either.
-    name.to_str().ok_or(Errno::EINVAL)
+    name.to_str().ok_or(libc::EINVAL)
 }
 
-impl FuseFs {
-    fn reply_entry(&self, reply: ReplyEntry, result: Result<Attr, i32>) {
-        match result {
-            Ok(attr) => {
-                self.remember(attr.ino);
-                let ttl = self.attr_ttl(&attr);
-                reply.entry_with_ttls(&ttl.min(self.ttl), &ttl, &to_fuse(&attr), Generation(0));
-            }
-            Err(e) => reply.error(errno(e)),
-        }
+fn kind(kind: FileType) -> fuser::FileType {
+    match kind {
+        FileType::Dir => fuser::FileType::Directory,
+        FileType::File => fuser::FileType::RegularFile,
+        FileType::Symlink => fuser::FileType::Symlink,
     }
+}
 
-    fn open_flags(&self, opened: Opened) -> FopenFlags {
-        let mut flags = FopenFlags::empty();
-        if opened.keep_cache && self.tuning.keep_cache {
-            flags |= FopenFlags::FOPEN_KEEP_CACHE;
-        }
-        if opened.direct_io {
-            flags |= FopenFlags::FOPEN_DIRECT_IO;
-        }
-        if !opened.flush {
-            flags |= FopenFlags::FOPEN_NOFLUSH;
-        }
-        flags
+fn reply_entry(reply: ReplyEntry, result: Result<Entry, i32>) {
+    match result {
+        Ok(e) => reply.entry_with_ttls(&e.entry_ttl, &e.attr_ttl, &to_fuse(&e.attr), Generation(0)),
+        Err(e) => reply.error(errno(e)),
+    }
+}
+
+fn reply_attr(reply: ReplyAttr, result: Result<(Attr, Duration), i32>) {
+    match result {
+        Ok((attr, ttl)) => reply.attr(&ttl, &to_fuse(&attr)),
+        Err(e) => reply.error(errno(e)),
+    }
+}
+
+fn reply_empty(reply: ReplyEmpty, result: Result<(), i32>) {
+    match result {
+        Ok(()) => reply.ok(),
+        Err(e) => reply.error(errno(e)),
+    }
+}
+
+fn reply_open(reply: ReplyOpen, result: Result<Handle, i32>) {
+    match result {
+        Ok(h) => reply.opened(FileHandle(h.fh), h.flags),
+        Err(e) => reply.error(errno(e)),
     }
 }
 
 impl fuser::Filesystem for FuseFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        let ops = &self.ops;
         let mut wanted = InitFlags::FUSE_PARALLEL_DIROPS
             | InitFlags::FUSE_BIG_WRITES
             | InitFlags::FUSE_ASYNC_READ
@@ -220,63 +552,56 @@ impl fuser::Filesystem for FuseFs {
         // `O_TRUNC` must not empty them. Without atomic O_TRUNC the kernel asks with a
         // setattr, whose answer keeps the committed size (the writer's buffer is
         // emptied all the same).
-        if !self.vfs.options().writable {
+        if !ops.vfs.options().writable {
             wanted |= InitFlags::FUSE_ATOMIC_O_TRUNC;
         }
-        if self.tuning.readdirplus {
+        if ops.tuning.readdirplus {
             wanted |= InitFlags::FUSE_DO_READDIRPLUS | InitFlags::FUSE_READDIRPLUS_AUTO;
         }
         let offered = config.capabilities();
-        let _ = config.add_capabilities(wanted & offered);
-        if !self.vfs.options().writable
-            && self.tuning.no_open
+        // The kernel offers io_uring queues only where its `enable_uring` is on.
+        if self.uring && offered.contains(InitFlags::FUSE_OVER_IO_URING) {
+            wanted |= InitFlags::FUSE_OVER_IO_URING;
+        }
+        let granted = config.add_capabilities(wanted & offered).is_ok();
+        if granted && wanted.contains(InitFlags::FUSE_OVER_IO_URING) {
+            self.uring_granted.store(true, Ordering::Relaxed);
+        }
+        if !ops.vfs.options().writable
+            && ops.tuning.no_open
             && offered.contains(InitFlags::FUSE_NO_OPEN_SUPPORT)
             && config
                 .add_capabilities(InitFlags::FUSE_NO_OPEN_SUPPORT)
                 .is_ok()
         {
-            self.no_open = true;
+            ops.no_open.store(true, Ordering::Relaxed);
         }
         // Folders are never written through a handle: no opendir/releasedir round trips,
         // and the kernel keeps their listings (a commit invalidates the folders it
         // changes, and the kernel those it changes itself).
-        if self.tuning.no_open
+        if ops.tuning.no_open
             && offered.contains(InitFlags::FUSE_NO_OPENDIR_SUPPORT)
             && config
                 .add_capabilities(InitFlags::FUSE_NO_OPENDIR_SUPPORT)
                 .is_ok()
         {
-            self.no_opendir = true;
+            ops.no_opendir.store(true, Ordering::Relaxed);
         }
-        let _ = config.set_max_write(1 << 20);
-        let _ = config.set_max_readahead(self.tuning.readahead);
+        let _ = config.set_max_write(MAX_WRITE);
+        let _ = config.set_max_readahead(ops.tuning.readahead);
         Ok(())
     }
 
     fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
-        let mut known = self.known.lock();
-        if let Some(count) = known.get_mut(&ino.0) {
-            *count = count.saturating_sub(nlookup);
-            if *count == 0 {
-                known.remove(&ino.0);
-                drop(known);
-                self.vfs.forget(ino.0);
-            }
-        }
+        self.ops.forget(ino.0, nlookup);
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        match name_str(name) {
-            Ok(name) => self.reply_entry(reply, self.vfs.lookup(parent.0, name)),
-            Err(e) => reply.error(e),
-        }
+        reply_entry(reply, self.ops.lookup(parent.0, name));
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match self.vfs.getattr(ino.0) {
-            Ok(attr) => reply.attr(&self.attr_ttl(&attr), &to_fuse(&attr)),
-            Err(e) => reply.error(errno(e)),
-        }
+        reply_attr(reply, self.ops.getattr(ino.0));
     }
 
     fn setattr(
@@ -289,36 +614,28 @@ impl fuser::Filesystem for FuseFs {
         size: Option<u64>,
         atime: Option<TimeOrNow>,
         mtime: Option<TimeOrNow>,
-        _ctime: Option<std::time::SystemTime>,
+        _ctime: Option<SystemTime>,
         fh: Option<FileHandle>,
-        _crtime: Option<std::time::SystemTime>,
-        _chgtime: Option<std::time::SystemTime>,
-        _bkuptime: Option<std::time::SystemTime>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let time = |t: TimeOrNow| match t {
-            TimeOrNow::SpecificTime(t) => t,
-            TimeOrNow::Now => std::time::SystemTime::now(),
-        };
-        let set = SetAttr {
+        let change = Change {
             mode,
             uid,
             gid,
             size,
-            atime: atime.map(time),
-            mtime: mtime.map(time),
-            // `ftruncate` names the handle; `truncate` of a path does not.
-            by_writer: fh.is_some_and(|fh| fh.0 != 0),
+            atime,
+            mtime,
+            fh: fh.map(|fh| fh.0),
         };
-        match self.vfs.setattr(ino.0, &set) {
-            Ok(attr) => reply.attr(&self.attr_ttl(&attr), &to_fuse(&attr)),
-            Err(e) => reply.error(errno(e)),
-        }
+        reply_attr(reply, self.ops.setattr(ino.0, change));
     }
 
     fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
-        match self.vfs.readlink(ino.0) {
+        match self.ops.readlink(ino.0) {
             Ok(target) => reply.data(target.as_bytes()),
             Err(e) => reply.error(errno(e)),
         }
@@ -333,30 +650,15 @@ impl fuser::Filesystem for FuseFs {
         _umask: u32,
         reply: ReplyEntry,
     ) {
-        let e = if self.vfs.options().writable {
-            Errno::EPERM
-        } else {
-            Errno::EROFS
-        };
-        reply.error(e);
+        reply.error(errno(self.ops.mkdir()));
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        match name_str(name).map_err(i32::from) {
-            Ok(name) => match self.vfs.unlink(parent.0, name) {
-                Ok(()) => reply.ok(),
-                Err(e) => reply.error(errno(e)),
-            },
-            Err(e) => reply.error(errno(e)),
-        }
+        reply_empty(reply, self.ops.unlink(parent.0, name));
     }
 
     fn rmdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
-        reply.error(if self.vfs.options().writable {
-            Errno::EPERM
-        } else {
-            Errno::EROFS
-        });
+        reply.error(errno(self.ops.rmdir()));
     }
 
     fn rename(
@@ -369,30 +671,14 @@ impl fuser::Filesystem for FuseFs {
         flags: RenameFlags,
         reply: ReplyEmpty,
     ) {
-        if flags.bits() != 0 {
-            // RENAME_EXCHANGE / RENAME_NOREPLACE: callers fall back to plain rename.
-            reply.error(Errno::EINVAL);
-            return;
-        }
-        let (Ok(name), Ok(newname)) = (name_str(name), name_str(newname)) else {
-            reply.error(Errno::EINVAL);
-            return;
-        };
-        match self.vfs.rename(parent.0, name, newparent.0, newname) {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno(e)),
-        }
+        let result = self
+            .ops
+            .rename(parent.0, name, newparent.0, newname, flags.bits());
+        reply_empty(reply, result);
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
-        if self.no_open {
-            reply.error(Errno::ENOSYS);
-            return;
-        }
-        match self.vfs.open(ino.0, flags.0) {
-            Ok(opened) => reply.opened(FileHandle(opened.fh), self.open_flags(opened)),
-            Err(e) => reply.error(errno(e)),
-        }
+        reply_open(reply, self.ops.open(ino.0, flags.0));
     }
 
     fn read(
@@ -406,7 +692,7 @@ impl fuser::Filesystem for FuseFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        match self.vfs.read(ino.0, fh.0, offset, size) {
+        match self.ops.read(ino.0, fh.0, offset, size) {
             Ok(data) => reply.data(&data),
             Err(e) => reply.error(errno(e)),
         }
@@ -424,7 +710,7 @@ impl fuser::Filesystem for FuseFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        match self.vfs.write_at(ino.0, fh.0, offset, data) {
+        match self.ops.write(ino.0, fh.0, offset, data) {
             Ok(n) => reply.written(n),
             Err(e) => reply.error(errno(e)),
         }
@@ -438,15 +724,7 @@ impl fuser::Filesystem for FuseFs {
         _lock_owner: LockOwner,
         reply: ReplyEmpty,
     ) {
-        if !self.vfs.options().writable {
-            // Nothing to commit, ever: ENOSYS tells the kernel to stop asking on close.
-            reply.error(Errno::ENOSYS);
-            return;
-        }
-        match self.vfs.flush(ino.0, fh.0) {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno(e)),
-        }
+        reply_empty(reply, self.ops.flush(ino.0, fh.0));
     }
 
     fn fsync(
@@ -457,10 +735,7 @@ impl fuser::Filesystem for FuseFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        match self.vfs.flush(ino.0, fh.0) {
-            Ok(()) => reply.ok(),
-            Err(e) => reply.error(errno(e)),
-        }
+        reply_empty(reply, self.ops.fsync(ino.0, fh.0));
     }
 
     fn release(
@@ -473,27 +748,12 @@ impl fuser::Filesystem for FuseFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        self.vfs.release(ino.0, fh.0);
+        self.ops.release(ino.0, fh.0);
         reply.ok();
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        if self.no_opendir {
-            reply.error(Errno::ENOSYS);
-            return;
-        }
-        if let Err(e) = self.vfs.getattr(ino.0) {
-            reply.error(errno(e));
-            return;
-        }
-        // The kernel may keep listings (a second `grep -r` or `find` then lists nothing
-        // through here): a commit invalidates the folders it changes.
-        let flags = if !self.tuning.keep_cache {
-            FopenFlags::empty()
-        } else {
-            FopenFlags::FOPEN_CACHE_DIR | FopenFlags::FOPEN_KEEP_CACHE
-        };
-        reply.opened(FileHandle(0), flags);
+        reply_open(reply, self.ops.opendir(ino.0));
     }
 
     fn readdir(
@@ -504,22 +764,10 @@ impl fuser::Filesystem for FuseFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        match self.vfs.readdir(ino.0, offset as usize, READDIR_BATCH) {
-            Ok(entries) => {
-                for (i, (child, name, kind)) in entries.into_iter().enumerate() {
-                    let kind = match kind {
-                        FileType::Dir => fuser::FileType::Directory,
-                        FileType::File => fuser::FileType::RegularFile,
-                        FileType::Symlink => fuser::FileType::Symlink,
-                    };
-                    if reply.add(INodeNo(child), offset + i as u64 + 1, kind, &*name) {
-                        break;
-                    }
-                }
-                reply.ok();
-            }
-            Err(e) => reply.error(errno(e)),
-        }
+        let result = self.ops.readdir(ino.0, offset, |child, next, k, name| {
+            reply.add(INodeNo(child), next, kind(k), name)
+        });
+        reply_empty_dir(reply, result);
     }
 
     fn readdirplus(
@@ -530,70 +778,31 @@ impl fuser::Filesystem for FuseFs {
         offset: u64,
         mut reply: ReplyDirectoryPlus,
     ) {
-        match self.vfs.readdir(ino.0, offset as usize, READDIR_BATCH) {
-            Ok(entries) => {
-                for (i, (child, name, _)) in entries.into_iter().enumerate() {
-                    let Ok(attr) = self.vfs.listing_attr(child) else {
-                        continue;
-                    };
-                    let ttl = self.attr_ttl(&attr);
-                    let next = offset + i as u64 + 1;
-                    if reply.add(
-                        INodeNo(child),
-                        next,
-                        &*name,
-                        &ttl,
-                        &to_fuse(&attr),
-                        Generation(0),
-                    ) {
-                        break;
-                    }
-                    // The kernel counts a lookup for every entry but `.` and `..`.
-                    if &*name != "." && &*name != ".." {
-                        self.remember(child);
-                    }
-                }
-                reply.ok();
-            }
+        let result = self.ops.readdirplus(ino.0, offset, |entry, next, name| {
+            reply.add(
+                INodeNo(entry.attr.ino),
+                next,
+                name,
+                &entry.attr_ttl,
+                &to_fuse(&entry.attr),
+                Generation(0),
+            )
+        });
+        match result {
+            Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(e)),
         }
     }
 
-    /// `df`: a read-only mount is as large as its archives and full; a writable one shows
-    /// the space left where its archives lie (what a commit's new file can take).
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
-        let paths = self.vfs.archive_paths();
-        let bytes: u64 = paths
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum();
-        let block = 4096u64;
-        let used = bytes.div_ceil(block);
-        let host = paths
-            .first()
-            .filter(|_| self.vfs.options().writable)
-            .and_then(|p| host_space(p));
-        match host {
-            Some((free, avail, files, ffree)) => reply.statfs(
-                used + free / block,
-                free / block,
-                avail / block,
-                files,
-                ffree,
-                block as u32,
-                255,
-                block as u32,
-            ),
-            None => reply.statfs(used, 0, 0, 0, 0, block as u32, 255, block as u32),
-        }
+        let s = self.ops.statfs();
+        reply.statfs(
+            s.blocks, s.bfree, s.bavail, s.files, s.ffree, s.block, s.namelen, s.block,
+        );
     }
 
     fn access(&self, _req: &Request, ino: INodeNo, _mask: fuser::AccessFlags, reply: ReplyEmpty) {
-        match self.vfs.getattr(ino.0) {
-            Ok(_) => reply.ok(),
-            Err(e) => reply.error(errno(e)),
-        }
+        reply_empty(reply, self.ops.access(ino.0));
     }
 
     fn create(
@@ -606,22 +815,22 @@ impl fuser::Filesystem for FuseFs {
         flags: i32,
         reply: ReplyCreate,
     ) {
-        let Ok(name) = name_str(name) else {
-            reply.error(Errno::EINVAL);
-            return;
-        };
-        match self.vfs.create(parent.0, name, flags) {
-            Ok((attr, opened)) => {
-                self.remember(attr.ino);
-                reply.created(
-                    &Duration::ZERO,
-                    &to_fuse(&attr),
-                    Generation(0),
-                    FileHandle(opened.fh),
-                    self.open_flags(opened),
-                );
-            }
+        match self.ops.create(parent.0, name, flags) {
+            Ok((entry, handle)) => reply.created(
+                &entry.entry_ttl,
+                &to_fuse(&entry.attr),
+                Generation(0),
+                FileHandle(handle.fh),
+                handle.flags,
+            ),
             Err(e) => reply.error(errno(e)),
         }
+    }
+}
+
+fn reply_empty_dir(reply: ReplyDirectory, result: Result<(), i32>) {
+    match result {
+        Ok(()) => reply.ok(),
+        Err(e) => reply.error(errno(e)),
     }
 }

@@ -13,6 +13,7 @@ pub mod mount;
 pub mod mountinfo;
 pub mod shader;
 pub mod tuning;
+pub mod uring;
 pub mod vfs;
 
 /// Where tests and benchmarks find `../shared/corpus` (the unit tests, `mount-tests/`,

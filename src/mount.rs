@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::fuse::FuseFs;
 use crate::kernel_mount::Mounted;
-use crate::tuning::{cores, worker_threads, Tuning};
+use crate::tuning::{cores, uring_threads, worker_threads, Tuning};
 use crate::vfs::{OpenError, Vfs, VfsOptions};
 
 /// Exit codes (DESIGN.md "Command line").
@@ -447,14 +447,17 @@ fn serve(
     }
     // Signals that end the daemon are taken by one thread, which unmounts cleanly.
     block_termination_signals();
-    let fs = FuseFs::new(vfs.clone(), tuning.clone());
+    // io_uring's rings and threads are ready before the kernel is asked for them: until
+    // every queue is registered it holds all requests.
+    let rings = tuning
+        .uring
+        .then(|| crate::uring::Rings::prepare(uring_threads()))
+        .flatten();
+    let fs = FuseFs::new(vfs.clone(), tuning.clone(), rings.is_some());
     let known = fs.known();
-    let (session, mounted) = match start_session(
-        fs,
-        source,
-        mountpoint,
-        &options.fuser_config(source, tuning),
-    ) {
+    let (ops, granted) = (fs.ops(), fs.uring_granted());
+    let config = options.fuser_config(source, tuning);
+    let (session, mounted, device) = match start_session(fs, source, mountpoint, &config) {
         Ok(started) => started,
         Err(e) => {
             let message = format!("{}: cannot mount: {e}", mountpoint.display());
@@ -462,6 +465,17 @@ fn serve(
             return Err(Failure::mount(message));
         }
     };
+    if let Some(rings) = rings {
+        if granted.load(std::sync::atomic::Ordering::Relaxed) {
+            // SAFETY: geteuid cannot fail.
+            let owner = unsafe { libc::geteuid() };
+            let access = crate::uring::Access {
+                acl: config.acl,
+                owner,
+            };
+            rings.start(ops, device, access, tuning.uring_idle);
+        }
+    }
     FuseFs::start_invalidator(&vfs, session.notifier(), known);
     vfs.start_read_ahead(tuning.ahead_threads);
     // Other programs' changes to the archives show in the mount.
@@ -505,7 +519,7 @@ fn start_session(
     source: &Path,
     mountpoint: &Path,
     config: &fuser::Config,
-) -> Result<(fuser::Session<FuseFs>, Arc<Mounted>), String> {
+) -> Result<(fuser::Session<FuseFs>, Arc<Mounted>, OwnedFd), String> {
     let (device, mounted) = if crate::kernel_mount::needed() {
         let list = crate::kernel_mount::option_list(&config.mount_options, config.acl);
         let (device, mounted, said) = crate::kernel_mount::mount(mountpoint, &list)?;
@@ -518,8 +532,16 @@ fn start_session(
         let name = source.display().to_string();
         crate::kernel_mount::mount_direct(&name, mountpoint, &config.mount_options, config.acl)?
     };
+    // The io_uring queues are registered through the same connection.
+    let second = match device.try_clone() {
+        Ok(fd) => fd,
+        Err(e) => {
+            let _ = mounted.unmount();
+            return Err(format!("after the kernel mounted: {e}"));
+        }
+    };
     match fuser::Session::from_fd(fs, device, config.acl, config.clone()) {
-        Ok(session) => Ok((session, Arc::new(mounted))),
+        Ok(session) => Ok((session, Arc::new(mounted), second)),
         Err(e) => {
             let _ = mounted.unmount();
             Err(format!("after the kernel mounted: {e}"))

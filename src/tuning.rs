@@ -6,7 +6,9 @@
 /// each turns one technique off, or sizes it, so `bench/run` can measure what it is worth.
 /// `threads=N`, `cache=BYTES`, `no_keep_cache`, `no_open_off` (keep open/flush/release
 /// round trips on read-only mounts), `short_ttl`, `no_readdirplus`, `readahead=BYTES`,
-/// `ahead=N` (threads rendering views ahead of readers; 0 turns it off).
+/// `ahead=N` (threads rendering views ahead of readers; 0 turns it off), `no_uring` (serve
+/// /dev/fuse only, where the kernel would hand requests over io_uring), `uring_normal`
+/// (io_uring threads at the normal scheduling class throughout).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tuning {
     pub threads: Option<usize>,
@@ -17,6 +19,8 @@ pub struct Tuning {
     pub long_ttl: bool,
     pub readdirplus: bool,
     pub readahead: u32,
+    pub uring: bool,
+    pub uring_idle: bool,
 }
 
 impl Default for Tuning {
@@ -33,6 +37,8 @@ impl Default for Tuning {
             long_ttl: true,
             readdirplus: true,
             readahead: 1 << 20,
+            uring: true,
+            uring_idle: true,
         }
     }
 }
@@ -63,6 +69,8 @@ impl Tuning {
                 "no_open_off" => t.no_open = false,
                 "short_ttl" => t.long_ttl = false,
                 "no_readdirplus" => t.readdirplus = false,
+                "no_uring" => t.uring = false,
+                "uring_normal" => t.uring_idle = false,
                 _ => return Err(format!("SHADERFS_TUNE: unknown knob '{item}'")),
             }
         }
@@ -74,6 +82,17 @@ impl Tuning {
 /// small machine.
 pub fn worker_threads() -> usize {
     cores().clamp(2, 8)
+}
+
+/// io_uring threads per CPU's queue: one answers while another's request takes long (a
+/// commit), without a large machine's memory going to buffers (each holds a 1 MiB
+/// payload).
+pub fn uring_threads() -> usize {
+    if cores() <= 8 {
+        2
+    } else {
+        1
+    }
 }
 
 /// The machine's cores (2 if it cannot say).

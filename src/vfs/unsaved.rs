@@ -21,12 +21,19 @@ impl Vfs {
                 NodeKind::File {
                     origin,
                     buffer: Some(b),
-                    writers: 0,
+                    writers,
                 },
             ) = (node.archive, &node.kind)
             else {
                 continue;
             };
+            // A scratch file is memory only from its first write, and a program that
+            // wrote it may look right after its close(), before the kernel's release
+            // of the handle (which comes on its own time) has arrived: it shows while
+            // open too. An empty file only once nobody writes it.
+            if *writers != 0 && !matches!(origin, Origin::Scratch) {
+                continue;
+            }
             let path = self.user_path(id, &state.tree.path(ino));
             let what = match origin {
                 Origin::Scratch if !b.is_empty() => format!(
