@@ -311,7 +311,9 @@ def protocol_floor(res, gta):
     peer = median([open_close(ext, names) for _ in range(RUNS)])
     kinds = (("ro", "", "read-only mount"),
              ("ro", "no_open_off", "read-only mount taking opens (`no_open_off`)"),
-             ("rw", "", "writable mount"))
+             ("rw", "", "writable mount"),
+             ("rw", "uring_normal", "writable mount, io_uring threads at the normal class (`uring_normal`)"),
+             ("rw", "no_uring", "writable mount over /dev/fuse (`no_uring`)"))
     for opts, tune, label in kinds:
         mnt = WORK / "mnt-floor"
         mount(gta, mnt, opts=opts, tune=tune)
@@ -321,9 +323,10 @@ def protocol_floor(res, gta):
         before = cpu_seconds(pid)
         ours = median([open_close(folder, names) for _ in range(RUNS)])
         after = cpu_seconds(pid)
-        if opts == "rw":
-            # The same requests when nothing crosses between CPUs: what a queue per CPU
-            # (FUSE over io_uring) would leave of them.
+        one_cpu = None
+        if opts == "rw" and tune == "no_uring":
+            # The same requests over /dev/fuse when nothing crosses between CPUs: what
+            # waking the other CPU costs of them.
             one_cpu = on_one_cpu(pid, lambda: median([open_close(folder, names)
                                                       for _ in range(RUNS)]))
         unmount(mnt)
@@ -334,9 +337,9 @@ def protocol_floor(res, gta):
             user, system = ((a - b) * 1e6 / opened for a, b in zip(after, before))
             res.note(f"i. {label}: the daemon spent {user:.1f} us of user and {system:.1f} us of "
                      f"kernel CPU per open and close (an OPEN and a RELEASE request)")
-        if opts == "rw" and one_cpu is not None:
-            res.add(f"i. open + close of a file, writable mount, the reader and the daemon on "
-                    f"one CPU ({len(names)} JSON views, warm)", one_cpu,
+        if one_cpu is not None:
+            res.add(f"i. open + close of a file, writable mount over /dev/fuse, the reader and "
+                    f"the daemon on one CPU ({len(names)} JSON views, warm)", one_cpu,
                     "the extracted folder", peer, unit="us")
     across, within = pipe_round_trip()
     res.note(f"i. a pipe round trip between two processes: {across:.1f} us between the two CPUs, "
@@ -521,6 +524,12 @@ def techniques(res, gta, sdp):
         # Read-ahead also renders on another thread: off in both arms, to see the threads.
         ("several fuser threads (4 readers of every program JSON after mount, no read-ahead)",
          json_parallel, "ahead=0|threads=1", False, True, "ro", 0),
+        ("FUSE over io_uring (warm `grep -r` over the program JSON, writable mount)",
+         "grep -rl --include='*.json' Wave32 {m} > /dev/null", "no_uring", True, False, "rw", 0),
+        ("io_uring threads waiting at the idle class (the same grep)",
+         "grep -rl --include='*.json' Wave32 {m} > /dev/null", "uring_normal", True, False, "rw", 0),
+        ("FUSE over io_uring (first read of every program after mount, read-only)",
+         READ_ALL.format(d="{p}"), "no_uring", False, True, "ro", 0),
         ("rendered views in the cache (second `grep` over one package's asm/, writable mount)",
          "grep -l -r 'dcl_position' {m}/asm > /dev/null", "cache=0", True, False, "rw", 0),
         ("views rendered ahead of the reader (first read of every program after mount)",
@@ -601,11 +610,16 @@ def hostile(res, gta, sdp):
     shutil.rmtree(out, ignore_errors=True)
 
 
-def write_report(res, started):
+def built_from():
+    """The commit measured, and whether the tree had changes then (this table itself,
+    left from the run before, is no change to what was measured)."""
     commit = sh(f"git -C {ROOT} rev-parse --short HEAD", check=False).stdout.strip() or "unknown"
-    # This table itself, left from the run before, is no change to what was measured.
     status = sh(f"git -C {ROOT} status --porcelain", check=False).stdout.splitlines()
-    dirty = [line for line in status if not line.endswith("bench/results.md")]
+    return commit, [line for line in status if not line.endswith("bench/results.md")]
+
+
+def write_report(res, started, built):
+    commit, dirty = built
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     mem_kib = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal"))
     lines = [
@@ -631,11 +645,45 @@ def write_report(res, started):
     print(f"wrote {ROOT / 'bench' / 'results.md'}")
 
 
+URING = Path("/sys/module/fuse/parameters/enable_uring")
+
+
+def uring_for_the_run(res):
+    """FUSE over io_uring is the kernel's to allow (`enable_uring`, off by default): root
+    turns it on for the run, and `main` puts back what it was."""
+    if not URING.exists():
+        res.note("FUSE over io_uring: this kernel has none; every figure is over /dev/fuse")
+        return None
+    was = URING.read_text().strip()
+    try:
+        URING.write_text("Y")
+    except OSError:
+        pass
+    now = URING.read_text().strip()
+    res.note(f"FUSE over io_uring: {'on' if now == 'Y' else 'off'} for this run (the fuse module's "
+             f"`enable_uring` was {was}); rows marked `no_uring` are over /dev/fuse")
+    return was
+
+
 def main():
     started = time.time()
     if not BIN.exists():
         sys.exit(f"bench: {BIN} is missing; run bench/run")
     res = Results()
+    built = built_from()
+    was = uring_for_the_run(res)
+    try:
+        run_all(res)
+    finally:
+        if was is not None:
+            try:
+                URING.write_text(was)
+            except OSError:
+                pass
+    write_report(res, started, built)
+
+
+def run_all(res):
     gta, sdp = prepare()
     first_answer(res, gta)
     extract_or_mount(res, gta)
@@ -655,7 +703,6 @@ def main():
     techniques(res, gta, sdp)
     for m in WORK.glob("mnt-*"):
         unmount(m)
-    write_report(res, started)
 
 
 if __name__ == "__main__":

@@ -159,3 +159,71 @@ fn what_setup_suggests_works_on_the_example() {
         String::from_utf8_lossy(&check.stdout)
     );
 }
+
+/// Where the kernel lets FUSE daemons use io_uring (`enable_uring`), requests come over
+/// it, to a thread per CPU waiting at the idle scheduling class; elsewhere, and with
+/// `SHADERFS_TUNE=no_uring`, over /dev/fuse. Either way a save lands. (`scripts/test`
+/// runs the mount tests once over each where it may turn the setting on.)
+#[test]
+fn requests_come_over_io_uring_where_the_kernel_allows_it() {
+    let Some(s) = package_setup("uring.sdp") else {
+        return;
+    };
+    let enabled = fs::read_to_string("/sys/module/fuse/parameters/enable_uring")
+        .is_ok_and(|v| v.trim() == "Y")
+        && !std::env::var("SHADERFS_TUNE").is_ok_and(|t| t.contains("no_uring"));
+    let m = Mount::new(&s.package, &s.mnt, &["-o", "debug"]);
+    let shader = &s.shaders[0];
+    let asm = m.path(&format!("asm/{}.asm", shader.name));
+    let before = fs::read(&s.package).unwrap();
+    let text = fs::read_to_string(&asm).unwrap();
+    let edited = text.replacen("mov r0, v1", "mov r0, v0", 1);
+    assert_ne!(edited, text, "the shader has no `mov r0, v1` to change");
+    fs::write(&asm, &edited).unwrap();
+    assert!(fs::read_to_string(&asm).unwrap().contains("mov r0, v0"));
+    assert_ne!(
+        fs::read(&s.package).unwrap(),
+        before,
+        "the save did not land"
+    );
+
+    let pid = crate::support::daemon_pid(&m.dir);
+    let threads: Vec<(String, String)> = fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| {
+            let t = t.ok()?.path();
+            let comm = fs::read_to_string(t.join("comm")).ok()?.trim().to_string();
+            // `policy` in /proc/PID/task/TID/sched: 0 normal, 5 idle.
+            let sched = fs::read_to_string(t.join("sched")).unwrap_or_default();
+            let policy = sched
+                .lines()
+                .find(|l| l.starts_with("policy"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|p| p.trim().to_string())
+                .unwrap_or_default();
+            Some((comm, policy))
+        })
+        .collect();
+    let uring: Vec<_> = threads
+        .iter()
+        .filter(|(c, _)| c.starts_with("uring-"))
+        .collect();
+    let log = shaderfs::mount::pid_file(&fs::canonicalize(&m.dir).unwrap()).with_extension("log");
+    let log = fs::read_to_string(&log).unwrap();
+    let over_uring = |op: &str| {
+        log.lines()
+            .any(|l| l.contains(&format!(" {op} over io_uring queue")))
+    };
+    if enabled {
+        assert!(!uring.is_empty(), "no io_uring threads: {threads:?}");
+        assert!(uring.iter().all(|(_, p)| p == "5"), "{threads:?}");
+        for op in ["LOOKUP", "OPEN", "READ", "WRITE", "FLUSH"] {
+            assert!(over_uring(op), "no {op} over io_uring in the log:\n{log}");
+        }
+    } else {
+        assert!(uring.is_empty(), "{threads:?}");
+        assert!(!log.contains("over io_uring"), "{log}");
+        assert!(log.contains("OPEN"), "{log}");
+    }
+    m.unmount();
+}
