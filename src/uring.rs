@@ -49,17 +49,39 @@ pub fn enabled() -> bool {
     std::fs::read_to_string(ENABLE).is_ok_and(|s| s.trim() == "Y")
 }
 
-/// The kernel's queue count: its possible CPUs (`/sys/devices/system/cpu/possible`,
-/// `0-3,8-11`).
-fn possible_cpus() -> Option<usize> {
-    let text = std::fs::read_to_string("/sys/devices/system/cpu/possible").ok()?;
-    let mut count = 0;
-    for range in text.trim().split(',') {
+/// A CPU list of /sys (`0-3,8-11`): each CPU's number.
+fn cpu_list(text: &str) -> Option<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for range in text.trim().split(',').filter(|r| !r.is_empty()) {
         let (a, b) = range.split_once('-').unwrap_or((range, range));
         let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
-        count += b.checked_sub(a)? + 1;
+        if b < a || b - a > 4096 {
+            return None;
+        }
+        cpus.extend(a..=b);
     }
-    Some(count)
+    Some(cpus)
+}
+
+fn cpus(which: &str) -> Option<Vec<usize>> {
+    cpu_list(&std::fs::read_to_string(format!("/sys/devices/system/cpu/{which}")).ok()?)
+}
+
+/// More queues than this (the kernel makes one per possible CPU, online or not) and the
+/// threads and buffers cost more than they save: /dev/fuse serves.
+const MOST_QUEUES: usize = 256;
+
+/// Whether a thread at the idle class may go back to the normal one (root, or an
+/// `RLIMIT_NICE` that allows nice 0): tried on a thread of its own.
+fn may_leave_idle_class() -> bool {
+    std::thread::spawn(|| {
+        idle_class(true);
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: sets this thread's own policy from a parameter on the stack.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) == 0 }
+    })
+    .join()
+    .unwrap_or(false)
 }
 
 /// Who may use the mount, as fuser checks it for its own requests.
@@ -79,19 +101,30 @@ struct Start {
 /// Rings made and threads waiting, before the mount's INIT.
 pub struct Rings {
     starts: Vec<mpsc::Sender<Start>>,
+    /// The threads may wait at the idle class: they can leave it for a change. (An
+    /// unprivileged daemon whose `RLIMIT_NICE` forbids that keeps to the normal class.)
+    idle: bool,
 }
 
 impl Rings {
     /// A ring and a waiting thread per entry: `per_queue` entries for each possible CPU,
     /// each thread on its queue's CPU. `None` where the kernel would not take them.
+    /// A CPU that is not online gets one thread, which no request reaches until it is.
     pub fn prepare(per_queue: usize) -> Option<Rings> {
         if !enabled() {
             return None;
         }
-        let queues = possible_cpus()?;
+        // The kernel numbers its queues 0.. by count of possible CPUs.
+        let queues = cpus("possible")?.len();
+        if queues > MOST_QUEUES {
+            log::info!("io_uring: {queues} possible CPUs, one queue each: serving /dev/fuse");
+            return None;
+        }
+        let online = cpus("online").unwrap_or_default();
         let mut starts = Vec::new();
         for qid in 0..queues {
-            for _ in 0..per_queue {
+            let threads = if online.contains(&qid) { per_queue } else { 1 };
+            for _ in 0..threads {
                 let worker = match Worker::new(qid as u16) {
                     Ok(worker) => worker,
                     Err(e) => {
@@ -114,13 +147,17 @@ impl Rings {
                 starts.push(tx);
             }
         }
-        Some(Rings { starts })
+        Some(Rings {
+            starts,
+            idle: may_leave_idle_class(),
+        })
     }
 
     /// Register every entry with the connection of `device` and serve its requests.
     /// `idle`: the threads wait, and read, at the idle scheduling class (see
     /// [`idle_class`]).
     pub fn start(self, ops: Arc<Ops>, device: OwnedFd, access: Access, idle: bool) {
+        let idle = idle && self.idle;
         let device = Arc::new(device);
         for tx in self.starts {
             let _ = tx.send(Start {
@@ -333,7 +370,8 @@ impl Worker {
 /// With eight CPU-bound processes beside it, 20 µs (18.5 at the normal class; 208 over
 /// /dev/fuse): the threads still got the CPU whenever the requester waited for them.
 /// Requests that change something (a commit, often) are done at the normal class all
-/// the same.
+/// the same, so the threads wait at the idle class only where they may leave it again
+/// (root, or an `RLIMIT_NICE` of 20: the kernel treats the idle class as nice 20).
 fn idle_class(idle: bool) {
     let policy = if idle {
         libc::SCHED_IDLE
@@ -734,8 +772,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn possible_cpu_lists_count_every_range() {
-        assert!(possible_cpus().is_some_and(|n| n >= 1));
+    fn cpu_lists_name_every_cpu_of_every_range() {
+        assert_eq!(cpu_list("0-3,8-9\n"), Some(vec![0, 1, 2, 3, 8, 9]));
+        assert_eq!(cpu_list("0"), Some(vec![0]));
+        assert_eq!(cpu_list("3-1"), None);
+        assert_eq!(cpu_list("x"), None);
+        assert!(cpus("possible").is_some_and(|c| !c.is_empty()));
     }
 
     #[test]
