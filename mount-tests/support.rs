@@ -268,7 +268,7 @@ pub fn lock_holders(path: &Path) -> Vec<i32> {
         (dev & 0xff) | ((dev >> 12) & !0xff),
     );
     let file = format!("{major:02x}:{minor:02x}:{}", meta.ino());
-    std::fs::read_to_string("/proc/locks")
+    shaderfs::mountinfo::read_proc("/proc/locks")
         .unwrap()
         .lines()
         .filter_map(|line| {

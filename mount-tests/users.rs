@@ -243,7 +243,7 @@ fn text(bytes: &[u8]) -> String {
 /// The mountinfo line of `mountpoint`, if mounted.
 fn mountinfo_line(mountpoint: &Path) -> Option<String> {
     let want = format!(" {} ", mountpoint.display());
-    std::fs::read_to_string("/proc/self/mountinfo")
+    shaderfs::mountinfo::read_proc("/proc/self/mountinfo")
         .unwrap()
         .lines()
         .find(|l| l.contains(&want))

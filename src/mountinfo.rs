@@ -1,5 +1,8 @@
 //! The mounts of this process's namespace, from `/proc/self/mountinfo`: where `umount`
 //! checks a mount point is ours, and where a refused second mount finds the first.
+//! [`read_proc`] reads such lists whole.
+
+use std::io::Read;
 
 /// One mount.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,9 +16,20 @@ pub struct MountEntry {
 
 /// Every mount, or none when /proc cannot say.
 pub fn mounts() -> Vec<MountEntry> {
-    std::fs::read_to_string("/proc/self/mountinfo")
+    read_proc("/proc/self/mountinfo")
         .map(|info| info.lines().filter_map(parse_line).collect())
         .unwrap_or_default()
+}
+
+/// A list of /proc (`/proc/locks`, `/proc/self/mountinfo`) read with reads as large as it
+/// can be. The kernel takes the lines of one read together (a page of them), and the next
+/// read resumes at a line number: when another process changes the list between reads, a
+/// line is lost or comes twice. `fs::read_to_string` would begin with a 32-byte read, and
+/// so split even a list of two lines.
+pub fn read_proc(path: &str) -> std::io::Result<String> {
+    let mut text = String::with_capacity(256 << 10);
+    std::fs::File::open(path)?.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// `36 35 98:0 /mnt1 /mnt/a\040b rw,noatime master:1 - fuse.shaderfs /src/x.sdp rw,…`

@@ -160,13 +160,15 @@ pub(super) fn holder(path: &Path) -> String {
     // /proc/locks names the file as MAJOR:MINOR:INODE, the device numbers in hex.
     let (major, minor) = (libc::major(meta.dev()), libc::minor(meta.dev()));
     let wanted = format!("{major:02x}:{minor:02x}:{}", meta.ino());
-    let pid = fs::read_to_string("/proc/locks").ok().and_then(|locks| {
-        locks.lines().find_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let at = fields.iter().position(|f| *f == wanted)?;
-            fields.get(at.checked_sub(1)?)?.parse::<u32>().ok()
-        })
-    });
+    let pid = crate::mountinfo::read_proc("/proc/locks")
+        .ok()
+        .and_then(|locks| {
+            locks.lines().find_map(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let at = fields.iter().position(|f| *f == wanted)?;
+                fields.get(at.checked_sub(1)?)?.parse::<u32>().ok()
+            })
+        });
     let folder = path.parent().unwrap_or(Path::new("/"));
     let mounts: Vec<String> = crate::mountinfo::mounts()
         .into_iter()
