@@ -7,29 +7,30 @@
 //! mounts are opened with `FOPEN_KEEP_CACHE` and get long attribute and entry timeouts;
 //! readers of writable mounts share the page cache, and writers and files with a buffer
 //! bypass it (direct I/O; see `Vfs::open` for why).
-//! Kernel caches a commit made stale are invalidated from a thread of their own, never
-//! from inside a request (the kernel may hold the locks an invalidation needs). The
-//! request that committed waits for the files' caches to go (that needs no lock a request
-//! holds), not for the names'.
+//! Kernel caches a commit made stale are invalidated from threads of their own (one for
+//! files, one for names), never from inside a request (the kernel may hold the locks an
+//! invalidation needs). The request that committed waits for the files' caches to go
+//! (that needs no lock a request holds), not for the names'.
 
 use std::ffi::OsStr;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use fuser::{
     Errno, FileAttr, FileHandle, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
-    LockOwner, Notifier, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
+    LockOwner, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
     ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request,
     TimeOrNow, WriteFlags,
 };
 
 use crate::tuning::Tuning;
-use crate::vfs::{Attr, FileType, Invalidation, Opened, SetAttr, Vfs};
+use crate::vfs::{Attr, Done, FileType, Invalidation, Opened, SetAttr, Vfs};
 
 /// Entries taken from the vfs per readdir request: more than a reply buffer holds.
 const READDIR_BATCH: usize = 1024;
@@ -37,10 +38,18 @@ const READDIR_BATCH: usize = 1024;
 /// The largest write the kernel sends, and so the size of a request's payload.
 pub const MAX_WRITE: u32 = 1 << 20;
 
-/// How many times the kernel was handed each inode (lookups, readdirplus entries,
-/// creates) less what it forgot: the inodes it may hold caches of. A commit invalidates
-/// only those, not every file of a 40,000-file tree.
-pub type Known = Arc<Mutex<FxHashMap<u64, u64>>>;
+/// The inodes the kernel may hold caches of, so that a commit invalidates only those,
+/// not every file of a 40,000-file tree.
+#[derive(Default)]
+pub struct Known {
+    /// How many times the kernel was handed each inode (lookups, readdirplus entries,
+    /// creates) less what it forgot.
+    counts: Mutex<FxHashMap<u64, u64>>,
+    /// Held shared from working out an entry to counting it, and exclusively while the
+    /// invalidator picks the inodes to tell the kernel of: an entry worked out before a
+    /// commit is counted by then, and so told of.
+    handing: RwLock<()>,
+}
 
 /// A name's inode with how long the kernel may keep the name and the attributes.
 pub struct Entry {
@@ -81,7 +90,7 @@ pub struct Change {
 /// Every request's work, answered in values both transports send.
 pub struct Ops {
     vfs: Arc<Vfs>,
-    known: Known,
+    known: Arc<Known>,
     /// Read-only mount whose kernel took `FUSE_NO_OPEN_SUPPORT`: `open` answers ENOSYS
     /// once and the kernel stops sending open, flush and release, keeping its page cache.
     /// Nothing is pinned per handle then, which a mount that never changes does not need.
@@ -101,7 +110,7 @@ impl Ops {
     }
 
     fn remember(&self, ino: u64) {
-        *self.known.lock().entry(ino).or_insert(0) += 1;
+        *self.known.counts.lock().entry(ino).or_insert(0) += 1;
     }
 
     fn attr_ttl(&self, attr: &Attr) -> Duration {
@@ -151,7 +160,7 @@ impl Ops {
     }
 
     pub fn forget(&self, ino: u64, nlookup: u64) {
-        let mut known = self.known.lock();
+        let mut known = self.known.counts.lock();
         if let Some(count) = known.get_mut(&ino) {
             *count = count.saturating_sub(nlookup);
             if *count == 0 {
@@ -163,6 +172,7 @@ impl Ops {
     }
 
     pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Entry, i32> {
+        let _handing = self.known.handing.read();
         let attr = self.vfs.lookup(parent, name_str(name)?)?;
         Ok(self.entry(attr))
     }
@@ -297,6 +307,7 @@ impl Ops {
     ) -> Result<(), i32> {
         let entries = self.vfs.readdir(ino, offset as usize, READDIR_BATCH)?;
         for (i, (child, name, _)) in entries.into_iter().enumerate() {
+            let _handing = self.known.handing.read();
             let Ok(attr) = self.vfs.listing_attr(child) else {
                 continue;
             };
@@ -379,7 +390,7 @@ impl FuseFs {
         };
         let ops = Ops {
             vfs,
-            known: Known::default(),
+            known: Arc::default(),
             ttl,
             no_open: AtomicBool::new(false),
             no_opendir: AtomicBool::new(false),
@@ -403,49 +414,124 @@ impl FuseFs {
     }
 
     /// The inodes the kernel holds, for [`FuseFs::start_invalidator`].
-    pub fn known(&self) -> Known {
+    pub fn known(&self) -> Arc<Known> {
         self.ops.known.clone()
     }
 
-    /// Forward the vfs's invalidations to the kernel through `notifier`, from a thread,
-    /// answering a batch that asks once it is done.
-    pub fn start_invalidator(vfs: &Vfs, notifier: Notifier, known: Known) {
-        type Batch = (Vec<Invalidation>, Option<mpsc::SyncSender<()>>);
-        let (tx, rx) = mpsc::channel::<Batch>();
+    /// Forward the vfs's invalidations to the kernel through `device`, from two threads:
+    /// one for files, whose invalidations never wait, and one for batches that drop
+    /// names, which wait for the locks of their folders (held by the kernel while a
+    /// rename there waits for its reply, perhaps for a commit waiting for the first). A
+    /// batch's `done` hears which of its files the kernel held no inode of.
+    pub fn start_invalidator(vfs: &Vfs, device: OwnedFd, known: Arc<Known>) {
+        let device = Arc::new(Device(device));
+        let files = invalidator("invalidate", device.clone(), known.clone());
+        let names = invalidator("invalidate names", device, known);
         vfs.set_notify(Box::new(move |batch, done| {
-            let _ = tx.send((batch, done));
+            let names_too = batch
+                .iter()
+                .any(|inval| matches!(inval, Invalidation::Entry { .. }));
+            let to = if names_too { &names } else { &files };
+            let _ = to.send((batch, done));
         }));
-        std::thread::Builder::new()
-            .name("invalidate".into())
-            .spawn(move || {
-                for (batch, done) in rx {
-                    let batch: Vec<Invalidation> = {
-                        let known = known.lock();
-                        batch
-                            .into_iter()
-                            .filter(|inval| match inval {
-                                Invalidation::Inode(ino) => known.contains_key(ino),
-                                Invalidation::Entry { parent, .. } => {
-                                    *parent == INodeNo::ROOT.0 || known.contains_key(parent)
-                                }
-                            })
-                            .collect()
-                    };
-                    for inval in batch {
-                        // ENOENT means the kernel had nothing cached: nothing to do.
-                        let _ = match &inval {
-                            Invalidation::Inode(ino) => notifier.inval_inode(INodeNo(*ino), 0, 0),
-                            Invalidation::Entry { parent, name } => {
-                                notifier.inval_entry(INodeNo(*parent), OsStr::new(name))
+    }
+}
+
+type Batch = (Vec<Invalidation>, Option<Done>);
+
+/// A thread telling the kernel each batch it is sent, in order.
+fn invalidator(name: &str, device: Arc<Device>, known: Arc<Known>) -> mpsc::Sender<Batch> {
+    let (tx, rx) = mpsc::channel::<Batch>();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            for (batch, done) in rx {
+                // Files the kernel was never handed hold no cache.
+                let batch: Vec<Invalidation> = {
+                    let _quiet = known.handing.write();
+                    let counts = known.counts.lock();
+                    batch
+                        .into_iter()
+                        .filter(|inval| match inval {
+                            Invalidation::Inode(ino) => counts.contains_key(ino),
+                            Invalidation::Entry { parent, .. } => {
+                                *parent == INodeNo::ROOT.0 || counts.contains_key(parent)
                             }
-                        };
-                    }
-                    if let Some(done) = done {
-                        let _ = done.send(());
+                        })
+                        .collect()
+                };
+                let mut absent = Vec::new();
+                for inval in batch {
+                    let told = match &inval {
+                        Invalidation::Inode(ino) => device.inval_inode(*ino),
+                        Invalidation::Entry { parent, name } => device.inval_entry(*parent, name),
+                    };
+                    // ENOENT: the kernel holds no such inode or name (now).
+                    match (told, &inval) {
+                        (Err(e), Invalidation::Inode(ino))
+                            if e.raw_os_error() == Some(libc::ENOENT) =>
+                        {
+                            absent.push(*ino)
+                        }
+                        (Err(e), _) if e.raw_os_error() != Some(libc::ENOENT) => {
+                            log::debug!("telling the kernel {inval:?}: {e}");
+                        }
+                        _ => {}
                     }
                 }
+                if let Some(done) = done {
+                    done(absent);
+                }
+            }
+        })
+        .expect("spawning an invalidation thread");
+    tx
+}
+
+/// The FUSE device, for notifications written here rather than through fuser's
+/// `Notifier`, which answers ENOENT (the kernel holds no such inode) with success.
+struct Device(OwnedFd);
+
+impl Device {
+    const INVAL_INODE: i32 = 2;
+    const INVAL_ENTRY: i32 = 3;
+
+    fn inval_inode(&self, ino: u64) -> std::io::Result<()> {
+        // fuse_notify_inval_inode_out: the inode, then offset 0 and length 0 (all of it).
+        let mut body = [0u8; 24];
+        body[..8].copy_from_slice(&ino.to_ne_bytes());
+        self.notify(Self::INVAL_INODE, &[&body])
+    }
+
+    fn inval_entry(&self, parent: u64, name: &str) -> std::io::Result<()> {
+        // fuse_notify_inval_entry_out: the folder, the name's length, flags; the name
+        // with its NUL.
+        let mut body = [0u8; 16];
+        body[..8].copy_from_slice(&parent.to_ne_bytes());
+        body[8..12].copy_from_slice(&(name.len() as u32).to_ne_bytes());
+        self.notify(Self::INVAL_ENTRY, &[&body, name.as_bytes(), &[0]])
+    }
+
+    /// One notification: fuse_out_header (length, the code where a reply has its
+    /// error, unique 0) and `parts`, in one write.
+    fn notify(&self, code: i32, parts: &[&[u8]]) -> std::io::Result<()> {
+        let len = 16 + parts.iter().map(|p| p.len()).sum::<usize>();
+        let mut header = [0u8; 16];
+        header[..4].copy_from_slice(&(len as u32).to_ne_bytes());
+        header[4..8].copy_from_slice(&code.to_ne_bytes());
+        let iov: Vec<libc::iovec> = std::iter::once(&header[..])
+            .chain(parts.iter().copied())
+            .map(|p| libc::iovec {
+                iov_base: p.as_ptr() as *mut libc::c_void,
+                iov_len: p.len(),
             })
-            .expect("spawning the invalidation thread");
+            .collect();
+        // SAFETY: every iovec points into a buffer that outlives the call.
+        let written = unsafe { libc::writev(self.0.as_raw_fd(), iov.as_ptr(), iov.len() as i32) };
+        match written < 0 {
+            true => Err(std::io::Error::last_os_error()),
+            false => Ok(()),
+        }
     }
 }
 

@@ -465,6 +465,16 @@ fn serve(
             return Err(Failure::mount(message));
         }
     };
+    // Notifications are written to the device by the vfs's invalidator.
+    let notify = match device.try_clone() {
+        Ok(fd) => fd,
+        Err(e) => {
+            let _ = mounted.unmount();
+            let message = format!("{}: cannot mount: {e}", mountpoint.display());
+            tell(&message);
+            return Err(Failure::mount(message));
+        }
+    };
     if let Some(rings) = rings {
         if granted.load(std::sync::atomic::Ordering::Relaxed) {
             // SAFETY: geteuid cannot fail.
@@ -476,7 +486,7 @@ fn serve(
             rings.start(ops, device, access, tuning.uring_idle);
         }
     }
-    FuseFs::start_invalidator(&vfs, session.notifier(), known);
+    FuseFs::start_invalidator(&vfs, notify, known);
     vfs.start_read_ahead(tuning.ahead_threads);
     // Other programs' changes to the archives show in the mount.
     if let Err(e) = vfs.start_watching() {

@@ -148,9 +148,34 @@ pub(super) struct State {
     pub next_fh: u64,
     /// Files out of the tree that the kernel may still read, until it forgets them.
     pub retired: FxHashMap<Ino, Retired>,
-    /// Files a commit changed whose kernel caches are being dropped: until the kernel
-    /// has, an open reads around the page cache (counted: commits may overlap).
-    pub settling: FxHashMap<Ino, u32>,
+}
+
+/// Files a commit changed whose kernel caches are being dropped: until the kernel has,
+/// an open reads around the page cache (counted: commits may overlap). Taken after the
+/// state's lock where both are.
+#[derive(Default)]
+pub(super) struct Settling(Mutex<FxHashMap<Ino, u32>>);
+
+impl Settling {
+    pub fn contains(&self, ino: Ino) -> bool {
+        self.0.lock().contains_key(&ino)
+    }
+
+    pub fn begin(&self, ino: Ino) {
+        *self.0.lock().entry(ino).or_insert(0) += 1;
+    }
+
+    pub fn end(&self, inos: impl IntoIterator<Item = Ino>) {
+        let mut settling = self.0.lock();
+        for ino in inos {
+            if let Some(n) = settling.get_mut(&ino) {
+                *n -= 1;
+                if *n == 0 {
+                    settling.remove(&ino);
+                }
+            }
+        }
+    }
 }
 
 impl State {
@@ -163,10 +188,12 @@ impl State {
     }
 }
 
-/// Hands the kernel caches a change made stale to the FUSE adapter; with a sender, the
-/// adapter answers on it once the kernel has dropped them.
-pub type Notify =
-    Box<dyn Fn(Vec<Invalidation>, Option<std::sync::mpsc::SyncSender<()>>) + Send + Sync>;
+/// Hands the kernel caches a change made stale to the FUSE adapter, which calls the
+/// [`Done`] given with them once the kernel has been told.
+pub type Notify = Box<dyn Fn(Vec<Invalidation>, Option<Done>) + Send + Sync>;
+
+/// Called with the files of a batch the kernel held no inode of when told.
+pub type Done = Box<dyn FnOnce(Vec<Ino>) + Send>;
 
 pub struct Vfs {
     pub(super) opts: VfsOptions,
@@ -175,6 +202,7 @@ pub struct Vfs {
     pub(super) views: Views,
     pub(super) errors: ErrorLog,
     notify: Mutex<Option<Notify>>,
+    pub(super) settling: Arc<Settling>,
     pub(super) started: SystemTime,
     /// `.shaderfs/errors`, whose cached pages go stale with every report.
     pub(super) errors_ino: Ino,
@@ -275,10 +303,10 @@ impl Vfs {
                 handles: HashMap::new(),
                 next_fh: 1,
                 retired: FxHashMap::default(),
-                settling: FxHashMap::default(),
             }),
             errors: ErrorLog::default(),
             notify: Mutex::new(None),
+            settling: Arc::default(),
             started: SystemTime::now(),
             errors_ino,
             removed: Mutex::new(FxHashMap::default()),
@@ -501,39 +529,82 @@ impl Vfs {
     /// while it waits for this very reply), after the inodes: when another program's
     /// change takes 20,000 files out of a folder, the folder lists anew at once, not once
     /// each name has gone. Called with no lock of the vfs held.
+    ///
+    /// A file the kernel held no inode of may still get one with its old size: a lookup
+    /// answered before the commit can reach the kernel after it was told, and nothing
+    /// there tells the two apart (the kernel drops a late answer only for an inode it
+    /// holds). Reading the new content under the old size would tear it. A lookup holds
+    /// its folder's lock until it has made the inode, and dropping the name takes that
+    /// lock: so once the name is dropped, the file is invalidated again, and only then may
+    /// its opens use the page cache.
     pub(super) fn settle(&self, inval: Vec<Invalidation>) {
-        let (inodes, names): (Vec<_>, Vec<_>) = inval
+        let (inodes, mut names): (Vec<_>, Vec<_>) = inval
             .into_iter()
             .partition(|i| matches!(i, Invalidation::Inode(_)));
-        if inodes.is_empty() {
+        let files: Vec<Ino> = inodes
+            .iter()
+            .filter_map(|i| match i {
+                Invalidation::Inode(ino) => Some(*ino),
+                _ => None,
+            })
+            .collect();
+        if files.is_empty() {
             self.send(names);
             return;
         }
         let (done, wait) = std::sync::mpsc::sync_channel(1);
         let notified = match self.notify.lock().as_ref() {
             Some(notify) => {
-                notify(inodes.clone(), Some(done));
+                let done: Done = Box::new(move |absent| {
+                    let _ = done.send(absent);
+                });
+                notify(inodes, Some(done));
                 true
             }
             None => false,
         };
-        self.send(names);
         // A kernel that cannot answer in this time is stuck elsewhere; the caches still
         // go, only later.
-        if notified {
-            let _ = wait.recv_timeout(std::time::Duration::from_secs(2));
-        }
-        // Opens may use the page cache of these files again.
-        let mut state = self.state.write();
-        for inval in &inodes {
-            if let Invalidation::Inode(ino) = inval {
-                if let Some(n) = state.settling.get_mut(ino) {
-                    *n -= 1;
-                    if *n == 0 {
-                        state.settling.remove(ino);
-                    }
+        let absent = match notified {
+            true => wait
+                .recv_timeout(std::time::Duration::from_secs(2))
+                .unwrap_or_default(),
+            false => Vec::new(),
+        };
+        // Of those, the ones the tree (or, once a later commit retired them, the retired
+        // files) still names.
+        let mut again = Vec::new();
+        {
+            let state = self.state.read();
+            for ino in absent {
+                let seen = match (state.tree.get(ino), state.retired.get(&ino)) {
+                    (Some(node), _) => Some((node.parent, &node.name)),
+                    (None, Some(retired)) => Some((retired.parent, &retired.name)),
+                    (None, None) => None,
+                };
+                if let Some((parent, name)) = seen {
+                    names.push(Invalidation::Entry {
+                        parent,
+                        name: name.to_string(),
+                    });
+                    again.push(ino);
                 }
             }
+        }
+        // Opens may use the page cache of these files again; of the others, once the
+        // kernel was told their names and them again.
+        self.settling
+            .end(files.into_iter().filter(|ino| !again.contains(ino)));
+        if again.is_empty() {
+            self.send(names);
+            return;
+        }
+        names.extend(again.iter().map(|&ino| Invalidation::Inode(ino)));
+        let settling = self.settling.clone();
+        let done: Done = Box::new(move |_| settling.end(again));
+        match self.notify.lock().as_ref() {
+            Some(notify) => notify(names, Some(done)),
+            None => done(Vec::new()),
         }
     }
 

@@ -45,6 +45,9 @@ pub struct Opened {
 pub(super) struct Retired {
     pub shown: Shown,
     pub stamp: super::tree::Stamp,
+    /// Where the kernel last saw it: its folder and name.
+    pub parent: Ino,
+    pub name: super::tree::Name,
 }
 
 /// What a file shows to those who do not write it.
@@ -208,10 +211,8 @@ impl Vfs {
             // writers, and files that change without a commit, go around it. Without a
             // kernel (offline, tests), a reader is pinned to what the file shows now, the
             // file of this snapshot rendered when it is first read.
-            let through_cache = self.opts.page_cache
-                && !writes
-                && !uncommitted
-                && !state.settling.contains_key(&ino);
+            let through_cache =
+                self.opts.page_cache && !writes && !uncommitted && !self.settling.contains(ino);
             let live = matches!(origin, Origin::ErrorLog | Origin::Scratch);
             let view = match writes || live || through_cache {
                 true => None,
@@ -272,10 +273,11 @@ impl Vfs {
             writes: false,
             append: false,
         });
+        let through_cache = self.opts.page_cache && !self.settling.contains(ino);
         Ok(Opened {
             fh,
-            keep_cache: self.opts.page_cache,
-            direct_io: !self.opts.page_cache,
+            keep_cache: through_cache,
+            direct_io: !through_cache,
             flush: false,
         })
     }
@@ -310,8 +312,13 @@ impl Vfs {
                     h.view = Some(shown.clone());
                 }
             }
-            let stamp = node.stamp;
-            state.retired.insert(ino, Retired { shown, stamp });
+            let retired = Retired {
+                shown,
+                stamp: node.stamp,
+                parent: node.parent,
+                name: node.name,
+            };
+            state.retired.insert(ino, retired);
         }
     }
 

@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 pub use attr::{Attr, FileType, SetAttr};
 pub use bytes::ArchiveBytes;
-pub use fs::{ArchiveFile, Invalidation, OpenError, Vfs, VfsOptions};
+pub use fs::{ArchiveFile, Done, Invalidation, OpenError, Vfs, VfsOptions};
 pub use handles::Opened;
 pub use problem::Problem;
 pub use tree::{Ino, NodeKind};

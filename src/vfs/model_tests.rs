@@ -2341,3 +2341,97 @@ fn a_save_that_changes_nothing_is_no_commit() {
     m.close(w).unwrap();
     assert_eq!(m.rename("items/sedAb12Cd", "index.json"), Err(libc::EPERM));
 }
+
+/// A commit's files whose inode the kernel did not hold when told (a lookup answered
+/// before the commit may still be making one, with the old size) are told again once
+/// their names are dropped, and until then their opens go around the page cache.
+#[test]
+fn a_file_the_kernel_held_no_inode_of_is_told_again_after_its_name() {
+    use super::fs::{Done, Invalidation};
+    use parking_lot::Mutex;
+    let m = Mount::new(&ab());
+    let vfs = Vfs::load(
+        vec![ArchiveFile {
+            path: m.path.clone(),
+            dir_name: String::new(),
+            format: &TEST_FORMAT,
+        }],
+        VfsOptions {
+            writable: true,
+            page_cache: true,
+            ..VfsOptions::read_only()
+        },
+    )
+    .unwrap();
+    let hex = vfs.resolve("hex/a.hex").unwrap();
+    let hex_dir = vfs.resolve("hex").unwrap();
+    // A kernel that held every inode but the hex view's, and answers the batch that
+    // follows up later, when the test says.
+    type Told = Vec<(Vec<Invalidation>, bool)>;
+    let told: Arc<Mutex<Told>> = Arc::default();
+    let later: Arc<Mutex<Vec<Done>>> = Arc::default();
+    let (t, l) = (told.clone(), later.clone());
+    vfs.set_notify(Box::new(move |batch, done| {
+        let follow_up = batch
+            .iter()
+            .any(|i| matches!(i, Invalidation::Entry { .. }));
+        t.lock().push((batch.clone(), done.is_some()));
+        match (done, follow_up) {
+            (Some(done), false) if batch.contains(&Invalidation::Inode(hex)) => done(vec![hex]),
+            (Some(done), false) => done(Vec::new()),
+            (Some(done), true) => l.lock().push(done),
+            (None, _) => {}
+        }
+    }));
+    let through_cache = |ino: Ino| {
+        let opened = vfs.open(ino, libc::O_RDONLY).unwrap();
+        vfs.release(ino, opened.fh);
+        assert_eq!(opened.keep_cache, !opened.direct_io);
+        opened.keep_cache
+    };
+    assert!(through_cache(hex));
+
+    let ino = vfs.resolve("items/a.dat").unwrap();
+    let w = vfs.open(ino, libc::O_WRONLY | libc::O_TRUNC).unwrap().fh;
+    vfs.write_at(ino, w, 0, b"a longer content").unwrap();
+    vfs.flush(ino, w).unwrap();
+    vfs.release(ino, w);
+
+    let follow_up: Vec<Invalidation> = told
+        .lock()
+        .iter()
+        .filter(|(_, done)| *done)
+        .map(|(batch, _)| batch.clone())
+        .find(|batch| {
+            batch
+                .iter()
+                .any(|i| matches!(i, Invalidation::Entry { .. }))
+        })
+        .expect("a batch following up the absent file");
+    let name = Invalidation::Entry {
+        parent: hex_dir,
+        name: "a.hex".into(),
+    };
+    let at = |inval: &Invalidation| follow_up.iter().position(|i| i == inval);
+    assert!(
+        at(&name).unwrap() < at(&Invalidation::Inode(hex)).unwrap(),
+        "the name goes before the file is told again: {follow_up:?}"
+    );
+    assert!(
+        !follow_up.contains(&Invalidation::Inode(ino)),
+        "only the absent file is told again: {follow_up:?}"
+    );
+    // The written file, which the kernel held, is read through the cache at once; the
+    // hex view only once the kernel has been told again.
+    assert!(through_cache(ino));
+    assert!(!through_cache(hex));
+    for done in later.lock().drain(..) {
+        done(Vec::new());
+    }
+    assert!(through_cache(hex));
+    assert_eq!(
+        vfs.read(hex, vfs.open(hex, libc::O_RDONLY).unwrap().fh, 0, 1 << 20)
+            .unwrap(),
+        hex_view(b"a longer content")
+    );
+}

@@ -370,7 +370,7 @@ impl Vfs {
             self.keep_retired(&mut state, id, Some(&old));
             for inval in &inval {
                 if let Invalidation::Inode(ino) = inval {
-                    *state.settling.entry(*ino).or_insert(0) += 1;
+                    self.settling.begin(*ino);
                 }
             }
             (old, inval)
