@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use rustc_hash::FxHashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -39,16 +39,13 @@ const READDIR_BATCH: usize = 1024;
 pub const MAX_WRITE: u32 = 1 << 20;
 
 /// The inodes the kernel may hold caches of, so that a commit invalidates only those,
-/// not every file of a 40,000-file tree.
+/// not every file of a 40,000-file tree: how many times the kernel was handed each
+/// (lookups, readdirplus entries, creates) less what it forgot. An entry is counted
+/// before its attributes are worked out, so that one worked out before a commit is
+/// counted by the time the commit's invalidations are picked, and told of.
 #[derive(Default)]
 pub struct Known {
-    /// How many times the kernel was handed each inode (lookups, readdirplus entries,
-    /// creates) less what it forgot.
     counts: Mutex<FxHashMap<u64, u64>>,
-    /// Held shared from working out an entry to counting it, and exclusively while the
-    /// invalidator picks the inodes to tell the kernel of: an entry worked out before a
-    /// commit is counted by then, and so told of.
-    handing: RwLock<()>,
 }
 
 /// A name's inode with how long the kernel may keep the name and the attributes.
@@ -121,9 +118,9 @@ impl Ops {
         }
     }
 
-    /// An entry handed to the kernel, which counts a lookup of it.
+    /// The entry of a name, for the kernel (which counts a lookup of it: the caller
+    /// remembered it).
     fn entry(&self, attr: Attr) -> Entry {
-        self.remember(attr.ino);
         let attr_ttl = self.attr_ttl(&attr);
         Entry {
             entry_ttl: attr_ttl.min(self.ttl),
@@ -172,9 +169,15 @@ impl Ops {
     }
 
     pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Entry, i32> {
-        let _handing = self.known.handing.read();
-        let attr = self.vfs.lookup(parent, name_str(name)?)?;
-        Ok(self.entry(attr))
+        let ino = self.vfs.child(parent, name_str(name)?)?;
+        self.remember(ino);
+        match self.vfs.getattr(ino) {
+            Ok(attr) => Ok(self.entry(attr)),
+            Err(e) => {
+                self.forget(ino, 1);
+                Err(e)
+            }
+        }
     }
 
     pub fn getattr(&self, ino: u64) -> Result<(Attr, Duration), i32> {
@@ -307,22 +310,29 @@ impl Ops {
     ) -> Result<(), i32> {
         let entries = self.vfs.readdir(ino, offset as usize, READDIR_BATCH)?;
         for (i, (child, name, _)) in entries.into_iter().enumerate() {
-            let _handing = self.known.handing.read();
-            let Ok(attr) = self.vfs.listing_attr(child) else {
-                continue;
-            };
-            let attr_ttl = self.attr_ttl(&attr);
-            let entry = Entry {
-                attr,
-                entry_ttl: attr_ttl,
-                attr_ttl,
-            };
-            if add(&entry, offset + i as u64 + 1, &name) {
-                break;
-            }
             // The kernel counts a lookup for every entry but `.` and `..`.
-            if &*name != "." && &*name != ".." {
+            let counted = &*name != "." && &*name != "..";
+            if counted {
                 self.remember(child);
+            }
+            // Whether the entry went into the reply; none for a file that cannot say.
+            let added = match self.vfs.listing_attr(child) {
+                Ok(attr) => {
+                    let attr_ttl = self.attr_ttl(&attr);
+                    let entry = Entry {
+                        attr,
+                        entry_ttl: attr_ttl,
+                        attr_ttl,
+                    };
+                    Some(!add(&entry, offset + i as u64 + 1, &name))
+                }
+                Err(_) => None,
+            };
+            if counted && added != Some(true) {
+                self.forget(child, 1);
+            }
+            if added == Some(false) {
+                break;
             }
         }
         Ok(())
@@ -448,7 +458,6 @@ fn invalidator(name: &str, device: Arc<Device>, known: Arc<Known>) -> mpsc::Send
             for (batch, done) in rx {
                 // Files the kernel was never handed hold no cache.
                 let batch: Vec<Invalidation> = {
-                    let _quiet = known.handing.write();
                     let counts = known.counts.lock();
                     batch
                         .into_iter()

@@ -417,19 +417,21 @@ impl Vfs {
     }
 
     pub fn lookup(&self, parent: Ino, name: &str) -> Result<Attr, Errno> {
+        self.getattr(self.child(parent, name)?)
+    }
+
+    /// The inode of `name` in folder `parent`.
+    pub fn child(&self, parent: Ino, name: &str) -> Result<Ino, Errno> {
         self.ensure_built(parent);
-        let ino = {
-            let state = self.state.read();
-            match state.tree.get(parent) {
-                None => return Err(libc::ENOENT),
-                Some(Node {
-                    kind: NodeKind::Dir { .. },
-                    ..
-                }) => state.tree.child(parent, name).ok_or(libc::ENOENT)?,
-                Some(_) => return Err(libc::ENOTDIR),
-            }
-        };
-        self.getattr(ino)
+        let state = self.state.read();
+        match state.tree.get(parent) {
+            None => Err(libc::ENOENT),
+            Some(Node {
+                kind: NodeKind::Dir { .. },
+                ..
+            }) => state.tree.child(parent, name).ok_or(libc::ENOENT),
+            Some(_) => Err(libc::ENOTDIR),
+        }
     }
 
     /// At most `limit` entries of a directory from `offset` on, with `.` and `..` first.
