@@ -38,15 +38,12 @@ const READDIR_BATCH: usize = 1024;
 /// The largest write the kernel sends, and so the size of a request's payload.
 pub const MAX_WRITE: u32 = 1 << 20;
 
-/// The inodes the kernel may hold caches of, so that a commit invalidates only those,
-/// not every file of a 40,000-file tree: how many times the kernel was handed each
-/// (lookups, readdirplus entries, creates) less what it forgot. An entry is counted
-/// before its attributes are worked out, so that one worked out before a commit is
-/// counted by the time the commit's invalidations are picked, and told of.
-#[derive(Default)]
-pub struct Known {
-    counts: Mutex<FxHashMap<u64, u64>>,
-}
+/// How many times the kernel was handed each inode (lookups, readdirplus entries,
+/// creates) less what it forgot: the inodes it may hold caches of. A commit invalidates
+/// only those, not every file of a 40,000-file tree. An entry is counted before its
+/// attributes are worked out, so that one worked out before a commit is counted by the
+/// time the commit's invalidations are picked, and told of.
+pub type Known = Arc<Mutex<FxHashMap<u64, u64>>>;
 
 /// A name's inode with how long the kernel may keep the name and the attributes.
 pub struct Entry {
@@ -87,7 +84,7 @@ pub struct Change {
 /// Every request's work, answered in values both transports send.
 pub struct Ops {
     vfs: Arc<Vfs>,
-    known: Arc<Known>,
+    known: Known,
     /// Read-only mount whose kernel took `FUSE_NO_OPEN_SUPPORT`: `open` answers ENOSYS
     /// once and the kernel stops sending open, flush and release, keeping its page cache.
     /// Nothing is pinned per handle then, which a mount that never changes does not need.
@@ -107,7 +104,7 @@ impl Ops {
     }
 
     fn remember(&self, ino: u64) {
-        *self.known.counts.lock().entry(ino).or_insert(0) += 1;
+        *self.known.lock().entry(ino).or_insert(0) += 1;
     }
 
     fn attr_ttl(&self, attr: &Attr) -> Duration {
@@ -157,7 +154,7 @@ impl Ops {
     }
 
     pub fn forget(&self, ino: u64, nlookup: u64) {
-        let mut known = self.known.counts.lock();
+        let mut known = self.known.lock();
         if let Some(count) = known.get_mut(&ino) {
             *count = count.saturating_sub(nlookup);
             if *count == 0 {
@@ -400,7 +397,7 @@ impl FuseFs {
         };
         let ops = Ops {
             vfs,
-            known: Arc::default(),
+            known: Known::default(),
             ttl,
             no_open: AtomicBool::new(false),
             no_opendir: AtomicBool::new(false),
@@ -424,7 +421,7 @@ impl FuseFs {
     }
 
     /// The inodes the kernel holds, for [`FuseFs::start_invalidator`].
-    pub fn known(&self) -> Arc<Known> {
+    pub fn known(&self) -> Known {
         self.ops.known.clone()
     }
 
@@ -433,7 +430,7 @@ impl FuseFs {
     /// names, which wait for the locks of their folders (held by the kernel while a
     /// rename there waits for its reply, perhaps for a commit waiting for the first). A
     /// batch's `done` hears which of its files the kernel held no inode of.
-    pub fn start_invalidator(vfs: &Vfs, device: OwnedFd, known: Arc<Known>) {
+    pub fn start_invalidator(vfs: &Vfs, device: OwnedFd, known: Known) {
         let device = Arc::new(Device(device));
         let files = invalidator("invalidate", device.clone(), known.clone());
         let names = invalidator("invalidate names", device, known);
@@ -450,7 +447,7 @@ impl FuseFs {
 type Batch = (Vec<Invalidation>, Option<Done>);
 
 /// A thread telling the kernel each batch it is sent, in order.
-fn invalidator(name: &str, device: Arc<Device>, known: Arc<Known>) -> mpsc::Sender<Batch> {
+fn invalidator(name: &str, device: Arc<Device>, known: Known) -> mpsc::Sender<Batch> {
     let (tx, rx) = mpsc::channel::<Batch>();
     std::thread::Builder::new()
         .name(name.into())
@@ -458,7 +455,7 @@ fn invalidator(name: &str, device: Arc<Device>, known: Arc<Known>) -> mpsc::Send
             for (batch, done) in rx {
                 // Files the kernel was never handed hold no cache.
                 let batch: Vec<Invalidation> = {
-                    let counts = known.counts.lock();
+                    let counts = known.lock();
                     batch
                         .into_iter()
                         .filter(|inval| match inval {
@@ -475,17 +472,15 @@ fn invalidator(name: &str, device: Arc<Device>, known: Arc<Known>) -> mpsc::Send
                         Invalidation::Inode(ino) => device.inval_inode(*ino),
                         Invalidation::Entry { parent, name } => device.inval_entry(*parent, name),
                     };
-                    // ENOENT: the kernel holds no such inode or name (now).
                     match (told, &inval) {
-                        (Err(e), Invalidation::Inode(ino))
-                            if e.raw_os_error() == Some(libc::ENOENT) =>
-                        {
-                            absent.push(*ino)
+                        (Ok(()), _) => {}
+                        // The kernel holds no such inode or name (now).
+                        (Err(e), inval) if e.raw_os_error() == Some(libc::ENOENT) => {
+                            if let Invalidation::Inode(ino) = inval {
+                                absent.push(*ino);
+                            }
                         }
-                        (Err(e), _) if e.raw_os_error() != Some(libc::ENOENT) => {
-                            log::debug!("telling the kernel {inval:?}: {e}");
-                        }
-                        _ => {}
+                        (Err(e), inval) => log::debug!("telling the kernel {inval:?}: {e}"),
                     }
                 }
                 if let Some(done) = done {

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use parking_lot::{Mutex, RwLock};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::buffer::Budget;
 use super::errors::ErrorLog;
@@ -540,16 +540,13 @@ impl Vfs {
     /// lock: so once the name is dropped, the file is invalidated again, and only then may
     /// its opens use the page cache.
     pub(super) fn settle(&self, inval: Vec<Invalidation>) {
-        let (inodes, mut names): (Vec<_>, Vec<_>) = inval
-            .into_iter()
-            .partition(|i| matches!(i, Invalidation::Inode(_)));
-        let files: Vec<Ino> = inodes
-            .iter()
-            .filter_map(|i| match i {
-                Invalidation::Inode(ino) => Some(*ino),
-                _ => None,
-            })
-            .collect();
+        let (mut files, mut names) = (Vec::new(), Vec::new());
+        for inval in inval {
+            match inval {
+                Invalidation::Inode(ino) => files.push(ino),
+                entry => names.push(entry),
+            }
+        }
         if files.is_empty() {
             self.send(names);
             return;
@@ -560,7 +557,10 @@ impl Vfs {
                 let done: Done = Box::new(move |absent| {
                     let _ = done.send(absent);
                 });
-                notify(inodes, Some(done));
+                notify(
+                    files.iter().map(|&ino| Invalidation::Inode(ino)).collect(),
+                    Some(done),
+                );
                 true
             }
             None => false,
@@ -575,7 +575,7 @@ impl Vfs {
         };
         // Of those, the ones the tree (or, once a later commit retired them, the retired
         // files) still names.
-        let mut again = Vec::new();
+        let mut again = FxHashSet::default();
         {
             let state = self.state.read();
             for ino in absent {
@@ -589,7 +589,7 @@ impl Vfs {
                         parent,
                         name: name.to_string(),
                     });
-                    again.push(ino);
+                    again.insert(ino);
                 }
             }
         }
