@@ -389,15 +389,8 @@ impl Vfs {
             return;
         };
         let path = tree.path(dir);
-        let members = self.snapshot(id).archive.entries_in(&path);
-        let many = members.len() >= LARGE_FOLDER;
-        tree.reserve(members.len());
-        tree.reserve_children(dir, members.len());
-        reconcile::fill_folder(tree, id, dir, &path, members, stamp);
-        drop(state);
-        if many {
-            super::release_free_memory();
-        }
+        let mut fill = reconcile::FolderFill::new(tree, id, dir, &path, stamp);
+        self.snapshot(id).archive.members_in(&path, &mut fill);
     }
 
     /// Fill every folder of archive `id` whose entries were left out, from the snapshot
@@ -677,9 +670,6 @@ pub(super) fn join_path(dir: &str, leaf: &str) -> String {
     path.push_str(leaf);
     path
 }
-
-/// Entries from which describing a folder gives the heap back what its list took.
-const LARGE_FOLDER: usize = 4096;
 
 pub(crate) fn split_path(path: &str) -> (&str, &str) {
     match path.rfind('/') {

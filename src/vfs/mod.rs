@@ -108,6 +108,23 @@ pub struct Member {
     pub kind: EntryKind,
 }
 
+/// Where a folder's members go as an archive describes them ([`Archive::members_in`]).
+pub trait Members {
+    /// Room for `more` members: how many are coming, where the archive knows.
+    fn reserve(&mut self, more: usize);
+    fn add(&mut self, member: Member);
+}
+
+impl Members for Vec<Member> {
+    fn reserve(&mut self, more: usize) {
+        self.reserve_exact(more);
+    }
+
+    fn add(&mut self, member: Member) {
+        self.push(member);
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum EntryKind {
     Dir,
@@ -290,16 +307,24 @@ pub trait Archive: Send + Sync {
     /// The entries directly in folder `dir` ("" for the root), by their names in it, in
     /// the order [`Archive::entries`] has them; none for a path that is no folder.
     fn entries_in(&self, dir: &str) -> Vec<Member> {
-        let entries = self.entries().into_iter();
-        entries
-            .filter_map(|Entry { path, kind }| {
-                let (parent, leaf) = fs::split_path(&path);
-                let name = (parent == dir).then(|| leaf.into())?;
-                Some(Member { name, kind })
-            })
-            .collect()
+        let mut members = Vec::new();
+        self.members_in(dir, &mut members);
+        members
     }
-    /// Whether [`Archive::entries_in`] answers without describing the whole tree: the
+    /// The same members handed to `out` one at a time, as they are described (the mount
+    /// adds each to its tree as it comes: a folder of 227,822 views is never a list).
+    fn members_in(&self, dir: &str, out: &mut dyn Members) {
+        for Entry { path, kind } in self.entries() {
+            let (parent, leaf) = fs::split_path(&path);
+            if parent == dir {
+                out.add(Member {
+                    name: leaf.into(),
+                    kind,
+                });
+            }
+        }
+    }
+    /// Whether [`Archive::members_in`] answers without describing the whole tree: the
     /// mount then fills a folder only when someone looks into it, so a large archive
     /// mounts in the time its framing takes to index.
     fn describes_folders(&self) -> bool {

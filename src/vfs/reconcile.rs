@@ -17,7 +17,7 @@ use std::time::SystemTime;
 
 use super::fs::{join_path, Invalidation};
 use super::tree::{ArchiveId, Ino, Name, Node, NodeKind, Origin, Stamp, Tree};
-use super::{ArchiveBytes, Entry, EntryKind, Member, Piece, Rewrite};
+use super::{ArchiveBytes, Entry, EntryKind, Member, Members, Piece, Rewrite};
 
 /// What happened between the tree's snapshot and the new one.
 pub(super) enum Change<'a> {
@@ -235,29 +235,49 @@ pub(super) fn fill(
     }
 }
 
-/// Add the entries of folder `dir` (at `path`, its entries left out until now) to the
-/// tree as they are in the archive, each with a new inode and the time `stamp`; its
+/// Adds the members of folder `dir` (at `path`, its entries left out until now) to the
+/// tree as the archive describes them, each with a new inode and the time `stamp`; its
 /// folders are left out in turn, until someone looks into them.
-pub(super) fn fill_folder(
-    tree: &mut Tree,
+pub(super) struct FolderFill<'a> {
+    tree: &'a mut Tree,
     id: ArchiveId,
     dir: Ino,
-    path: &str,
-    members: Vec<Member>,
+    path: &'a str,
     stamp: Stamp,
-) {
-    // A path is made only where some file is hidden (most mounts hide none).
-    let any_hidden = tree.hidden().next().is_some();
-    for Member { name, kind } in members {
-        if any_hidden && tree.is_hidden(id, &join_path(path, &name)) {
-            continue;
+    /// A path is made only where some file is hidden (most mounts hide none).
+    any_hidden: bool,
+}
+
+impl<'a> FolderFill<'a> {
+    pub fn new(tree: &'a mut Tree, id: ArchiveId, dir: Ino, path: &'a str, stamp: Stamp) -> Self {
+        let any_hidden = tree.hidden().next().is_some();
+        FolderFill {
+            tree,
+            id,
+            dir,
+            path,
+            stamp,
+            any_hidden,
+        }
+    }
+}
+
+impl Members for FolderFill<'_> {
+    fn reserve(&mut self, more: usize) {
+        self.tree.reserve(more);
+        self.tree.reserve_children(self.dir, more);
+    }
+
+    fn add(&mut self, Member { name, kind }: Member) {
+        if self.any_hidden && self.tree.is_hidden(self.id, &join_path(self.path, &name)) {
+            return;
         }
         let folder = matches!(kind, EntryKind::Dir);
-        let Some(ino) = tree.add(node(dir, name, id, kind, stamp)) else {
-            continue;
-        };
-        if folder {
-            tree.defer(ino, stamp);
+        let node = node(self.dir, name, self.id, kind, self.stamp);
+        if let Some(ino) = self.tree.add(node) {
+            if folder {
+                self.tree.defer(ino, self.stamp);
+            }
         }
     }
 }

@@ -65,7 +65,7 @@ use crate::shader::dxbc::decode::{self, ContainerView};
 use crate::shader::dxbc::{crc32_key, listing};
 use crate::vfs::name::Namer;
 use crate::vfs::{
-    walk_folders, Archive, ArchiveBytes, Blob, Edit, Entry, FileKey, Format, FormatError, Member,
+    walk_folders, Archive, ArchiveBytes, Blob, Edit, Entry, FileKey, Format, FormatError, Members,
     OpenContext, Problem, Rewrite, ViewError,
 };
 
@@ -632,8 +632,8 @@ impl Archive for Database {
         walk_folders(self)
     }
 
-    fn entries_in(&self, dir: &str) -> Vec<Member> {
-        self.folder(dir)
+    fn members_in(&self, dir: &str, out: &mut dyn Members) {
+        self.folder(dir, out)
     }
 
     fn describes_folders(&self) -> bool {

@@ -2,14 +2,12 @@
 //!
 //! A mount asks for a folder's entries when someone first looks into it, so mounting a
 //! database ten times the game's size describes its root and nothing else, and `ls
-//! programs/pixel` describes that folder alone. [`Database::folder`] answers for any
+//! programs/pixel` describes that folder alone. [`Database::folder`] describes any
 //! folder from the framing index (and a few maps built on first use: each stage's
 //! program names, the effects' folder names); the whole tree is the same answers walked
 //! from the root ([`crate::vfs::walk_folders`]).
 
-use compact_str::ToCompactString;
 use rustc_hash::FxHashMap;
-use std::fmt;
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -17,7 +15,8 @@ use super::effect::Decoded;
 use super::read::{group_dir, GROUPS, STAGES};
 use super::{key, Database, View};
 use crate::vfs::name::Namer;
-use crate::vfs::{EntryKind, Member};
+use crate::vfs::tree::Name;
+use crate::vfs::{EntryKind, Member, Members};
 
 /// The views of a program that links point at, by extension.
 const LINKED: [&str; 2] = ["dxil", "ll"];
@@ -98,11 +97,9 @@ impl Database {
 
     /// The entries directly in `folder` ("" for the root), in archive order; none for a
     /// path that is not a folder of the tree.
-    pub(super) fn folder(&self, folder: &str) -> Vec<Member> {
+    pub(super) fn folder(&self, folder: &str, members: &mut dyn Members) {
         let parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
-        let mut out = Folder {
-            entries: Vec::new(),
-        };
+        let mut out = Folder { members };
         match parts[..] {
             [] => {
                 out.summary("archive.json", View::ArchiveJson);
@@ -129,7 +126,7 @@ impl Database {
             }
             ["programs", stage, "by-name", name] => {
                 let Some(names) = self.group_named(stage).map(|g| self.name_dirs(g)) else {
-                    return out.entries;
+                    return;
                 };
                 let members = names.by_dir.get(name).map(|&k| &names.members[k]);
                 for i in members.into_iter().flatten() {
@@ -148,14 +145,13 @@ impl Database {
             }
             _ => {}
         }
-        out.entries
     }
 
     /// `programs/<stage>/`: each program's container, JSON and IR, the stage's index and
     /// its `by-name/` folder.
     fn stage_folder(&self, g: usize, out: &mut Folder) {
         let group = &self.index.groups[g];
-        out.entries.reserve_exact(3 * group.programs.len() + 2);
+        out.members.reserve(3 * group.programs.len() + 2);
         for (i, p) in group.programs.iter().enumerate() {
             let record = Some(p.offset..p.bindings().end);
             let size = Some(p.container().len() as u64);
@@ -226,7 +222,7 @@ impl Database {
             ["programs"] if has_lists => {
                 for (s, stage) in STAGES.iter().enumerate() {
                     if e.list_len(s) > 0 {
-                        out.dir(stage);
+                        out.dir(*stage);
                     }
                 }
             }
@@ -253,7 +249,7 @@ impl Database {
                 match pass {
                     [] => {
                         for k in 0..passes.len() {
-                            out.dir(k);
+                            out.dir(number(k));
                         }
                     }
                     [k] => {
@@ -270,7 +266,7 @@ impl Database {
                                 .and_then(|q| e.list(bytes, s).nth(q as usize));
                             if let Some(program) = program {
                                 for ext in LINKED {
-                                    let name = format_args!("{}.{ext}", STAGES[s]);
+                                    let name = compact_str::format_compact!("{}.{ext}", STAGES[s]);
                                     out.link(name, program_link(5, s, program, ext));
                                 }
                             }
@@ -285,48 +281,49 @@ impl Database {
 }
 
 /// `N.ext`, written without the formatting machinery (a stage folder of the ten-times
-/// database names 227,822 files so).
-fn numbered(n: usize, ext: &str) -> crate::vfs::tree::Name {
-    let mut name = n.to_compact_string();
+/// database names 227,822 files so; compact_str's own integer conversion was a fifth of
+/// describing that folder).
+fn numbered(n: usize, ext: &str) -> Name {
+    let mut name = number(n);
     name.push('.');
     name.push_str(ext);
     name
 }
 
-/// The entries of one folder as they are described.
-struct Folder {
-    entries: Vec<Member>,
+/// `N` as a name.
+fn number(n: usize) -> Name {
+    Name::new(itoa::Buffer::new().format(n))
 }
 
-impl Folder {
-    /// `name` as the folder holds it: inline, as every name here is short.
-    fn name(name: impl fmt::Display) -> crate::vfs::tree::Name {
-        name.to_compact_string()
-    }
+/// The entries of one folder, handed on as they are described.
+struct Folder<'a> {
+    members: &'a mut dyn Members,
+}
 
-    fn dir(&mut self, name: impl fmt::Display) {
-        let name = Self::name(name);
-        self.entries.push(Member {
+impl Folder<'_> {
+    fn dir(&mut self, name: impl Into<Name>) {
+        let name = name.into();
+        self.members.add(Member {
             name,
             kind: EntryKind::Dir,
         });
     }
 
     /// A file that sums up the whole database (`source` of [`EntryKind::File`]: none).
-    fn summary(&mut self, name: impl fmt::Display, view: View) {
+    fn summary(&mut self, name: impl Into<Name>, view: View) {
         self.file(name, view, None, false, None);
     }
 
     fn file(
         &mut self,
-        name: impl fmt::Display,
+        name: impl Into<Name>,
         view: View,
         size: Option<u64>,
         writable: bool,
         source: Option<Range<usize>>,
     ) {
-        let name = Self::name(name);
-        self.entries.push(Member {
+        let name = name.into();
+        self.members.add(Member {
             name,
             kind: EntryKind::File {
                 key: key(view),
@@ -337,9 +334,9 @@ impl Folder {
         });
     }
 
-    fn link(&mut self, name: impl fmt::Display, target: String) {
-        let name = Self::name(name);
-        self.entries.push(Member {
+    fn link(&mut self, name: impl Into<Name>, target: String) {
+        let name = name.into();
+        self.members.add(Member {
             name,
             kind: EntryKind::Symlink { target },
         });
