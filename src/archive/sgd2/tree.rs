@@ -95,8 +95,8 @@ impl Database {
             .map(|(g, _)| g)
     }
 
-    /// The entries directly in `folder` ("" for the root), in archive order; none for a
-    /// path that is not a folder of the tree.
+    /// Hand the entries directly in `folder` ("" for the root) to `members`, in archive
+    /// order; none for a path that is not a folder of the tree.
     pub(super) fn folder(&self, folder: &str, members: &mut dyn Members) {
         let parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
         let mut out = Folder { members };
@@ -302,9 +302,8 @@ struct Folder<'a> {
 
 impl Folder<'_> {
     fn dir(&mut self, name: impl Into<Name>) {
-        let name = name.into();
         self.members.add(Member {
-            name,
+            name: name.into(),
             kind: EntryKind::Dir,
         });
     }
@@ -322,9 +321,8 @@ impl Folder<'_> {
         writable: bool,
         source: Option<Range<usize>>,
     ) {
-        let name = name.into();
         self.members.add(Member {
-            name,
+            name: name.into(),
             kind: EntryKind::File {
                 key: key(view),
                 size,
@@ -335,9 +333,8 @@ impl Folder<'_> {
     }
 
     fn link(&mut self, name: impl Into<Name>, target: String) {
-        let name = name.into();
         self.members.add(Member {
-            name,
+            name: name.into(),
             kind: EntryKind::Symlink { target },
         });
     }
