@@ -99,7 +99,7 @@ pub struct Entry {
     pub kind: EntryKind,
 }
 
-/// One entry of a folder, named by its leaf: what [`Archive::entries_in`] answers. A
+/// One entry of a folder, named by its leaf: what [`Archive::members_in`] hands on. A
 /// name of up to 24 bytes is held inline, so describing a folder of 200,000 programs
 /// allocates no name.
 #[derive(Debug, Clone)]
@@ -159,7 +159,9 @@ pub fn release_free_memory() {
 /// entries, each followed by what is under it (parents before children, archive order).
 pub fn walk_folders(archive: &dyn Archive) -> Vec<Entry> {
     fn walk(archive: &dyn Archive, dir: &str, out: &mut Vec<Entry>) {
-        for Member { name, kind } in archive.entries_in(dir) {
+        let mut members = Vec::new();
+        archive.members_in(dir, &mut members);
+        for Member { name, kind } in members {
             let path = fs::join_path(dir, &name);
             let sub = matches!(kind, EntryKind::Dir).then(|| path.clone());
             out.push(Entry { path, kind });
@@ -305,14 +307,9 @@ pub trait Archive: Send + Sync {
     /// The whole tree, parents before children, in archive order.
     fn entries(&self) -> Vec<Entry>;
     /// The entries directly in folder `dir` ("" for the root), by their names in it, in
-    /// the order [`Archive::entries`] has them; none for a path that is no folder.
-    fn entries_in(&self, dir: &str) -> Vec<Member> {
-        let mut members = Vec::new();
-        self.members_in(dir, &mut members);
-        members
-    }
-    /// The same members handed to `out` one at a time, as they are described (the mount
-    /// adds each to its tree as it comes: a folder of 227,822 views is never a list).
+    /// the order [`Archive::entries`] has them (none for a path that is no folder),
+    /// handed to `out` one at a time as they are described: the mount adds each to its
+    /// tree as it comes, so a folder of 227,822 views is never a list.
     fn members_in(&self, dir: &str, out: &mut dyn Members) {
         for Entry { path, kind } in self.entries() {
             let (parent, leaf) = fs::split_path(&path);
