@@ -17,6 +17,10 @@ pub enum CommitError {
     Io { path: PathBuf, source: io::Error },
     #[error("the new {path} does not read back: {message}")]
     Reread { path: PathBuf, message: String },
+    /// The file at the path was not the one the new bytes were made from: another
+    /// program replaced or changed it while the commit was written. It is left there.
+    #[error("another program changed {path} on disk while this save was written")]
+    Changed { path: PathBuf },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> CommitError + '_ {
@@ -40,6 +44,13 @@ pub struct Replaced<T> {
 /// untouched. With `backup`, `target.bak` is written first when it does not exist yet.
 /// With `lock`, the new file carries the one-writer lock (an exclusive `flock`) before it
 /// takes the archive's place, so the file at `target` is locked at every moment.
+///
+/// `is_current` says whether a file (its metadata) is still the archive `current` was
+/// read from, unchanged. The new file takes the archive's place only if the file it
+/// displaces is: the swap and the check are one step ([`swap_into_place`]), so another
+/// program's version written at any moment is never overwritten, only refused
+/// ([`CommitError::Changed`]).
+#[allow(clippy::too_many_arguments)]
 pub fn replace<T>(
     target: &Path,
     current: &File,
@@ -47,6 +58,7 @@ pub fn replace<T>(
     rewrite: &Rewrite,
     backup: bool,
     lock: bool,
+    is_current: impl Fn(&fs::Metadata) -> bool,
     reread: impl FnOnce(&Path, Arc<ArchiveBytes>) -> Result<T, String>,
 ) -> Result<Replaced<T>, CommitError> {
     let dir = parent_dir(target);
@@ -78,8 +90,10 @@ pub fn replace<T>(
     if backup {
         write_backup(target, &old)?;
     }
-    fs::rename(&temp_path, target).map_err(io_err(target))?;
+    // From here the temporary's name may hold the displaced archive: the swap alone
+    // decides what is removed.
     cleanup.disarm();
+    swap_into_place(&temp_path, &temp, target, &is_current)?;
     File::open(&dir)
         .and_then(|d| d.sync_all())
         .map_err(io_err(&dir))?;
@@ -88,6 +102,94 @@ pub fn replace<T>(
         bytes,
         value,
     })
+}
+
+/// Put the finished file `new` (at `temp_path`) at `target` if what is there now is the
+/// archive the commit was made from (`is_current`), and leave `target` alone otherwise.
+///
+/// A check followed by a `rename` would leave a window in which another program's
+/// version, renamed or written into place between the two, is overwritten by a save that
+/// then reports success. Here the two files swap places in one step
+/// (`renameat2(RENAME_EXCHANGE)`), after which the displaced file sits at `temp_path`
+/// and is looked at: the archive the commit was made from is unlinked; anything else is
+/// swapped back, and the commit fails with [`CommitError::Changed`]. If a second version
+/// was renamed over the new file in the moment between the two swaps, it is newer than
+/// the one the first swap displaced, and it is the one left at `target`.
+///
+/// On a file system without the swap, the archive is looked at just before a `rename`
+/// (the window is then the time between two system calls).
+fn swap_into_place(
+    temp_path: &Path,
+    new: &File,
+    target: &Path,
+    is_current: &dyn Fn(&fs::Metadata) -> bool,
+) -> Result<(), CommitError> {
+    let changed = || CommitError::Changed {
+        path: target.to_path_buf(),
+    };
+    let ours = new.metadata().map_err(io_err(temp_path))?;
+    let is_ours = |meta: &fs::Metadata| (meta.dev(), meta.ino()) == (ours.dev(), ours.ino());
+    match exchange(temp_path, target) {
+        Ok(()) => {}
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
+            // No swap here: look, then rename.
+            let now = fs::symlink_metadata(target).map_err(io_err(target))?;
+            if !is_current(&now) {
+                let _ = fs::remove_file(temp_path);
+                return Err(changed());
+            }
+            return fs::rename(temp_path, target).map_err(|e| {
+                let _ = fs::remove_file(temp_path);
+                io_err(target)(e)
+            });
+        }
+        Err(e) => {
+            let _ = fs::remove_file(temp_path);
+            return Err(io_err(target)(e));
+        }
+    }
+    // `target` is the new archive; `temp_path` holds what it displaced.
+    let displaced = fs::symlink_metadata(temp_path).map_err(io_err(temp_path))?;
+    if is_current(&displaced) {
+        // The old archive, as the commit read it: gone from the folder (the snapshot
+        // keeps it open until its readers are done).
+        fs::remove_file(temp_path).map_err(io_err(temp_path))?;
+        return Ok(());
+    }
+    // Another program's version: back where it was.
+    exchange(temp_path, target).map_err(io_err(target))?;
+    let back = fs::symlink_metadata(temp_path).map_err(io_err(temp_path))?;
+    if !is_ours(&back) {
+        // A newer version had been renamed over ours meanwhile: it, not the one the
+        // first swap displaced, is the latest, and goes back to `target`.
+        exchange(temp_path, target).map_err(io_err(target))?;
+    }
+    let _ = fs::remove_file(temp_path);
+    Err(changed())
+}
+
+/// Swap the files at `a` and `b` in one step.
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))
+    };
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: two valid C strings, relative to the working folder.
+    let done = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    match done {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
 }
 
 /// The name of a temporary file for `like` (the archive, or its backup) made by process
@@ -293,6 +395,7 @@ mod tests {
     ) -> Result<Replaced<T>, CommitError> {
         let current = File::open(target).unwrap();
         let old = fs::read(target).unwrap();
+        let read = current.metadata().unwrap();
         replace(
             target,
             &current,
@@ -300,6 +403,7 @@ mod tests {
             &Rewrite::whole(bytes.to_vec()),
             backup,
             false,
+            |now| (now.ino(), now.mtime_nsec()) == (read.ino(), read.mtime_nsec()),
             reread,
         )
     }
@@ -317,9 +421,16 @@ mod tests {
         rewrite.keep(150_000..200_000);
         assert_eq!(rewrite.pieces().len(), 3, "touching ranges are joined");
         let current = File::open(&target).unwrap();
-        let done = replace(&target, &current, &old, &rewrite, false, true, |_, map| {
-            Ok(map.to_vec())
-        })
+        let done = replace(
+            &target,
+            &current,
+            &old,
+            &rewrite,
+            false,
+            true,
+            |_| true,
+            |_, map| Ok(map.to_vec()),
+        )
         .unwrap();
         // SAFETY: flock on a descriptor we own.
         let lockable = unsafe {
@@ -351,6 +462,60 @@ mod tests {
         assert_eq!(
             fs::read_dir(dir.path()).unwrap().count(),
             2,
+            "no temporary left"
+        );
+    }
+
+    #[test]
+    fn another_programs_version_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a.sdp");
+        fs::write(&target, b"as the mount read it").unwrap();
+        let current = File::open(&target).unwrap();
+        let read = current.metadata().unwrap();
+        // Another program renames its version over the archive after the mount read it.
+        let theirs = dir.path().join("theirs");
+        fs::write(&theirs, b"another program's version").unwrap();
+        fs::rename(&theirs, &target).unwrap();
+        let err = replace(
+            &target,
+            &current,
+            b"as the mount read it",
+            &Rewrite::whole(b"the save".to_vec()),
+            false,
+            true,
+            |now| now.ino() == read.ino(),
+            |_, _| Ok(()),
+        );
+        assert!(
+            matches!(err, Err(CommitError::Changed { .. })),
+            "{:?}",
+            err.err()
+        );
+        assert_eq!(fs::read(&target).unwrap(), b"another program's version");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+        // The file now there takes a commit made from it.
+        let current = File::open(&target).unwrap();
+        let read = current.metadata().unwrap();
+        replace(
+            &target,
+            &current,
+            b"another program's version",
+            &Rewrite::whole(b"the save".to_vec()),
+            false,
+            true,
+            |now| now.ino() == read.ino(),
+            |_, _| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"the save");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
             "no temporary left"
         );
     }

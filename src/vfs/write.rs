@@ -291,6 +291,7 @@ impl Vfs {
             &rewrite,
             backup,
             mounted.writable,
+            |meta| old.identity.moved_unchanged(meta),
             |_temp, bytes| {
                 let archive = format
                     .open(&mounted.path, bytes.clone(), ctx)
@@ -303,11 +304,20 @@ impl Vfs {
         );
         let replaced = match replaced {
             Ok(r) => r,
+            Err(CommitError::Changed { .. }) => {
+                // Whatever is there now is what the mount shows from here on.
+                self.refresh_held(id);
+                return refuse(
+                    "another program changed the archive on disk while this save was \
+                     written, and its version is kept; the mount now shows the archive as \
+                     it is there, so look again and save your change into that",
+                );
+            }
             Err(e) => {
                 self.report(&user_path, &format!("not saved: {e}"));
                 return Err(match e {
                     CommitError::Io { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
-                    CommitError::Reread { .. } => libc::EIO,
+                    CommitError::Reread { .. } | CommitError::Changed { .. } => libc::EIO,
                 });
             }
         };
