@@ -83,7 +83,7 @@ impl Vfs {
         if !name::is_plain(leaf) {
             return Err(libc::EINVAL);
         }
-        self.ensure_built(parent);
+        self.ensure_built(parent)?;
         let ino = {
             let mut state = self.state.write();
             let dir = state.tree.get(parent).ok_or(libc::ENOENT)?;
@@ -185,7 +185,7 @@ impl Vfs {
     }
 
     pub fn unlink(&self, parent: Ino, leaf: &str) -> Result<(), Errno> {
-        self.ensure_built(parent);
+        self.ensure_built(parent)?;
         let (ino, id, origin, path) = {
             let state = self.state.read();
             let ino = state.tree.child(parent, leaf).ok_or(libc::ENOENT)?;
@@ -244,8 +244,8 @@ impl Vfs {
         if !name::is_plain(new_leaf) {
             return Err(libc::EINVAL);
         }
-        self.ensure_built(parent);
-        self.ensure_built(new_parent);
+        self.ensure_built(parent)?;
+        self.ensure_built(new_parent)?;
         let state = self.state.read();
         let ino = state.tree.child(parent, leaf).ok_or(libc::ENOENT)?;
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;

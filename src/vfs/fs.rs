@@ -376,21 +376,40 @@ impl Vfs {
 
     /// Fill folder `dir` if its entries were left out ([`Tree::defer`]): the first look
     /// into a folder of an archive that describes its tree folder by folder describes it.
-    pub(super) fn ensure_built(&self, dir: Ino) {
+    ///
+    /// A folder described from pages that vanished (another program truncated the
+    /// archive) would name what zeros say, a link to program 0 for every effect: its
+    /// entries are taken out again, the archive is looked at anew, and the look fails
+    /// with EIO.
+    pub(super) fn ensure_built(&self, dir: Ino) -> Result<(), Errno> {
         if !self.state.read().tree.is_unbuilt(dir) {
-            return;
+            return Ok(());
         }
-        let mut state = self.state.write();
-        let tree = &mut state.tree;
-        let (Some(id), Some(stamp)) = (
-            tree.get(dir).and_then(|n| n.archive),
-            tree.take_unbuilt(dir),
-        ) else {
-            return;
+        let id = {
+            let mut state = self.state.write();
+            let tree = &mut state.tree;
+            let (Some(id), Some(stamp)) = (
+                tree.get(dir).and_then(|n| n.archive),
+                tree.take_unbuilt(dir),
+            ) else {
+                return Ok(());
+            };
+            let path = tree.path(dir);
+            let snap = self.snapshot(id);
+            let mut fill = reconcile::FolderFill::new(tree, id, dir, &path, stamp);
+            snap.archive.members_in(&path, &mut fill);
+            if !snap.bytes.vanished() {
+                return Ok(());
+            }
+            let described: Vec<Ino> = tree
+                .children(dir)
+                .map(|c| c.values().copied().collect())
+                .unwrap_or_default();
+            tree.detach_all(&described);
+            tree.defer(dir, stamp);
+            id
         };
-        let path = tree.path(dir);
-        let mut fill = reconcile::FolderFill::new(tree, id, dir, &path, stamp);
-        self.snapshot(id).archive.members_in(&path, &mut fill);
+        Err(self.vanished(id))
     }
 
     /// Fill every folder of archive `id` whose entries were left out, from the snapshot
@@ -415,7 +434,7 @@ impl Vfs {
 
     /// The inode of `name` in folder `parent`.
     pub fn child(&self, parent: Ino, name: &str) -> Result<Ino, Errno> {
-        self.ensure_built(parent);
+        self.ensure_built(parent)?;
         let state = self.state.read();
         match state.tree.get(parent) {
             None => Err(libc::ENOENT),
@@ -436,7 +455,7 @@ impl Vfs {
         offset: usize,
         limit: usize,
     ) -> Result<Vec<(Ino, Name, FileType)>, Errno> {
-        self.ensure_built(ino);
+        self.ensure_built(ino)?;
         let state = self.state.read();
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
         let children = state.tree.children(ino).ok_or(libc::ENOTDIR)?;
@@ -477,7 +496,7 @@ impl Vfs {
     pub fn resolve(&self, path: &str) -> Result<Ino, Errno> {
         let mut ino = ROOT_INO;
         for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
-            self.ensure_built(ino);
+            self.ensure_built(ino)?;
             let state = self.state.read();
             ino = if part == ".." {
                 state.tree.get(ino).map(|n| n.parent).ok_or(libc::ENOENT)?

@@ -68,6 +68,13 @@ impl Identity {
         }
     }
 
+    /// Whether `meta` is still this file with the content it had, after a rename moved
+    /// it: a rename changes a file's change time, never its size or modification time.
+    pub fn moved_unchanged(&self, meta: &Metadata) -> bool {
+        let now = Identity::of(meta);
+        (now.dev, now.ino, now.len, now.mtime) == (self.dev, self.ino, self.len, self.mtime)
+    }
+
     fn same_file(&self, other: &Identity) -> bool {
         (self.dev, self.ino) == (other.dev, other.ino)
     }
@@ -284,7 +291,7 @@ impl Vfs {
             writable: mounted.writable,
             sign: self.opts.sign,
         };
-        let new = match open(mounted.format, &mounted.path, ctx, snap.generation + 1) {
+        let mut new = match open(mounted.format, &mounted.path, ctx, snap.generation + 1) {
             Ok(new) => new,
             Err(e) => {
                 // The mapping of a file changed in place no longer matches its index.
@@ -297,7 +304,23 @@ impl Vfs {
                 return OnDisk::Changed;
             }
         };
-        if mounted.writable && !matches!(lock(&new.file), Ok(true)) {
+        if mounted.writable && new.identity.same_file(&snap.identity) {
+            // Changed in place: the file is the one this mount holds the lock of, through
+            // the old snapshot's descriptor. A second descriptor of its own would be
+            // refused that lock (it is the open file's, not the process's); the new
+            // snapshot keeps the old descriptor, and with it the lock.
+            match snap.file.try_clone() {
+                Ok(file) => new.file = file,
+                Err(e) => {
+                    self.trouble(
+                        id,
+                        true,
+                        format!("the archive was changed in place and cannot be kept open: {e}"),
+                    );
+                    return OnDisk::Changed;
+                }
+            }
+        } else if mounted.writable && !matches!(lock(&new.file), Ok(true)) {
             self.trouble(
                 id,
                 true,
