@@ -261,7 +261,7 @@ impl Vfs {
     /// Open a retired file (one the kernel still names after a rename replaced it): it
     /// reads as it was, and cannot be written.
     fn open_retired(&self, state: &mut State, ino: Ino, writes: bool) -> Result<Opened, Errno> {
-        let retired = state.retired.get(&ino).ok_or(libc::ENOENT)?;
+        let retired = state.retired.get(&ino).ok_or(libc::ESTALE)?;
         if writes {
             return Err(libc::ESTALE);
         }
@@ -332,7 +332,11 @@ impl Vfs {
     ) -> Result<(Option<Blob>, Option<u64>), Errno> {
         let shown = {
             let state = self.state.read();
-            let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
+            // A file a commit or a rename took out of the tree, which the kernel still
+            // names: ESTALE makes the kernel look the name up again and open what it
+            // names now (the save goes on there), where ENOENT would fail the save, and
+            // `cp` would then try to create the file and fail with EEXIST.
+            let node = state.tree.get(ino).ok_or(libc::ESTALE)?;
             let origin = file_origin(node, libc::ELOOP)?;
             self.check_writable(node, &origin)?;
             let has_buffer = matches!(
