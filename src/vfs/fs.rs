@@ -148,6 +148,11 @@ pub(super) struct State {
     pub next_fh: u64,
     /// Files out of the tree that the kernel may still read, until it forgets them.
     pub retired: FxHashMap<Ino, Retired>,
+    /// Files given a new inode for a writer that shared the old one with readers of the
+    /// page cache ([`Vfs::part_from_cached_readers`]): until the writer opens one, readers
+    /// read it around the cache. Not dropped when the kernel forgets one: it forgets the
+    /// inode its second look at the name found before it looks again.
+    pub for_writer: FxHashSet<Ino>,
 }
 
 /// Files a commit changed whose kernel caches are being dropped: until the kernel has,
@@ -303,6 +308,7 @@ impl Vfs {
                 handles: HashMap::new(),
                 next_fh: 1,
                 retired: FxHashMap::default(),
+                for_writer: FxHashSet::default(),
             }),
             errors: ErrorLog::default(),
             notify: Mutex::new(None),

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::buffer::WriteBuffer;
-use super::fs::{Errno, State, Vfs};
+use super::fs::{Errno, Invalidation, State, Vfs};
 use super::snapshot::Snapshot;
 use super::tree::{ArchiveId, Ino, Node, NodeKind, Origin, Retiring};
 use super::{Blob, FileKey};
@@ -192,6 +192,14 @@ impl Vfs {
                 false => (None, None),
             };
             let mut state = self.state.write();
+            if writes {
+                if let Some(name) = self.part_from_cached_readers(&mut state, ino) {
+                    drop(state);
+                    self.send(vec![name]);
+                    return Err(libc::ESTALE);
+                }
+                state.for_writer.remove(&ino);
+            }
             let Some(node) = state.tree.get(ino) else {
                 return self.open_retired(&mut state, ino, writes);
             };
@@ -211,8 +219,11 @@ impl Vfs {
             // writers, and files that change without a commit, go around it. Without a
             // kernel (offline, tests), a reader is pinned to what the file shows now, the
             // file of this snapshot rendered when it is first read.
-            let through_cache =
-                self.opts.page_cache && !writes && !uncommitted && !self.settling.contains(ino);
+            let through_cache = self.opts.page_cache
+                && !writes
+                && !uncommitted
+                && !state.for_writer.contains(&ino)
+                && !self.settling.contains(ino);
             let live = matches!(origin, Origin::ErrorLog | Origin::Scratch);
             let view = match writes || live || through_cache {
                 true => None,
@@ -258,11 +269,45 @@ impl Vfs {
         Err(libc::EAGAIN)
     }
 
+    /// A writer must not share an inode with readers that read through the kernel's page
+    /// cache: the kernel keeps one size for an inode, which the writer's `O_TRUNC` and
+    /// writes change at once, and such a reader would then read the committed content
+    /// under the writer's size (a 148-byte shader padded with zeros to 288). So, where
+    /// `ino` has such readers, its place takes a new inode; the readers keep the old one
+    /// and what it holds now, as after a commit. Returns the name to drop from the
+    /// kernel's cache; the writer is answered ESTALE, on which the kernel looks the name
+    /// up again and opens the new inode, which readers read around the cache until it
+    /// has.
+    fn part_from_cached_readers(&self, state: &mut State, ino: Ino) -> Option<Invalidation> {
+        if !self.opts.page_cache {
+            return None;
+        }
+        let cached = |h: &Handle| h.ino == ino && h.view.is_none() && !h.writes;
+        if !state.handles.values().any(cached) {
+            return None;
+        }
+        let node = state.tree.get(ino)?;
+        let (Some(id), NodeKind::File { writers: 0, .. }) = (node.archive, &node.kind) else {
+            return None;
+        };
+        let parent = node.parent;
+        let name = node.name.to_string();
+        let fresh = state.tree.renumber(ino)?;
+        log::debug!("{name}: inode {ino} stays with its readers, a writer gets {fresh}");
+        self.keep_retired(state, id, None);
+        // Those whose writer never came and that left the tree since.
+        let tree = &state.tree;
+        state.for_writer.retain(|&ino| tree.get(ino).is_some());
+        state.for_writer.insert(fresh);
+        Some(Invalidation::Entry { parent, name })
+    }
+
     /// Open a retired file (one the kernel still names after a rename replaced it): it
     /// reads as it was, and cannot be written.
     fn open_retired(&self, state: &mut State, ino: Ino, writes: bool) -> Result<Opened, Errno> {
         let retired = state.retired.get(&ino).ok_or(libc::ESTALE)?;
         if writes {
+            log::debug!("inode {ino}: retired, opened for writing: ESTALE");
             return Err(libc::ESTALE);
         }
         let view = Some(retired.shown.clone());
@@ -336,7 +381,10 @@ impl Vfs {
             // names: ESTALE makes the kernel look the name up again and open what it
             // names now (the save goes on there), where ENOENT would fail the save, and
             // `cp` would then try to create the file and fail with EEXIST.
-            let node = state.tree.get(ino).ok_or(libc::ESTALE)?;
+            let Some(node) = state.tree.get(ino) else {
+                log::debug!("inode {ino}: not in the tree, opened for writing: ESTALE");
+                return Err(libc::ESTALE);
+            };
             let origin = file_origin(node, libc::ELOOP)?;
             self.check_writable(node, &origin)?;
             let has_buffer = matches!(

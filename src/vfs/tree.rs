@@ -208,6 +208,44 @@ impl Tree {
         }
     }
 
+    /// Give file `ino`'s place a new inode: the file under the old one is retired (its
+    /// readers keep what it holds, [`Tree::retire`]), and a node like it, with its times
+    /// and overrides, takes its name under the new number. Only a file with no buffer.
+    pub fn renumber(&mut self, ino: Ino) -> Option<Ino> {
+        let node = self.get(ino)?;
+        let NodeKind::File {
+            origin,
+            buffer: None,
+            ..
+        } = &node.kind
+        else {
+            return None;
+        };
+        let like = Node {
+            parent: node.parent,
+            name: node.name.clone(),
+            archive: node.archive,
+            kind: NodeKind::File {
+                origin: origin.clone(),
+                buffer: None,
+                writers: 0,
+            },
+            stamp: node.stamp,
+            overrides: node.overrides.clone(),
+        };
+        let archive = like.archive;
+        let path = self.path(ino);
+        self.retire(ino);
+        let fresh = self.fresh();
+        self.insert(fresh, like);
+        if let Some(archive) = archive {
+            if self.bound(archive, &path) == Some(ino) {
+                self.bind_path(archive, &path, fresh);
+            }
+        }
+        Some(fresh)
+    }
+
     /// The files retired since the last call.
     pub fn take_retiring(&mut self) -> Vec<Retiring> {
         std::mem::take(&mut self.retiring)
