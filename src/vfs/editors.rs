@@ -97,6 +97,25 @@ impl Vfs {
                 if !self.opts.writable {
                     return Err(libc::EROFS);
                 }
+                let log_folder = state.tree.get(self.errors_ino).map(|n| n.parent);
+                if log_folder == Some(parent) && is_scratch_name(leaf) {
+                    // A sync tool's temporary for `.shaderfs/errors` (see `rename`).
+                    let ino = state.tree.fresh();
+                    let mut node = file_node(parent, leaf, None, Origin::Scratch);
+                    if let NodeKind::File { buffer, .. } = &mut node.kind {
+                        *buffer = Some(Box::new(WriteBuffer::new(
+                            &self.budget,
+                            Vec::new(),
+                            true,
+                            0,
+                        )?));
+                    }
+                    node.stamp = state.tree.stamp(std::time::SystemTime::now());
+                    state.tree.insert(ino, node);
+                    drop(state);
+                    let opened = self.open(ino, flags | libc::O_TRUNC)?;
+                    return Ok((self.getattr(ino)?, opened));
+                }
                 drop(state);
                 self.report(
                     leaf,
@@ -159,6 +178,43 @@ impl Vfs {
         Ok((self.getattr(ino)?, opened))
     }
 
+    /// A file of `.shaderfs/` renamed: only a sync tool's temporary copy of
+    /// `.shaderfs/errors` over it, holding what the log held when the copy was made (every
+    /// line one the log has), which leaves the log as it is: `rsync -a copy/ mnt/` of a
+    /// copy made with `rsync -a mnt/ copy/` sends the log back whenever it grew since.
+    /// Anything else is refused: the log is the mount's to write.
+    fn rename_over_log(&self, ino: Ino, new_parent: Ino, new_leaf: &str) -> Result<(), Errno> {
+        let mut state = self.state.write();
+        let target = state.tree.child(new_parent, new_leaf);
+        let content = match state.tree.get(ino).map(|n| &n.kind) {
+            Some(NodeKind::File {
+                origin: Origin::Scratch,
+                buffer,
+                ..
+            }) if target == Some(self.errors_ino) => buffer
+                .as_ref()
+                .map(|b| b.bytes().to_vec())
+                .unwrap_or_default(),
+            _ => return Err(libc::EPERM),
+        };
+        let log = self.errors_text(&state);
+        let lines: rustc_hash::FxHashSet<&[u8]> = log.as_slice().split(|&b| b == b'\n').collect();
+        if !content
+            .split(|&b| b == b'\n')
+            .all(|line| lines.contains(line))
+        {
+            drop(state);
+            self.report(
+                ".shaderfs/errors",
+                "not saved: the mount writes its log itself; it takes only a copy of what \
+                 it held (a sync tool sending it back)",
+            );
+            return Err(libc::EPERM);
+        }
+        state.tree.remove(ino);
+        Ok(())
+    }
+
     fn resolve_child(&self, parent: Ino, leaf: &str) -> Result<Ino, Errno> {
         self.state
             .read()
@@ -193,6 +249,17 @@ impl Vfs {
             match (&node.kind, node.archive) {
                 (NodeKind::File { origin, .. }, Some(id)) => {
                     (ino, id, origin.clone(), state.tree.path(ino))
+                }
+                (
+                    NodeKind::File {
+                        origin: Origin::Scratch,
+                        ..
+                    },
+                    None,
+                ) => {
+                    drop(state);
+                    self.state.write().tree.remove(ino);
+                    return Ok(());
                 }
                 (NodeKind::Dir { .. }, _) => return Err(libc::EISDIR),
                 _ if !self.opts.writable => return Err(libc::EROFS),
@@ -250,6 +317,10 @@ impl Vfs {
         let ino = state.tree.child(parent, leaf).ok_or(libc::ENOENT)?;
         let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
         let target_dir = state.tree.get(new_parent).ok_or(libc::ENOENT)?;
+        if node.archive.is_none() && matches!(node.kind, NodeKind::File { .. }) {
+            drop(state);
+            return self.rename_over_log(ino, new_parent, new_leaf);
+        }
         let id = node.archive.ok_or(libc::EPERM)?;
         if target_dir.archive != Some(id) {
             return Err(libc::EXDEV);
@@ -312,7 +383,9 @@ impl Vfs {
             // tree (whose read-only views follow from the files it restored before
             // them). The archive does not change; the file takes the copy's times.
             (Origin::Scratch | Origin::Pending, Some(Origin::Archive { .. }))
-                if target_ino.is_some_and(|t| self.holds_already(t, &data, epoch)) =>
+                if target_ino.is_some_and(|t| {
+                    self.holds_already(t, &data, epoch) || self.is_superseded(id, &to_path, &data)
+                }) =>
             {
                 let target = target_ino.ok_or(libc::ENOENT)?;
                 self.keep_file_as(id, target, ino, &from_path, &to_path, times)

@@ -216,6 +216,8 @@ pub struct Vfs {
     /// Members removed, by archive and path, with their place ([`super::Archive::position`]):
     /// one created again under the name takes that place (`mv` from another file system).
     pub(super) removed: Mutex<FxHashMap<(ArchiveId, String), usize>>,
+    /// What files held before a save of another file changed them.
+    pub(super) superseded: super::superseded::Superseded,
 }
 
 impl Vfs {
@@ -316,6 +318,7 @@ impl Vfs {
             started: SystemTime::now(),
             errors_ino,
             removed: Mutex::new(FxHashMap::default()),
+            superseded: Default::default(),
             budget,
         })
     }

@@ -24,6 +24,7 @@ pub mod name;
 pub mod problem;
 mod reconcile;
 mod snapshot;
+mod superseded;
 pub mod tree;
 pub mod unsaved;
 mod views;

@@ -338,6 +338,7 @@ impl Vfs {
         let same = !in_place && snap.bytes[..] == new.bytes[..] && !snap.bytes.vanished();
         if !same {
             mounted.epoch.fetch_add(1, Ordering::SeqCst);
+            self.superseded.forget_archive(id);
         }
         let change = Change::Reload {
             old: snap.bytes.clone(),

@@ -13,7 +13,7 @@ use super::handles::file_origin;
 use super::reconcile::Change;
 use super::snapshot::{self, Identity, OnDisk, Snapshot};
 use super::tree::{ArchiveId, Ino, NodeKind, Origin, Tree};
-use super::{Edit, OpenContext, ViewError};
+use super::{Edit, FileKey, OpenContext, ViewError};
 
 impl Vfs {
     fn with_buffer<T>(
@@ -167,6 +167,7 @@ impl Vfs {
         let result = match self.holds_already(ino, &data, epoch) {
             // Nothing to write: the archive stays byte for byte as it is.
             true => Ok(()),
+            false if self.is_superseded(id, &path, &data) => Ok(()),
             false => self.commit_content(id, origin, &path, &data, epoch),
         };
         // Whatever the outcome, this content has had its answer: it is not retried.
@@ -357,8 +358,78 @@ impl Vfs {
             }
         }
         let inval = self.install(id, new, &change, adjust);
+        if let Edit::Write { .. } = edit {
+            self.note_superseded(id, path, &old, &inval);
+        }
         log::info!("committed {user_path} into {}", mounted.path.display());
         snapshot::retire(old);
         Ok(inval)
+    }
+}
+
+impl Vfs {
+    /// Note what the files a save of `saved` changed as a consequence held before it
+    /// (see [`super::superseded`]), from `old`, the snapshot the save replaced. A write
+    /// keeps every file's key (only content changes), so a file's key in the new tree
+    /// names the same file in `old`. A commit that changed more files than one member's
+    /// views is no such save, and notes nothing.
+    fn note_superseded(&self, id: ArchiveId, saved: &str, old: &Snapshot, inval: &[Invalidation]) {
+        const MOST: usize = 16;
+        let files: Vec<(String, FileKey)> = {
+            let state = self.state.read();
+            let tree = &state.tree;
+            let mut files: Vec<(String, FileKey)> = Vec::new();
+            for inval in inval {
+                let ino = match inval {
+                    Invalidation::Inode(ino) => Some(*ino),
+                    Invalidation::Entry { parent, name } => tree.child(*parent, name),
+                };
+                let Some(node) = ino.and_then(|ino| tree.get(ino).map(|n| (ino, n))) else {
+                    continue;
+                };
+                let (ino, node) = node;
+                let NodeKind::File {
+                    origin: Origin::Archive { key, .. },
+                    ..
+                } = &node.kind
+                else {
+                    continue;
+                };
+                let path = tree.path(ino);
+                if path != saved && !files.iter().any(|(p, _)| *p == path) {
+                    files.push((path, *key));
+                }
+                if files.len() > MOST {
+                    return;
+                }
+            }
+            files
+        };
+        let new = self.snapshot(id);
+        for (path, key) in files {
+            let (Ok(was), Ok(is)) = (old.archive.read(key), new.archive.read(key)) else {
+                continue;
+            };
+            // Moved in the archive, the same content: nothing to supersede.
+            if was.as_slice() != is.as_slice() && !old.bytes.vanished() {
+                self.superseded.note(id, &path, was.as_slice());
+            }
+        }
+        self.superseded.forget(id, saved);
+    }
+
+    /// Whether `data`, saved as `path` of archive `id`, is what the file held before a
+    /// later save of another file changed it: a stale copy, which is no save (reported).
+    pub(super) fn is_superseded(&self, id: ArchiveId, path: &str, data: &[u8]) -> bool {
+        if !self.superseded.holds(id, path, data) {
+            return false;
+        }
+        self.report(
+            &self.user_path(id, path),
+            "kept as it is: this is what the file held before a later save of another \
+             view of it changed it (a copy made before that save, as a sync tool sends \
+             back); that save stands. Save a change to this file to change it",
+        );
+        true
     }
 }
