@@ -330,6 +330,13 @@ pub trait Archive: Send + Sync {
     }
     /// The content of a file of this snapshot.
     fn read(&self, key: FileKey) -> Result<Blob, ViewError>;
+    /// The member file `key` is a view of, where several files show one member (a
+    /// shader's bytecode, asm and constant table; a program's container, JSON and
+    /// listing): the files of one member answer the same. `None` for a file of no one
+    /// member (`archive.json`, an index).
+    fn member_of(&self, _key: FileKey) -> Option<u64> {
+        None
+    }
     /// Whether a new file `name` in `dir` would become an archive member: `Err` says why
     /// not (the user reads it in `.shaderfs/errors` when the name is refused).
     fn new_member(&self, dir: &str, name: &str) -> Result<(), String>;

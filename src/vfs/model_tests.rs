@@ -47,6 +47,10 @@
 //! 11. Listings and `index.json` agree with the model.
 //! 12. A save of what a shown file of the archive already holds is no commit: the archive
 //!     file stays as it is, and a removed member keeps its place (rule 7).
+//! 13. A save into a shown file of what it held before a save of another file changed it
+//!     (a sync tool sending back a stale copy of a view) is no commit either. Such
+//!     contents are noted by each commit of a write, a few per file; a file's notes go
+//!     when it is saved itself, and every note with any other commit.
 //!
 //! Where the specification is silent, the model says:
 //! - a refusal is heard by every writer's `close()` until the content changes (the
@@ -404,6 +408,13 @@ impl Archive for TestArchive {
         entries
     }
 
+    fn member_of(&self, key: FileKey) -> Option<u64> {
+        match Key::decode(key) {
+            Key::Index => None,
+            Key::Item(i) | Key::Hex(i) => Some(i as u64),
+        }
+    }
+
     fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
         let member = |i: usize| {
             self.members
@@ -722,6 +733,8 @@ struct Model {
     hidden: BTreeSet<String>,
     /// The member the last commit removed, with its place.
     removed: Option<(String, usize)>,
+    /// What files held before a save of another file changed them (rule 13).
+    superseded: BTreeMap<String, Vec<Vec<u8>>>,
 }
 
 fn item_path(name: &str) -> String {
@@ -841,8 +854,38 @@ impl Model {
             MemberEdit::Remove { index } => Some((path.to_string(), index)),
             _ => None,
         };
+        let before: Vec<(String, Vec<u8>)> = self
+            .files
+            .iter()
+            .filter(|(_, f)| f.kind == Kind::Archive)
+            .map(|(p, _)| (p.clone(), self.committed(p)))
+            .collect();
+        let write = matches!(edit, MemberEdit::Write { .. });
         self.members = new;
         self.sync();
+        // Rule 13: a write notes what the other shown files it changed held; any other
+        // commit forgets every note.
+        if !write {
+            self.superseded.clear();
+            return Ok(());
+        }
+        for (other, was) in before {
+            let shown = self
+                .files
+                .get(&other)
+                .is_some_and(|f| f.kind == Kind::Archive);
+            if other == path || !shown || self.committed(&other) == was {
+                continue;
+            }
+            let kept = self.superseded.entry(other).or_default();
+            if !kept.contains(&was) {
+                kept.push(was);
+            }
+            if kept.len() > 4 {
+                kept.remove(0);
+            }
+        }
+        self.superseded.remove(path);
         Ok(())
     }
 
@@ -854,6 +897,15 @@ impl Model {
         let shown_member = archive_file(path)
             .is_some_and(|(_, name)| self.index_of(name).is_some() && !self.hidden.contains(path));
         if shown_member && self.committed(path) == data {
+            return Ok(());
+        }
+        // Rule 13: what the file held before a save of another file changed it.
+        if shown_member
+            && self
+                .superseded
+                .get(path)
+                .is_some_and(|k| k.iter().any(|c| c == data))
+        {
             return Ok(());
         }
         let edit = match archive_file(path) {

@@ -167,7 +167,12 @@ impl Vfs {
         let result = match self.holds_already(ino, &data, epoch) {
             // Nothing to write: the archive stays byte for byte as it is.
             true => Ok(()),
-            false if self.is_superseded(id, &path, &data) => Ok(()),
+            false
+                if matches!(origin, Origin::Archive { .. })
+                    && self.is_superseded(id, &path, &data) =>
+            {
+                Ok(())
+            }
             false => self.commit_content(id, origin, &path, &data, epoch),
         };
         // Whatever the outcome, this content has had its answer: it is not retried.
@@ -358,8 +363,10 @@ impl Vfs {
             }
         }
         let inval = self.install(id, new, &change, adjust);
-        if let Edit::Write { .. } = edit {
-            self.note_superseded(id, path, &old, &inval);
+        match edit {
+            Edit::Write { key, .. } => self.note_superseded(id, path, *key, &old, &inval),
+            // Files moved, came or went: what they held before says nothing any more.
+            _ => self.superseded.forget_archive(id),
         }
         log::info!("committed {user_path} into {}", mounted.path.display());
         snapshot::retire(old);
@@ -368,13 +375,23 @@ impl Vfs {
 }
 
 impl Vfs {
-    /// Note what the files a save of `saved` changed as a consequence held before it
-    /// (see [`super::superseded`]), from `old`, the snapshot the save replaced. A write
-    /// keeps every file's key (only content changes), so a file's key in the new tree
-    /// names the same file in `old`. A commit that changed more files than one member's
-    /// views is no such save, and notes nothing.
-    fn note_superseded(&self, id: ArchiveId, saved: &str, old: &Snapshot, inval: &[Invalidation]) {
+    /// Note what the files a save of `saved` (of key `saved_key`) changed as a
+    /// consequence held before it (see [`super::superseded`]), from `old`, the snapshot
+    /// the save replaced: the other views of its member, and files of no one member
+    /// (`archive.json`), at most [`MOST`] of them. A write keeps every file's key (only
+    /// content changes), so a file's key in the new tree names the same file in `old`.
+    fn note_superseded(
+        &self,
+        id: ArchiveId,
+        saved: &str,
+        saved_key: FileKey,
+        old: &Snapshot,
+        inval: &[Invalidation],
+    ) {
+        /// Files noted for one save; a member has a few views.
         const MOST: usize = 16;
+        let new = self.snapshot(id);
+        let member = new.archive.member_of(saved_key);
         let files: Vec<(String, FileKey)> = {
             let state = self.state.read();
             let tree = &state.tree;
@@ -384,10 +401,9 @@ impl Vfs {
                     Invalidation::Inode(ino) => Some(*ino),
                     Invalidation::Entry { parent, name } => tree.child(*parent, name),
                 };
-                let Some(node) = ino.and_then(|ino| tree.get(ino).map(|n| (ino, n))) else {
+                let Some((ino, node)) = ino.and_then(|ino| tree.get(ino).map(|n| (ino, n))) else {
                     continue;
                 };
-                let (ino, node) = node;
                 let NodeKind::File {
                     origin: Origin::Archive { key, .. },
                     ..
@@ -395,17 +411,20 @@ impl Vfs {
                 else {
                     continue;
                 };
+                let of = new.archive.member_of(*key);
+                if of.is_some() && of != member {
+                    continue;
+                }
                 let path = tree.path(ino);
                 if path != saved && !files.iter().any(|(p, _)| *p == path) {
                     files.push((path, *key));
                 }
-                if files.len() > MOST {
-                    return;
+                if files.len() == MOST {
+                    break;
                 }
             }
             files
         };
-        let new = self.snapshot(id);
         for (path, key) in files {
             let (Ok(was), Ok(is)) = (old.archive.read(key), new.archive.read(key)) else {
                 continue;

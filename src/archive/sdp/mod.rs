@@ -560,6 +560,13 @@ impl Archive for Package {
         }
     }
 
+    fn member_of(&self, key: FileKey) -> Option<u64> {
+        match unkey(key) {
+            (record, Some(_)) => Some(record as u64),
+            (_, None) => None,
+        }
+    }
+
     fn new_member(&self, dir: &str, name: &str) -> Result<(), String> {
         match View::of_dir(dir) {
             Some(view @ (View::Shader | View::Asm)) => view

@@ -640,6 +640,15 @@ impl Archive for Database {
         true
     }
 
+    fn member_of(&self, key: FileKey) -> Option<u64> {
+        match unkey(key)? {
+            View::ProgramDxil { group, index }
+            | View::ProgramJson { group, index }
+            | View::ProgramIr { group, index } => Some((group as u64) << 32 | index as u64),
+            _ => None,
+        }
+    }
+
     fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
         let view = unkey(key).ok_or_else(|| ViewError::Corrupt(format!("no view {key:#x}")))?;
         let value = match view {
