@@ -21,6 +21,9 @@ pub struct ArchiveBytes {
     registration: OnceLock<Registration>,
     data: Data,
     vanished: AtomicBool,
+    /// The mapped file, to ask its length: a file cut short inside its last page reads
+    /// zeros there with no fault for the guard to catch.
+    file: Option<File>,
 }
 
 enum Data {
@@ -48,6 +51,7 @@ impl ArchiveBytes {
             registration: OnceLock::new(),
             data: Data::Mapped(map),
             vanished: AtomicBool::new(false),
+            file: file.try_clone().ok(),
         });
         match mapguard::register(range, &bytes.vanished) {
             Some(registration) => {
@@ -67,14 +71,28 @@ impl ArchiveBytes {
             registration: OnceLock::new(),
             data: Data::Owned(data),
             vanished: AtomicBool::new(false),
+            file: None,
         })
     }
 
     /// Whether a page of the mapping vanished under the process (another program
     /// truncated the file): what was read of it may be zeros, and nothing read from it
-    /// from now on can be trusted.
+    /// from now on can be trusted. Asked after a read: the file is also looked at, as
+    /// a file cut short inside a page reads zeros from there to the page's end without
+    /// a fault (a database cut by 1% loses its effects to zeros that way).
     pub fn vanished(&self) -> bool {
-        self.vanished.load(Ordering::SeqCst)
+        if self.vanished.load(Ordering::SeqCst) {
+            return true;
+        }
+        let shorter = self
+            .file
+            .as_ref()
+            .and_then(|f| f.metadata().ok())
+            .is_some_and(|m| m.len() < self.len() as u64);
+        if shorter {
+            self.vanished.store(true, Ordering::SeqCst);
+        }
+        shorter
     }
 }
 
@@ -105,7 +123,9 @@ mod tests {
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&vec![7u8; 3 * 4096]).unwrap();
         let bytes = ArchiveBytes::map(&file).unwrap();
-        let other = ArchiveBytes::map(&file).unwrap();
+        let mut untouched = tempfile::tempfile().unwrap();
+        untouched.write_all(&vec![7u8; 3 * 4096]).unwrap();
+        let other = ArchiveBytes::map(&untouched).unwrap();
         assert_eq!(bytes[2 * 4096], 7);
         file.set_len(4096).unwrap();
         // SAFETY: the read is volatile so it happens; the guard catches the fault.
@@ -117,6 +137,22 @@ mod tests {
             "the flag is the mapping's, not the process's"
         );
         assert_eq!(bytes[10], 7, "pages still in the file are untouched");
+    }
+
+    #[test]
+    fn a_file_cut_inside_its_last_page_says_it_vanished() {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&vec![7u8; 4096 + 1000]).unwrap();
+        let bytes = ArchiveBytes::map(&file).unwrap();
+        assert!(!bytes.vanished());
+        file.set_len(4096 + 10).unwrap();
+        assert_eq!(bytes[4096 + 500], 0, "zeros, and no fault");
+        assert!(bytes.vanished());
+        file.set_len(4096 + 1000).unwrap();
+        assert!(
+            bytes.vanished(),
+            "once read from zeros, never trusted again"
+        );
     }
 
     #[test]
