@@ -188,7 +188,10 @@ impl Vfs {
         // look again.
         for _ in 0..8 {
             let (content, generation) = match writes {
-                true => self.writers_start(ino, truncate)?,
+                true => match self.writers_start(ino, truncate) {
+                    Err(libc::ESTALE) => return Err(self.stale_for_writer(ino)),
+                    started => started?,
+                },
                 false => (None, None),
             };
             let mut state = self.state.write();
@@ -269,19 +272,22 @@ impl Vfs {
         Err(libc::EAGAIN)
     }
 
-    /// A writer must not share an inode with readers that read through the kernel's page
-    /// cache: the kernel keeps one size for an inode, which the writer's `O_TRUNC` and
-    /// writes change at once, and such a reader would then read the committed content
-    /// under the writer's size (a 148-byte shader padded with zeros to 288). So, where
-    /// `ino` has such readers, its place takes a new inode; the readers keep the old one
-    /// and what it holds now, as after a commit. Returns the name to drop from the
-    /// kernel's cache; the writer is answered ESTALE, on which the kernel looks the name
-    /// up again and opens the new inode, which readers read around the cache until it
-    /// has.
+    /// A writer must not share an inode with readers of the page cache: the kernel keeps
+    /// one size for an inode, which the writer's `O_TRUNC` and writes change at once, and
+    /// such a reader would then read the committed content under the writer's size (a
+    /// 148-byte shader padded with zeros to 288). So, where `ino` has such readers, its
+    /// place takes a new inode; the readers keep the old one and what it holds now, as
+    /// after a commit. Returns the name to drop from the kernel's cache; the writer is
+    /// answered ESTALE, on which the kernel looks the name up again and opens the new
+    /// inode, which readers read around the cache until it has.
     fn part_from_cached_readers(&self, state: &mut State, ino: Ino) -> Option<Invalidation> {
         if !self.opts.page_cache {
             return None;
         }
+        // Readers of the page cache: a reader pinned to what it opened reads around the
+        // cache (the writer's size cannot tear its reads), and a new inode for it would
+        // make the writer's second look, which such readers may already have opened too,
+        // fail as the first did.
         let cached = |h: &Handle| h.ino == ino && h.view.is_none() && !h.writes;
         if !state.handles.values().any(cached) {
             return None;
@@ -300,6 +306,30 @@ impl Vfs {
         state.for_writer.retain(|&ino| tree.get(ino).is_some());
         state.for_writer.insert(fresh);
         Some(Invalidation::Entry { parent, name })
+    }
+
+    /// A writer opened `ino`, which a commit or a rename took out of the tree: it is
+    /// answered ESTALE, and the kernel looks the name up again. That second look is the
+    /// last: if the file now at the name has readers of the page cache, it is parted
+    /// from them now ([`Vfs::part_from_cached_readers`]), and either way readers read it
+    /// around the cache until the writer has it, so that the second look finds an inode
+    /// that no reader of the cache shares, where the open goes on.
+    fn stale_for_writer(&self, ino: Ino) -> Errno {
+        let mut state = self.state.write();
+        let place = state.retired.get(&ino).map(|r| (r.parent, r.name.clone()));
+        let now = place
+            .as_ref()
+            .and_then(|(parent, name)| state.tree.child(*parent, name));
+        let parted = now.and_then(|now| self.part_from_cached_readers(&mut state, now));
+        if let (Some(now), None) = (now, &parted) {
+            // No such readers now, and none to come before the writer's second look.
+            state.for_writer.insert(now);
+        }
+        drop(state);
+        if let Some(name) = parted {
+            self.send(vec![name]);
+        }
+        libc::ESTALE
     }
 
     /// Open a retired file (one the kernel still names after a rename replaced it): it

@@ -380,12 +380,13 @@ impl Vfs {
             // included: the change is reconciled against all of it.
             self.build_all(&mut state.tree, id);
             let old = std::mem::replace(&mut *self.archives[id].snapshot.write(), Arc::new(new));
-            // Files read live through the page cache: one that changes gets a new inode,
-            // and its readers keep the old one, as a file replaced by a rename.
+            // Files with readers: one that changes gets a new inode, and its readers keep
+            // the old one, as a file replaced by a rename (the kernel keeps one size for
+            // an inode, which every opener's `fstat` and page-cache reads go by).
             let reading: FxHashSet<Ino> = state
                 .handles
                 .values()
-                .filter(|h| h.view.is_none() && !h.writes && h.archive == Some(id))
+                .filter(|h| !h.writes && h.archive == Some(id))
                 .map(|h| h.ino)
                 .collect();
             adjust(&mut state.tree);
