@@ -42,6 +42,7 @@
 pub mod check;
 pub mod edit;
 pub mod effect;
+pub mod generate;
 
 #[cfg(test)]
 mod tests;
