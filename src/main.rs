@@ -447,9 +447,10 @@ fn run(command: Command) -> Result<(), Failure> {
             to,
             talk,
         } => extract::extract(
-            &tree::open(&source)?,
+            &tree::open_as_mounted(&source)?,
             path.as_deref().unwrap_or(""),
             &to,
+            source.is_dir(),
             talk.verbosity(),
         ),
         Command::Info { source, json } => check::info(&source, json),
