@@ -23,6 +23,7 @@ mod model_tests;
 pub mod name;
 pub mod problem;
 mod reconcile;
+mod saves;
 mod snapshot;
 pub mod tree;
 pub mod unsaved;
@@ -329,6 +330,18 @@ pub trait Archive: Send + Sync {
     }
     /// The content of a file of this snapshot.
     fn read(&self, key: FileKey) -> Result<Blob, ViewError>;
+    /// Whether file `key` says whether a save into the archive would land (archive.json's
+    /// `writable`). That can change with no commit (the archive's folder remounted
+    /// read-only, then read-write): a read-write mount renders such a file with
+    /// [`Archive::read_saying`] and what [`Vfs::saves_land`] says when it is read.
+    fn says_writable(&self, _key: FileKey) -> bool {
+        false
+    }
+    /// The content of file `key`, saying `writable` where it says whether a save into the
+    /// archive would land.
+    fn read_saying(&self, key: FileKey, _writable: bool) -> Result<Blob, ViewError> {
+        self.read(key)
+    }
     /// Whether a new file `name` in `dir` would become an archive member: `Err` says why
     /// not (the user reads it in `.shaderfs/errors` when the name is refused).
     fn new_member(&self, dir: &str, name: &str) -> Result<(), String>;
