@@ -1,7 +1,8 @@
 //! criterion benchmarks for the inner loops a mount spends its time in: indexing an SGD2
 //! database's framing, reading a DXBC container's part table, its digest and its whole
 //! decode, its listing as LLVM IR (the `.ll` view), and disassembling and assembling D3D9
-//! shaders. Run with `cargo bench`; a regression shows up in numbers.
+//! shaders, and checking a FlatOut effect of thousands of asm blocks as the game's
+//! compiler would. Run with `cargo bench`; a regression shows up in numbers.
 //!
 //! The data: the example package's shaders (in the repository) and, where
 //! `../shared/corpus` is present, its DXIL containers and compiled D3D9 shaders.
@@ -11,6 +12,7 @@ use std::path::Path;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
 use shaderfs::archive::sgd2::{generate, read};
+use shaderfs::archive::sha;
 use shaderfs::shader::d3d9::{asm, disasm};
 use shaderfs::shader::dxbc::{container, decode, digest, listing};
 use shaderfs::test_corpus::corpus;
@@ -123,5 +125,43 @@ fn dxbc_and_sgd2(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, d3d9, dxbc_and_sgd2);
+/// `check` of an effect of 4,000 asm blocks, half of which the game refuses (the corpus's
+/// `demo_helloworld.sha` repeated): every block assembled, every name and reference
+/// resolved, and the refused blocks' problems matched against their views' reasons.
+fn sha_check(c: &mut Criterion) {
+    let Some(dir) = corpus("sha") else { return };
+    let text = std::fs::read(dir.join("demo_helloworld.sha")).expect("corpus effect");
+    let big = sha::generate::repeat_blocks(&text, 4000).expect("repeats");
+    let effect = sha::effect::parse(&big).expect("parses");
+    let mut group = c.benchmark_group("sha");
+    group.throughput(Throughput::Bytes(big.len() as u64));
+    group.bench_function("check of a 4,000-block effect", |b| {
+        b.iter(|| black_box(sha::check::check(black_box(&big), &effect)))
+    });
+    let findings = sha::check::check(&big, &effect);
+    let problems: Vec<shaderfs::vfs::Problem> = findings
+        .iter()
+        .map(|f| shaderfs::vfs::Problem::whole(f.message.clone()))
+        .collect();
+    let reasons: Vec<String> = findings
+        .iter()
+        .map(|f| format!("big.sha:1:1: {}", f.message))
+        .collect();
+    group.bench_function(
+        format!(
+            "{} reasons against {} problems",
+            reasons.len(),
+            problems.len()
+        ),
+        |b| {
+            b.iter(|| {
+                let reported = shaderfs::vfs::problem::Reported::new(&problems);
+                black_box(reasons.iter().filter(|r| reported.explains(r)).count())
+            })
+        },
+    );
+    group.finish();
+}
+
+criterion_group!(benches, d3d9, dxbc_and_sgd2, sha_check);
 criterion_main!(benches);

@@ -153,7 +153,8 @@ fn records_with_255_byte_names_copy_with_every_tool() {
         .collect();
     let package = tmp.path().join("long.sdp");
     write_package(&package, &shaders.iter().collect::<Vec<_>>());
-    let m = Mount::new(&package, &tmp.path().join("mnt"), &["-o", "ro"]);
+    // Read-write: what `extract` writes, archive.json's `writable` included.
+    let m = Mount::new(&package, &tmp.path().join("mnt"), &[]);
     let files = listing(&m.dir);
     assert_eq!(files.len(), 4 + 3 * 3, "{files:#?}");
     for file in &files {

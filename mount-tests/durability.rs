@@ -517,3 +517,35 @@ fn a_read_only_folder_fails_the_close_and_keeps_the_archive() {
     remount("rw");
     save_lands(&t, m);
 }
+
+/// archive.json's `writable` says what a save would do when it is read: false once the
+/// archive's folder is remounted read-only (a save then fails), true again once it is
+/// read-write (a save lands), with `stat` and `read` agreeing each time.
+#[test]
+fn archive_json_says_whether_a_save_would_land_as_the_folder_turns_read_only_and_back() {
+    let Some(t) = package_on_tmpfs() else { return };
+    let m = Mount::new(&t.package, &t.mnt, &[]);
+    let remount = |how: &str| {
+        let (code, _, err) = sh(&format!("mount -o remount,{how} {}", t.disk.0.display()));
+        assert_eq!(code, 0, "mount -o remount,{how}: {err}");
+    };
+    let writable = || {
+        let path = m.path("archive.json");
+        let text = fs::read(&path).unwrap();
+        assert_eq!(
+            fs::metadata(&path).unwrap().len(),
+            text.len() as u64,
+            "stat and read agree"
+        );
+        let json: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        json["writable"].as_bool().unwrap()
+    };
+    assert!(writable(), "a read-write mount of a writable folder");
+    remount("ro");
+    assert!(!writable(), "the folder is read-only now");
+    save_fails(&t, &m, "Read-only file system");
+    assert!(!writable(), "still read-only");
+    remount("rw");
+    assert!(writable(), "read-write again");
+    save_lands(&t, m);
+}

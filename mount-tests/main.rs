@@ -10,6 +10,7 @@ mod d3d9_views;
 mod diffing;
 mod durability;
 mod dxil_ir;
+mod extract;
 mod races;
 mod safety;
 mod sdp;

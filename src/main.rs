@@ -286,6 +286,18 @@ enum DevCommand {
         #[arg(long, default_value = "../shared/corpus/dxil")]
         dxil: PathBuf,
     },
+    /// Write a FlatOut effect with many asm blocks: a real effect's shaders and
+    /// techniques repeated, renamed `NAME_1`, `NAME_2`, …
+    GenSha {
+        /// The effect file to write.
+        out: PathBuf,
+        /// How many asm blocks (shaders) it holds.
+        #[arg(long, default_value_t = 4000)]
+        blocks: usize,
+        /// The effect to repeat.
+        #[arg(long, default_value = "../shared/corpus/sha/demo_decalpaint.sha")]
+        from: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
@@ -435,9 +447,10 @@ fn run(command: Command) -> Result<(), Failure> {
             to,
             talk,
         } => extract::extract(
-            &tree::open(&source)?,
+            &tree::open_as_mounted(&source)?,
             path.as_deref().unwrap_or(""),
             &to,
+            source.is_dir(),
             talk.verbosity(),
         ),
         Command::Info { source, json } => check::info(&source, json),
@@ -496,6 +509,7 @@ fn run(command: Command) -> Result<(), Failure> {
             }
             dev::gen_sgd2(&out, &spec, &dxil)
         }
+        Command::Dev(DevCommand::GenSha { out, blocks, from }) => dev::gen_sha(&out, blocks, &from),
     }
 }
 

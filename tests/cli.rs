@@ -225,3 +225,66 @@ fn extract_writes_nothing_through_a_symlink_it_did_not_make() {
     assert_eq!(fs::read(out.join("shaders/SKY.vso")).unwrap(), bytes(&VS));
     assert!(out.join("ctab/SKY.pso.json").is_file());
 }
+
+/// A FlatOut effect whose pixel block the game refuses (`mov` without its source).
+const REFUSED: &str = "const string inputStreamFormat = \"Pos\";\n\nvertexshader vSdr =\n\tasm\n\t{\n\t\tvs.1.1\n\t\tdcl_position v0\n\t\tm4x4 oPos, v0, c0\n\t};\n\npixelshader pSdr =\n\tasm\n\t{\n\t\tps.1.3\n\t\tmov r0, \n\t};\n\nTechnique T0\n{\n\tPass P0\n\t{\n\t\tVertexShader = <vSdr>;\n\t\tPixelShader = <pSdr>;\n\t}\n}\n";
+
+/// The 1-based line of each `pixelshader` item in `text`.
+fn pixel_shader_lines(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("pixelshader "))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// Issue 24: an effect of 4,000 blocks, 2,000 of which the game refuses, is reported
+/// block by block exactly as the one-block effect is: each refused block once, where it
+/// is, and no line for the bytecode views that cannot be read because of it (telling
+/// those apart was quadratic in the number of blocks).
+#[test]
+fn check_reports_each_block_of_a_large_effect_as_it_reports_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("one.sha");
+    fs::write(&one, REFUSED).unwrap();
+    let (code, out, err) = shaderfs(&["check", one.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    let out = String::from_utf8(out).unwrap();
+    let line: Vec<&str> = out.lines().collect();
+    let [line] = line.as_slice() else {
+        panic!("one problem expected: {out}")
+    };
+    // `one.sha:LINE:COLUMN: pixel shader pSdr: … (pixel.asm:…)`
+    let rest = line.strip_prefix(&format!("{}:", one.display())).unwrap();
+    let (at, message) = rest.split_once(": ").unwrap();
+    let (problem_line, column) = at.split_once(':').unwrap();
+    let below_item = problem_line.parse::<usize>().unwrap() - pixel_shader_lines(REFUSED)[0];
+    assert!(message.starts_with("pixel shader pSdr: "), "{message}");
+
+    let big = shaderfs::archive::sha::generate::repeat_blocks(REFUSED.as_bytes(), 4000).unwrap();
+    let big_text = String::from_utf8(big.clone()).unwrap();
+    let path = tmp.path().join("big.sha");
+    fs::write(&path, &big).unwrap();
+    let expected: String = pixel_shader_lines(&big_text)
+        .into_iter()
+        .enumerate()
+        .map(|(copy, item)| {
+            let message = match copy {
+                0 => message.to_owned(),
+                n => message
+                    .replace("pSdr", &format!("pSdr_{n}"))
+                    .replace("(pixel.asm", &format!("(pixel.pSdr_{n}.asm")),
+            };
+            format!(
+                "{}:{}:{column}: {message}\n",
+                path.display(),
+                item + below_item
+            )
+        })
+        .collect();
+    assert_eq!(expected.lines().count(), 2000);
+    let (code, out, err) = shaderfs(&["check", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(String::from_utf8(out).unwrap(), expected);
+    assert!(err.contains("2,000 problems"), "{err}");
+}

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use shaderfs::archive::recognise;
 use shaderfs::mount::{Failure, EXIT_MALFORMED};
+use shaderfs::vfs::problem::Reported;
 use shaderfs::vfs::{ArchiveFile, FileType, OpenError, Problem, Vfs};
 
 use super::output::{self, stdout_failure, Tally, Verbosity};
@@ -105,6 +106,7 @@ fn check_archive(vfs: &Vfs, name: &str, report: &mut Report) -> Result<(), Failu
     for problem in &problems {
         report.problem(name, problem)?;
     }
+    let reported = Reported::new(&problems);
     let nodes: Vec<Node> = tree::walk(vfs, 1, "")
         .into_iter()
         .filter(|n| !n.path.starts_with(".shaderfs"))
@@ -135,7 +137,7 @@ fn check_archive(vfs: &Vfs, name: &str, report: &mut Report) -> Result<(), Failu
                 bar.suspend(|| eprintln!("{name}: {}", node.path));
             }
             None => {}
-            Some(why) if problems.iter().any(|p| why.contains(&p.message)) => {}
+            Some(why) if reported.explains(&why) => {}
             Some(why) => {
                 let why = why.strip_prefix("cannot read: ").unwrap_or(&why);
                 bar.suspend(|| report.problem(name, &Problem::in_file(&node.path, why)))?;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use shaderfs::archive::{sdp, sgd2};
+use shaderfs::archive::{sdp, sgd2, sha};
 use shaderfs::mount::Failure;
 
 use super::output::{count, print, size, thousands};
@@ -82,6 +82,28 @@ pub fn gen_sgd2(out: &Path, spec: &sgd2::generate::Spec, dxil: &Path) -> Result<
         thousands(u64::from(summary.effects_with_techniques)),
         count(containers.len() as u64, "container"),
         dxil.display()
+    );
+    print(said.as_bytes())
+}
+
+/// `dev gen-sha OUT --blocks N --from EFFECT`
+pub fn gen_sha(out: &Path, blocks: usize, from: &Path) -> Result<(), Failure> {
+    let text = std::fs::read(from).map_err(|e| {
+        Failure::usage(format!(
+            "{}: {e}\n  the generator repeats a FlatOut effect's shaders and techniques; pass \
+             --from FILE with one (the project's checkout has them in ../shared/corpus/sha)",
+            from.display()
+        ))
+    })?;
+    let effect = sha::generate::repeat_blocks(&text, blocks)
+        .map_err(|e| Failure::usage(format!("{}: {e}", from.display())))?;
+    std::fs::write(out, &effect).map_err(|e| Failure::usage(format!("{}: {e}", out.display())))?;
+    let said = format!(
+        "{}: {}, {}, repeated from {}\n",
+        out.display(),
+        count(blocks as u64, "asm block"),
+        size(effect.len() as u64),
+        from.display()
     );
     print(said.as_bytes())
 }

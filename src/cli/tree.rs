@@ -6,7 +6,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use shaderfs::mount::{Failure, EXIT_MALFORMED, EXIT_USAGE};
+use shaderfs::mount::{Failure, MountOptions, EXIT_MALFORMED, EXIT_USAGE};
+use shaderfs::tuning::Tuning;
 use shaderfs::vfs::{ArchiveFile, FileType, OpenError, Vfs, VfsOptions};
 
 use super::output::stdout_failure;
@@ -14,6 +15,20 @@ use super::output::stdout_failure;
 /// The tree of `source` (an archive or a folder of archives), read-only.
 pub fn open(source: &Path) -> Result<Vfs, Failure> {
     Ok(shaderfs::archive::open(source, VfsOptions::read_only())?)
+}
+
+/// The tree of `source` as a read-write mount with its default options shows it (`mount
+/// SOURCE MNT`, the options of [`MountOptions::vfs_options`]): each file writable where a
+/// save would land, with that mount's modes and times, and `archive.json` saying what
+/// that mount says. Nothing is written through it, and no lock is taken: only a mount
+/// that can save holds the one-writer lock.
+pub fn open_as_mounted(source: &Path) -> Result<Vfs, Failure> {
+    let opts = VfsOptions {
+        // Readers of an offline command keep what they opened (there is no page cache).
+        page_cache: false,
+        ..MountOptions::default().vfs_options(&Tuning::default())
+    };
+    Ok(shaderfs::archive::open(source, opts)?)
 }
 
 /// The tree of one archive, read-only.

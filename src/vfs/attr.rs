@@ -175,6 +175,10 @@ impl Vfs {
                                     0
                                 }
                                 None => {
+                                    // What says whether saves land changes without a
+                                    // commit (`saves.rs`): asked again at every stat.
+                                    volatile =
+                                        self.writable(id) && snap.archive.says_writable(*key);
                                     unrendered = Some(Shown::Render {
                                         id,
                                         snap,

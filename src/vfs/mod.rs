@@ -23,6 +23,7 @@ mod model_tests;
 pub mod name;
 pub mod problem;
 mod reconcile;
+mod saves;
 mod snapshot;
 mod superseded;
 pub mod tree;
@@ -336,6 +337,18 @@ pub trait Archive: Send + Sync {
     /// member (`archive.json`, an index).
     fn member_of(&self, _key: FileKey) -> Option<u64> {
         None
+    }
+    /// Whether file `key` says whether a save into the archive would land (archive.json's
+    /// `writable`). That can change with no commit (the archive's folder remounted
+    /// read-only, then read-write): a read-write mount renders such a file with
+    /// [`Archive::read_saying`] and what [`Vfs::saves_land`] says when it is read.
+    fn says_writable(&self, _key: FileKey) -> bool {
+        false
+    }
+    /// The content of file `key`, saying `writable` where it says whether a save into the
+    /// archive would land.
+    fn read_saying(&self, key: FileKey, _writable: bool) -> Result<Blob, ViewError> {
+        self.read(key)
     }
     /// Whether a new file `name` in `dir` would become an archive member: `Err` says why
     /// not (the user reads it in `.shaderfs/errors` when the name is refused).

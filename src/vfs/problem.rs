@@ -1,6 +1,9 @@
 //! What an archive holds that the game would refuse, and where: the records of
 //! `shaderfs check` (`--json` prints them as they are).
 
+use std::cell::Cell;
+
+use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
 /// One problem of an archive.
@@ -70,9 +73,97 @@ impl Problem {
     }
 }
 
+/// The messages of an archive's problems, once reported: whether what a file that cannot
+/// be read says names one of them (it fails because of a problem already reported, and is
+/// not reported again).
+///
+/// One automaton over all the messages, so each file's reason is read once, whatever the
+/// number of problems: an effect of 4,000 blocks the game refuses has 2,000 problems and
+/// 2,000 bytecode views that cannot be read, and testing each reason against each message
+/// was 4 million substring searches.
+pub struct Reported {
+    /// `None` when there is no problem (nothing is explained), or when the messages are
+    /// too many for one automaton; then each is searched for in turn.
+    matcher: Option<AhoCorasick>,
+    messages: Vec<String>,
+    /// Bytes of reasons read so far: the work [`Reported::explains`] does.
+    searched: Cell<usize>,
+}
+
+impl Reported {
+    pub fn new(problems: &[Problem]) -> Reported {
+        let messages: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
+        let matcher = match messages.is_empty() {
+            true => None,
+            false => AhoCorasick::new(&messages).ok(),
+        };
+        Reported {
+            matcher,
+            messages,
+            searched: Cell::new(0),
+        }
+    }
+
+    /// Whether `why` (what a file that cannot be read says) holds one of the messages.
+    pub fn explains(&self, why: &str) -> bool {
+        match &self.matcher {
+            Some(matcher) => {
+                self.searched.set(self.searched.get() + why.len());
+                matcher.is_match(why)
+            }
+            None => self.messages.iter().any(|m| {
+                self.searched.set(self.searched.get() + why.len());
+                why.contains(m.as_str())
+            }),
+        }
+    }
+
+    /// How many bytes of reasons [`Reported::explains`] has read.
+    pub fn searched(&self) -> usize {
+        self.searched.get()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_that_names_a_reported_problem_is_explained() {
+        let problems = [
+            Problem::in_text(
+                35,
+                9,
+                "pixel shader pSdr: 'mov' needs 2 operands (pixel.asm:3:3)",
+            ),
+            Problem::in_file("programs/pixel/3.dxil", "no DXIL part"),
+        ];
+        let reported = Reported::new(&problems);
+        assert!(reported
+            .explains("demo.sha:35:9: pixel shader pSdr: 'mov' needs 2 operands (pixel.asm:3:3)"));
+        assert!(reported.explains("cannot read: no DXIL part; and more"));
+        assert!(!reported.explains("demo.sha:40:1: pixel shader pSdr_1: something else"));
+        assert!(!Reported::new(&[]).explains("anything"));
+    }
+
+    /// An effect of N refused blocks has N problems and N views that cannot be read: each
+    /// view's reason is read once, not once per problem (the work grows with N, not N²).
+    #[test]
+    fn each_reason_is_read_once_whatever_the_number_of_problems() {
+        let message = |i: usize| format!("pixel shader pSdr_{i}: 'mov' needs 2 operands");
+        let why = |i: usize| format!("big.sha:{}:9: {} (pixel.{i}.asm:3:3)", 10 * i, message(i));
+        for blocks in [40, 4000] {
+            let problems: Vec<Problem> = (0..blocks)
+                .map(|i| Problem::in_text(10 * i, 9, message(i)))
+                .collect();
+            let reported = Reported::new(&problems);
+            let reasons: Vec<String> = (0..blocks).map(why).collect();
+            assert!(reasons.iter().all(|w| reported.explains(w)));
+            let read: usize = reasons.iter().map(String::len).sum();
+            assert_eq!(reported.searched(), read, "{blocks} blocks");
+            assert!(!reported.explains("big.sha:1:1: pixel shader pSdr_4000: other"));
+        }
+    }
 
     #[test]
     fn located_as_a_compiler_says_it() {

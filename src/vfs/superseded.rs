@@ -31,10 +31,13 @@ const MOST_IN_ALL: usize = 16 << 20;
 #[derive(Default)]
 pub(super) struct Superseded(Mutex<Inner>);
 
+/// A file: its archive and path.
+type File = (ArchiveId, Box<str>);
+
 #[derive(Default)]
 struct Inner {
-    /// By archive and path, in the order they were last noted.
-    files: IndexMap<(ArchiveId, Box<str>), Vec<Arc<[u8]>>>,
+    /// By file, in the order they were last noted.
+    files: IndexMap<File, Vec<Arc<[u8]>>>,
     bytes: usize,
 }
 

@@ -34,6 +34,9 @@ pub(super) struct Views {
     /// Outcomes of views rendered once: a listing can give true sizes without rendering
     /// again, whatever the cache has let go, and a view that fails is reported once.
     outcomes: Mutex<HashMap<ViewKey, Rendered>>,
+    /// Files that say whether saves land ([`super::Archive::says_writable`]), with the
+    /// answer each was rendered with: rendered again when the answer changes.
+    saying: Mutex<HashMap<ViewKey, (bool, Blob)>>,
     /// Renders in progress, and views queued for the read-ahead threads.
     flights: Flights,
     queue: Arc<Queue>,
@@ -46,6 +49,7 @@ impl Views {
         Views {
             cache: Mutex::new(ViewCache::new(cache_bytes)),
             outcomes: Mutex::new(HashMap::new()),
+            saying: Mutex::new(HashMap::new()),
             flights: Flights::default(),
             queue: Arc::new(Queue::default()),
             reading_ahead: AtomicBool::new(false),
@@ -60,6 +64,9 @@ impl Views {
     /// Forget the outcomes of archive `id`'s snapshots older than `generation`.
     pub fn forget_older(&self, id: ArchiveId, generation: u64) {
         self.outcomes
+            .lock()
+            .retain(|&(a, g, _), _| a != id || g >= generation);
+        self.saying
             .lock()
             .retain(|&(a, g, _), _| a != id || g >= generation);
     }
@@ -86,6 +93,9 @@ impl Vfs {
         path: &str,
     ) -> Result<Blob, Errno> {
         self.check_readable(id)?;
+        if self.writable(id) && snap.archive.says_writable(key) {
+            return self.render_saying(id, snap, key, path);
+        }
         let view = (id, snap.generation, key);
         if let Some(blob) = self.views.cache.lock().get(&view) {
             return Ok(blob);
@@ -114,12 +124,50 @@ impl Vfs {
                 Ok(blob)
             }
             Err(e) => {
-                self.views.outcomes.lock().insert(view, None);
                 drop(lead);
-                self.report(&self.user_path(id, path), &format!("cannot read: {e}"));
-                Err(libc::EIO)
+                Err(self.cannot_render(view, path, &e))
             }
         }
+    }
+
+    /// [`Vfs::render`] of a file that says whether saves into archive `id` land: with
+    /// what [`Vfs::saves_land`] says now (`saves.rs`), from the cache while that is what
+    /// it was rendered with.
+    fn render_saying(
+        &self,
+        id: ArchiveId,
+        snap: &Snapshot,
+        key: FileKey,
+        path: &str,
+    ) -> Result<Blob, Errno> {
+        let view = (id, snap.generation, key);
+        if self.views.outcome(&view) == Some(None) {
+            return Err(libc::EIO);
+        }
+        let lands = self.saves_land(id).is_ok();
+        if let Some((said, blob)) = self.views.saying.lock().get(&view) {
+            if *said == lands {
+                return Ok(blob.clone());
+            }
+        }
+        let result = snap.archive.read_saying(key, lands);
+        if snap.bytes.vanished() {
+            return Err(self.vanished(id));
+        }
+        match result {
+            Ok(blob) => {
+                self.views.saying.lock().insert(view, (lands, blob.clone()));
+                Ok(blob)
+            }
+            Err(e) => Err(self.cannot_render(view, path, &e)),
+        }
+    }
+
+    /// A view that cannot be rendered: reported once (its outcome is kept), EIO.
+    fn cannot_render(&self, view: ViewKey, path: &str, e: &super::ViewError) -> Errno {
+        self.views.outcomes.lock().insert(view, None);
+        self.report(&self.user_path(view.0, path), &format!("cannot read: {e}"));
+        libc::EIO
     }
 
     /// Start `threads` threads that render views ahead of readers (see `ahead.rs`).
@@ -161,6 +209,7 @@ impl Vfs {
         if snap.generation != generation
             || self.views.outcome(&key).is_some()
             || self.check_readable(id).is_err()
+            || (self.writable(id) && snap.archive.says_writable(file))
         {
             return;
         }

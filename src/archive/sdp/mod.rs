@@ -441,7 +441,8 @@ impl Package {
         &self.map[r.data.clone()]
     }
 
-    fn archive_json(&self) -> Blob {
+    /// `writable`: whether a save into the package would land.
+    fn archive_json(&self, writable: bool) -> Blob {
         let shaders = self
             .index
             .records
@@ -466,7 +467,7 @@ impl Package {
             shader_count: self.index.count,
             data_size: self.index.data_size,
             file_size: self.map.len(),
-            writable: self.writable,
+            writable,
             warnings: &self.index.warnings,
             shaders,
         })
@@ -548,7 +549,7 @@ impl Archive for Package {
 
     fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
         if key == ARCHIVE_JSON {
-            return Ok(self.archive_json());
+            return Ok(self.archive_json(self.writable));
         }
         let (i, view) = unkey(key);
         let r = self.record(i)?;
@@ -564,6 +565,17 @@ impl Archive for Package {
         match unkey(key) {
             (record, Some(_)) => Some(record as u64),
             (_, None) => None,
+        }
+    }
+
+    fn says_writable(&self, key: FileKey) -> bool {
+        key == ARCHIVE_JSON
+    }
+
+    fn read_saying(&self, key: FileKey, writable: bool) -> Result<Blob, ViewError> {
+        match key == ARCHIVE_JSON {
+            true => Ok(self.archive_json(writable)),
+            false => self.read(key),
         }
     }
 

@@ -326,7 +326,8 @@ impl Database {
         }
     }
 
-    fn archive_json(&self) -> Value {
+    /// `writable`: whether a save into the database would land.
+    fn archive_json(&self, writable: bool) -> Value {
         let groups: Vec<Value> = self
             .index
             .groups
@@ -368,7 +369,7 @@ impl Database {
             "format": "sgd2",
             "file": self.path.file_name().map(|n| n.to_string_lossy().into_owned()),
             "file_size": self.map.len(),
-            "writable": self.writable,
+            "writable": writable,
             "sign": self.sign,
             "groups": groups,
             "program_count": self.index.groups.iter().map(|g| g.programs.len()).sum::<usize>(),
@@ -649,10 +650,21 @@ impl Archive for Database {
         }
     }
 
+    fn says_writable(&self, key: FileKey) -> bool {
+        matches!(unkey(key), Some(View::ArchiveJson))
+    }
+
+    fn read_saying(&self, key: FileKey, writable: bool) -> Result<Blob, ViewError> {
+        match self.says_writable(key) {
+            true => Ok(json_view(&self.archive_json(writable))),
+            false => self.read(key),
+        }
+    }
+
     fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
         let view = unkey(key).ok_or_else(|| ViewError::Corrupt(format!("no view {key:#x}")))?;
         let value = match view {
-            View::ArchiveJson => self.archive_json(),
+            View::ArchiveJson => self.archive_json(self.writable),
             View::Census => return Ok(self.census()),
             View::ProgramDxil { group, index } => {
                 let p = self.program(group, index)?;

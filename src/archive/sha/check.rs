@@ -14,6 +14,8 @@
 
 use std::ops::Range;
 
+use rustc_hash::FxHashMap;
+
 use super::effect::{self, Effect, ShaderVar, Stage};
 use crate::shader::d3d9::asm;
 use crate::shader::d3d9::bytecode::{self, ShaderKind};
@@ -213,7 +215,22 @@ struct Declared<'a> {
     kind: DeclKind,
 }
 
-fn declarations<'a>(text: &'a [u8], effect: &Effect) -> Vec<Declared<'a>> {
+/// Every declaration in file order, and the first of each name, which references resolve
+/// to (looked up by name: an effect of thousands of shaders and references is checked in
+/// time linear in its size).
+struct Declarations<'a> {
+    all: Vec<Declared<'a>>,
+    first: FxHashMap<&'a [u8], usize>,
+}
+
+impl<'a> Declarations<'a> {
+    /// The first declaration of `name`.
+    fn of(&self, name: &[u8]) -> Option<&Declared<'a>> {
+        self.first.get(name).map(|&i| &self.all[i])
+    }
+}
+
+fn declarations<'a>(text: &'a [u8], effect: &Effect) -> Declarations<'a> {
     let mut out: Vec<Declared> = Vec::new();
     let mut add = |range: &Range<usize>, kind| {
         out.push(Declared {
@@ -237,7 +254,11 @@ fn declarations<'a>(text: &'a [u8], effect: &Effect) -> Vec<Declared<'a>> {
         }
     }
     out.sort_by_key(|d| d.offset);
-    out
+    let mut first = FxHashMap::default();
+    for (i, d) in out.iter().enumerate() {
+        first.entry(d.name).or_insert(i);
+    }
+    Declarations { all: out, first }
 }
 
 /// Every reason the game would refuse `effect`, in file order.
@@ -257,8 +278,9 @@ pub fn check(text: &[u8], effect: &Effect) -> Vec<Finding> {
     }
 
     let declared = declarations(text, effect);
-    for (i, d) in declared.iter().enumerate() {
-        if let Some(first) = declared[..i].iter().find(|e| e.name == d.name) {
+    for (i, d) in declared.all.iter().enumerate() {
+        let first = declared.first.get(d.name).filter(|&&f| f != i);
+        if let Some(first) = first.map(|&f| &declared.all[f]) {
             out.push(Finding::at(
                 d.offset,
                 format!(
@@ -350,7 +372,7 @@ pub fn check(text: &[u8], effect: &Effect) -> Vec<Finding> {
 fn check_assignment(
     text: &[u8],
     a: &effect::Assignment,
-    declared: &[Declared<'_>],
+    declared: &Declarations<'_>,
     line_of: &dyn Fn(usize) -> usize,
     out: &mut Vec<Finding>,
 ) {
@@ -366,7 +388,7 @@ fn check_assignment(
     for r in effect::references(text, &a.value) {
         let name = &text[r.clone()];
         let shown = String::from_utf8_lossy(name);
-        let Some(d) = declared.iter().find(|d| d.name == name) else {
+        let Some(d) = declared.of(name) else {
             out.push(Finding::at(r.start, format!("<{shown}> is not declared")));
             continue;
         };

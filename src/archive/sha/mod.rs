@@ -42,6 +42,7 @@
 pub mod check;
 pub mod edit;
 pub mod effect;
+pub mod generate;
 
 #[cfg(test)]
 mod tests;
@@ -275,7 +276,8 @@ impl Sha {
         (problems, warnings)
     }
 
-    fn archive_json(&self) -> Result<Blob, ViewError> {
+    /// `writable`: whether a save into the effect would land.
+    fn archive_json(&self, writable: bool) -> Result<Blob, ViewError> {
         let effect = self.effect()?;
         let t = self.text();
         let lossy = |r: &Range<usize>| String::from_utf8_lossy(&t[r.clone()]).into_owned();
@@ -338,7 +340,7 @@ impl Sha {
             format: "sha",
             file: self.file.clone(),
             file_size: t.len(),
-            writable: self.writable,
+            writable,
             line_endings: line_endings(t),
             input_stream_format: stream,
             textures: effect.textures.iter().map(|x| lossy(&x.name)).collect(),
@@ -657,7 +659,7 @@ impl Archive for Sha {
             .get(key as usize)
             .ok_or_else(|| ViewError::Corrupt(format!("no view {key}")))?;
         match view {
-            View::ArchiveJson => self.archive_json(),
+            View::ArchiveJson => self.archive_json(self.writable),
             View::EffectText => Ok(Blob::Archive(self.map.clone(), 0..self.map.len())),
             View::Asm(i) => {
                 let shader = self.effect()?.shaders.get(i).ok_or_else(|| missing(i))?;
@@ -666,6 +668,17 @@ impl Archive for Sha {
             View::Decl(i) => self.decl_json(i),
             View::Bytecode(i) => self.bytecode(i),
             View::Pass(t, p) => self.pass_json(t, p),
+        }
+    }
+
+    fn says_writable(&self, key: FileKey) -> bool {
+        self.views.get(key as usize) == Some(&View::ArchiveJson)
+    }
+
+    fn read_saying(&self, key: FileKey, writable: bool) -> Result<Blob, ViewError> {
+        match self.says_writable(key) {
+            true => self.archive_json(writable),
+            false => self.read(key),
         }
     }
 

@@ -1,0 +1,153 @@
+//! `shaderfs extract` writes the tree a read-write mount shows, as that mount shows it:
+//! every name and byte, and each file's and folder's mode and time, with `archive.json`
+//! saying what the mount's says (issue 24). So `rsync -a` from an extracted copy to the
+//! mount finds nothing to do, and `diff -r` nothing to show.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::support::*;
+
+/// What a user compares of one path: its type, mode, modification time (to the
+/// nanosecond), and its bytes or link target.
+#[derive(Debug, PartialEq, Eq)]
+struct Seen {
+    kind: &'static str,
+    mode: u32,
+    mtime: (i64, i64),
+    content: Vec<u8>,
+}
+
+/// Every path below `root`, as `stat` and `read` see it; the mount's `.shaderfs/` is no
+/// part of an archive, and neither is the root of a folder of archives (a mount's shows
+/// the time the mount started).
+fn seen(root: &Path) -> BTreeMap<String, Seen> {
+    fn walk(root: &Path, at: &Path, out: &mut BTreeMap<String, Seen>) {
+        let meta = fs::symlink_metadata(at).unwrap_or_else(|e| panic!("{}: {e}", at.display()));
+        let rel = at
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let (kind, content) = if meta.file_type().is_symlink() {
+            let target = fs::read_link(at).unwrap();
+            ("symlink", target.into_os_string().into_encoded_bytes())
+        } else if meta.is_dir() {
+            ("dir", Vec::new())
+        } else {
+            let bytes = fs::read(at).unwrap_or_else(|e| panic!("{}: {e}", at.display()));
+            ("file", bytes)
+        };
+        let entry = Seen {
+            kind,
+            // A symlink's own mode means nothing on Linux.
+            mode: match kind {
+                "symlink" => 0,
+                _ => meta.permissions().mode() & 0o7777,
+            },
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            content,
+        };
+        if !rel.is_empty() {
+            out.insert(rel, entry);
+        }
+        if kind == "dir" {
+            let mut names: Vec<PathBuf> = fs::read_dir(at)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.file_name().is_some_and(|n| n != ".shaderfs"))
+                .collect();
+            names.sort();
+            for path in names {
+                walk(root, &path, out);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// A folder holding one archive of each format the corpus (or the repository) has.
+fn archives(dir: &Path) -> Vec<&'static str> {
+    fs::create_dir_all(dir).unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/shaderpackage-example.sdp");
+    fs::copy(example, dir.join("shaderpackage001.sdp")).unwrap();
+    let mut names = vec!["shaderpackage001.sdp"];
+    if let Some(sha) = corpus("sha") {
+        fs::copy(sha.join("demo_car_body.sha"), dir.join("car_body.sha")).unwrap();
+        names.push("car_body.sha");
+    }
+    if let Some(sgd2) = corpus("sgd2") {
+        fs::copy(sgd2.join("awclib-small.awc"), dir.join("awclib-small.awc")).unwrap();
+        names.push("awclib-small.awc");
+    }
+    names
+}
+
+#[test]
+fn an_extracted_copy_has_the_modes_times_and_content_a_read_write_mount_shows() {
+    if !can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let source = tmp.path().join("shaders");
+    let names = archives(&source);
+    // Archives written a while ago, as a game's are: times that cannot be the copy's own.
+    let (code, _, err) = sh(&format!(
+        "touch -d '2024-05-06 07:08:09.123456789' {}/*",
+        source.display()
+    ));
+    assert_eq!(code, 0, "touch: {err}");
+    let copy = tmp.path().join("copy");
+    let done = run(shaderfs()
+        .arg("extract")
+        .arg(&source)
+        .arg("-C")
+        .arg(&copy)
+        .arg("-q"));
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let m = Mount::new(&source, &tmp.path().join("mnt"), &[]);
+
+    let (mounted, extracted) = (seen(&m.dir), seen(&copy));
+    assert_eq!(
+        mounted.keys().collect::<Vec<_>>(),
+        extracted.keys().collect::<Vec<_>>(),
+        "the same paths"
+    );
+    for (path, shown) in &mounted {
+        assert_eq!(
+            &extracted[path], shown,
+            "{path:?}: extracted, then as mounted"
+        );
+    }
+    // What the comparison covers, said as a user would check it.
+    for name in &names {
+        let json = &extracted[&format!("{name}/archive.json")];
+        assert_eq!(json.mode, 0o444, "{name}/archive.json is a read-only view");
+        let text = String::from_utf8_lossy(&json.content);
+        assert!(text.contains("\"writable\": true"), "{name}: {text}");
+    }
+    assert!(
+        extracted
+            .values()
+            .any(|s| s.kind == "file" && s.mode == 0o644),
+        "files a save goes into are 0644"
+    );
+    let (code, out, err) = sh(&format!(
+        "rsync -a --dry-run --itemize-changes --exclude=.shaderfs {}/ {}/",
+        copy.display(),
+        m.dir.display()
+    ));
+    assert_eq!(code, 0, "rsync: {err}");
+    assert_eq!(
+        out, "",
+        "rsync -a from the extracted copy finds nothing to do"
+    );
+}
