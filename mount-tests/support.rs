@@ -311,9 +311,22 @@ impl Mount {
             0,
             "kill -9 {pid}"
         );
-        let deadline = Instant::now() + Duration::from_secs(10);
+        // A killed process goes once each of its threads leaves the kernel: one in an
+        // fsync on a disk that other tests keep busy may take seconds.
+        let started = Instant::now();
         while !has_exited(pid) {
-            assert!(Instant::now() < deadline, "daemon {pid} survived kill -9");
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "daemon {pid} survived kill -9 for 60 s; its threads: {}",
+                threads_of(pid)
+            );
+            if started.elapsed() > Duration::from_secs(5) {
+                eprintln!(
+                    "daemon {pid} still dying after kill -9: {}",
+                    threads_of(pid)
+                );
+                std::thread::sleep(Duration::from_secs(5));
+            }
             std::thread::sleep(Duration::from_micros(200));
         }
         self.mounted = false;
@@ -322,6 +335,30 @@ impl Mount {
             pid,
         }
     }
+}
+
+/// Each thread of process `pid` with its state and where in the kernel it waits.
+fn threads_of(pid: i32) -> String {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return "gone".into();
+    };
+    let read = |path: PathBuf| std::fs::read_to_string(path).unwrap_or_default();
+    tasks
+        .flatten()
+        .map(|task| {
+            let stat = read(task.path().join("stat"));
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next();
+            let wchan = read(task.path().join("wchan"));
+            let name = read(task.path().join("comm"));
+            format!("{} {} {}", name.trim(), state.unwrap_or("?"), wchan.trim())
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl Drop for DeadMount {
