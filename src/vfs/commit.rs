@@ -116,8 +116,10 @@ pub fn replace<T>(
 /// was renamed over the new file in the moment between the two swaps, it is newer than
 /// the one the first swap displaced, and it is the one left at `target`.
 ///
-/// On a file system without the swap, the archive is looked at just before a `rename`
-/// (the window is then the time between two system calls).
+/// The file at `target` is also looked at just before the swap, so that a version
+/// already there is refused without the new file ever showing at the path. On a file
+/// system without the swap, that look is followed by a `rename` (the window is then the
+/// time between two system calls).
 fn swap_into_place(
     temp_path: &Path,
     new: &File,
@@ -129,15 +131,24 @@ fn swap_into_place(
     };
     let ours = new.metadata().map_err(io_err(temp_path))?;
     let is_ours = |meta: &fs::Metadata| (meta.dev(), meta.ino()) == (ours.dev(), ours.ino());
+    // Looked at first as well: a swap that must be undone shows the new file at the path
+    // for a moment, and a program reading it then would build on it. This leaves only a
+    // version that lands between this look and the swap to be swapped back.
+    match fs::symlink_metadata(target) {
+        Ok(now) if is_current(&now) => {}
+        Ok(_) => {
+            let _ = fs::remove_file(temp_path);
+            return Err(changed());
+        }
+        Err(e) => {
+            let _ = fs::remove_file(temp_path);
+            return Err(io_err(target)(e));
+        }
+    }
     match exchange(temp_path, target) {
         Ok(()) => {}
         Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
-            // No swap here: look, then rename.
-            let now = fs::symlink_metadata(target).map_err(io_err(target))?;
-            if !is_current(&now) {
-                let _ = fs::remove_file(temp_path);
-                return Err(changed());
-            }
+            // No swap here: the look above, then a rename.
             return fs::rename(temp_path, target).map_err(|e| {
                 let _ = fs::remove_file(temp_path);
                 io_err(target)(e)

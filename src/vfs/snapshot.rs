@@ -383,11 +383,22 @@ impl Vfs {
             // Files with readers: one that changes gets a new inode, and its readers keep
             // the old one, as a file replaced by a rename (the kernel keeps one size for
             // an inode, which every opener's `fstat` and page-cache reads go by).
+            // Without a kernel (offline, tests), only readers of the live file: the others
+            // read what they opened. A file a writer has open keeps its inode: the writer's
+            // buffer is there, and the kernel's size for it is the writer's anyway.
+            let kernel = self.opts.page_cache;
+            let writing: FxHashSet<Ino> = state
+                .handles
+                .values()
+                .filter(|h| h.writes)
+                .map(|h| h.ino)
+                .collect();
             let reading: FxHashSet<Ino> = state
                 .handles
                 .values()
-                .filter(|h| !h.writes && h.archive == Some(id))
+                .filter(|h| !h.writes && h.archive == Some(id) && (kernel || h.view.is_none()))
                 .map(|h| h.ino)
+                .filter(|ino| !writing.contains(ino))
                 .collect();
             adjust(&mut state.tree);
             let root = self.archives[id].root;
