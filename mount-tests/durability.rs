@@ -549,3 +549,53 @@ fn archive_json_says_whether_a_save_would_land_as_the_folder_turns_read_only_and
     assert!(writable(), "read-write again");
     save_lands(&t, m);
 }
+
+// ---- the mount taken off under the daemon ------------------------------------------------
+
+/// `umount -l` takes a mount out of the tree while programs keep files open under it; the
+/// daemon must still end when told to (it used to wait for those programs, ignoring
+/// SIGTERM, with no mount point left to unmount).
+#[test]
+fn a_daemon_whose_mount_was_taken_off_ends_on_sigterm() {
+    let Some(s) = package_setup("shaderpackage006.sdp") else {
+        return;
+    };
+    let before = fs::read(&s.package).unwrap();
+    let m = Mount::new(&s.package, &s.mnt, &[]);
+    let pid = daemon_pid(&s.mnt);
+    // A program holds a file of the mount open.
+    let mut holder = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec 3<{}; echo opened; exec sleep 120",
+            m.path("archive.json").display()
+        ))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(holder.stdout.take().unwrap(), 7),
+        &mut said,
+    )
+    .unwrap();
+    assert_eq!(said, "opened\n");
+    let (code, _, err) = sh(&format!("umount -l {}", s.mnt.display()));
+    assert_eq!(code, 0, "umount -l: {err}");
+    // The mount is gone; what is left to end is the daemon.
+    std::mem::forget(m);
+    // SAFETY: kill sends a signal to the daemon.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !crate::support::has_exited(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ended = crate::support::has_exited(pid);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert!(
+        ended,
+        "the daemon {pid} did not end on SIGTERM with its mount taken off"
+    );
+    assert_eq!(fs::read(&s.package).unwrap(), before, "the package changed");
+}

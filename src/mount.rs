@@ -497,14 +497,34 @@ fn serve(
         let _ = fs::create_dir_all(dir);
     }
     let _ = fs::write(&pid_path, format!("{}\n", std::process::id()));
+    // The mount's device, to tell later whether it is still in the tree.
+    let device = crate::mountinfo::mounts()
+        .into_iter()
+        .rev()
+        .find(|m| Path::new(&m.mount_point) == mountpoint && m.fstype.starts_with("fuse"))
+        .map(|m| m.device);
     std::thread::Builder::new()
         .name("signals".into())
         .spawn({
             let (mountpoint, mounted) = (mountpoint.to_path_buf(), mounted.clone());
+            let (vfs, pid_path) = (vfs.clone(), pid_path.clone());
             move || loop {
                 wait_for_termination_signal();
                 match mounted.unmount() {
                     Ok(()) => break,
+                    Err(e) if is_gone(device.as_deref()) => {
+                        // Taken off already (`umount -l`), while programs keep files open
+                        // under it: the session would last as long as they do. The daemon
+                        // ends now, once no commit is under way; the kernel then fails
+                        // those files' reads.
+                        log::warn!(
+                            "{}: the mount was already taken off ({e}); ending",
+                            mountpoint.display()
+                        );
+                        vfs.stop_committing();
+                        let _ = fs::remove_file(&pid_path);
+                        std::process::exit(0);
+                    }
                     Err(e) => log::error!("{}: cannot unmount: {e}", mountpoint.display()),
                 }
             }
@@ -520,6 +540,12 @@ fn serve(
     }
     let _ = fs::remove_file(&pid_path);
     result.map_err(|e| Failure::mount(format!("{}: {e}", mountpoint.display())))
+}
+
+/// Whether the mount of `device` is no longer in this namespace's tree (`None`: its
+/// device was never found, so nothing can be said).
+fn is_gone(device: Option<&str>) -> bool {
+    device.is_some_and(|d| !crate::mountinfo::mounts().iter().any(|m| m.device == d))
 }
 
 /// Mount and shake hands with the kernel: directly where this process can (root), through

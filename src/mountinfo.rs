@@ -12,6 +12,8 @@ pub struct MountEntry {
     pub fstype: String,
     /// What was mounted: for shaderfs, the archive or folder.
     pub source: String,
+    /// The mount's device, `MAJOR:MINOR` (a FUSE mount's is its connection's).
+    pub device: String,
 }
 
 /// Every mount, or none when /proc cannot say.
@@ -37,6 +39,7 @@ fn parse_line(line: &str) -> Option<MountEntry> {
     let fields: Vec<&str> = line.split(' ').collect();
     let sep = fields.iter().position(|f| *f == "-")?;
     Some(MountEntry {
+        device: fields.get(2)?.to_string(),
         mount_point: unescape(fields.get(4)?),
         fstype: fields.get(sep + 1)?.to_string(),
         source: unescape(fields.get(sep + 2)?),
@@ -76,6 +79,7 @@ mod tests {
                 mount_point: "/mnt/a b".into(),
                 fstype: "fuse.shaderfs".into(),
                 source: "/src/x.sdp".into(),
+                device: "0:52".into(),
             })
         );
         assert_eq!(parse_line("garbage"), None);

@@ -232,6 +232,15 @@ impl Vfs {
         Ok(())
     }
 
+    /// Wait for the commits under way, and let no other begin: the daemon ends right
+    /// after (a commit cut short leaves the old archive or the new, but an archive of
+    /// another program's that a commit had swapped aside must be swapped back first).
+    pub fn stop_committing(&self) {
+        for mounted in &self.archives {
+            std::mem::forget(mounted.commit_lock.lock());
+        }
+    }
+
     /// Take the locks again from this process (the daemon, after it forked from the
     /// command that took them), so that /proc/locks names the daemon.
     pub fn relock_archives(&self) -> Result<(), OpenError> {
