@@ -1664,24 +1664,43 @@ fn rsync_out_edit_the_asm_and_cp_a_back_keeps_the_edit() {
     t.copy_out();
     t.edit_asm();
     let want = t.expected(false);
-    let (code, _, err) = sh(&format!(
-        "cp -a {}/. {}/",
-        t.copy.display(),
-        t.m.dir.display()
-    ));
-    eprintln!(
-        "cp -a of the copy to the mount: exit {code}: {}",
-        err.trim()
+    // Twice: the second finds the views the first saved, and their stale copies.
+    for round in 1..=2 {
+        let (code, _, err) = sh(&format!(
+            "cp -a {}/. {}/",
+            t.copy.display(),
+            t.m.dir.display()
+        ));
+        let now = package_record(&t.s.package, EDITED);
+        assert!(
+            now == want,
+            "after cp -a {round} of the copy to the mount, {EDITED} in the package is {} \
+             (cp exit {code}: {})",
+            match now == shader(&t.s, EDITED).bytes {
+                true => "the original shader, not the edited asm",
+                false => "neither the original nor the edited asm",
+            },
+            err.trim()
+        );
+        // archive.json and the other read-only views take back their copies.
+        assert_eq!(
+            code,
+            0,
+            "cp -a {round} of the copy to the mount: {}",
+            err.trim()
+        );
+    }
+    // Anything else written into a read-only view fails at the write, which even a
+    // shell's `>` reports, and leaves it as it was.
+    let json = t.m.path("archive.json");
+    let before = fs::read(&json).unwrap();
+    let (code, _, err) = sh(&format!("echo '{{}}' > {}", json.display()));
+    // (dash's echo says "I/O error" of any failed write; the write's errno is EPERM.)
+    assert_ne!(
+        code, 0,
+        "a write of other content into archive.json succeeded: {err}"
     );
-    let now = package_record(&t.s.package, EDITED);
-    assert!(
-        now == want,
-        "after cp -a of the copy to the mount, {EDITED} in the package is {} (cp exit \
-         {code}: {})",
-        match now == shader(&t.s, EDITED).bytes {
-            true => "the original shader, not the edited asm",
-            false => "neither the original nor the edited asm",
-        },
-        err.trim()
-    );
+    assert_eq!(fs::read(&json).unwrap(), before);
+    let errors = fs::read_to_string(t.m.path(".shaderfs/errors")).unwrap();
+    assert!(errors.contains("archive.json: not saved"), "{errors}");
 }

@@ -427,7 +427,11 @@ impl Vfs {
                 return Err(libc::ESTALE);
             };
             let origin = file_origin(node, libc::ELOOP)?;
-            self.check_writable(node, &origin)?;
+            match super::copies::copies_only(&origin) && self.writable_at(node) {
+                // Opened to write back a copy of itself (`cp -a copy/. mnt/`).
+                true => {}
+                false => self.check_writable(node, &origin)?,
+            }
             let has_buffer = matches!(
                 node.kind,
                 NodeKind::File {
@@ -545,7 +549,9 @@ impl Vfs {
             } = &mut node.kind
             {
                 *writers = writers.saturating_sub(1);
-                let waiting = buffer.as_deref().is_some_and(WriteBuffer::is_waiting);
+                // A file that takes only copies of itself never shows an emptied one.
+                let waiting = buffer.as_deref().is_some_and(WriteBuffer::is_waiting)
+                    && !super::copies::copies_only(origin);
                 if *writers == 0 && !waiting {
                     match origin {
                         // A scratch file's buffer is its content.

@@ -13,6 +13,7 @@ pub mod buffer;
 pub mod bytes;
 pub mod cache;
 pub mod commit;
+mod copies;
 pub mod editors;
 pub mod errors;
 pub mod fs;

@@ -51,6 +51,11 @@
 //!     (a sync tool sending back a stale copy of a view) is no commit either. Such
 //!     contents are noted by each commit of a write, a few per file; a file's notes go
 //!     when it is saved itself, and every note with any other commit.
+//! 14. `index.json` opens for writing, to take back a copy of itself (`cp -a` of a copy
+//!     of the tree): what it holds, or held before a save of another file changed it, is
+//!     no save; a write that makes the writer's content anything else fails with EPERM,
+//!     and so does `close()` of a copy cut short. `truncate` of its path with no writer
+//!     is EACCES.
 //!
 //! Where the specification is silent, the model says:
 //! - a refusal is heard by every writer's `close()` until the content changes (the
@@ -892,6 +897,13 @@ impl Model {
     /// Save `data` into the file at `path` (a file of the archive, shown or hidden, or a
     /// new member).
     fn save(&mut self, path: &str, data: &[u8]) -> Result<(), Errno> {
+        // Rule 14: index.json takes only a copy of itself, which is no save.
+        if path == "index.json" {
+            return match self.copy_of(path, data, true) {
+                true => Ok(()),
+                false => Err(libc::EPERM),
+            };
+        }
         // A save of what a shown file of the archive already holds changes nothing: no
         // commit, so a removed member keeps its place.
         let shown_member = archive_file(path)
@@ -932,6 +944,17 @@ impl Model {
             },
         };
         self.commit(path, edit)
+    }
+
+    /// Whether `data` is (`whole`), or begins, what `path` holds or held before a save of
+    /// another file changed it (rule 14).
+    fn copy_of(&self, path: &str, data: &[u8], whole: bool) -> bool {
+        let fits = |c: &[u8]| match whole {
+            true => c == data,
+            false => c.starts_with(data),
+        };
+        let kept = self.superseded.get(path).into_iter().flatten();
+        fits(&self.committed(path)) || kept.into_iter().any(|c| fits(c))
     }
 
     /// Whether a new name in `dir` would become a member.
@@ -1406,11 +1429,30 @@ impl Run {
                 b.data[*offset as usize..end].copy_from_slice(data);
                 b.dirty = true;
                 b.refused = None;
+                // Rule 14: the write that makes a copy of index.json something else.
+                let written = b.data.clone();
+                let want = match path == "index.json" && !self.model.copy_of(&path, &written, false)
+                {
+                    true => {
+                        let b = self
+                            .model
+                            .files
+                            .get_mut(&path)
+                            .unwrap()
+                            .buf
+                            .as_mut()
+                            .unwrap();
+                        b.refused = Some(libc::EPERM);
+                        b.dirty = false;
+                        Err(libc::EPERM)
+                    }
+                    false => Ok(()),
+                };
                 let got = self.mount.write(handle, *offset, data);
                 let call = format!("pwrite({name}, {}, {offset})", text(data));
                 logged!(
                     format!("{call} -> {}", outcome(&got)),
-                    agree(&call, &got, &Ok(()))
+                    agree(&call, &got, &want)
                 )
             }
             Op::Ftruncate { writer, size } => {
@@ -1630,9 +1672,6 @@ impl Run {
         if !self.model.files.contains_key(path) {
             return Err(libc::ENOENT);
         }
-        if path == "index.json" {
-            return Err(libc::EACCES);
-        }
         let shown = self.model.shown(path);
         let f = self.model.files.get_mut(path).unwrap();
         f.writers += 1;
@@ -1685,7 +1724,8 @@ impl Run {
         };
         let f = self.model.files.get_mut(path).unwrap();
         f.writers -= 1;
-        if f.writers == 0 && !f.buf.as_ref().is_some_and(Buf::waiting) {
+        let copies_only = path == "index.json";
+        if f.writers == 0 && (copies_only || !f.buf.as_ref().is_some_and(Buf::waiting)) {
             match f.kind {
                 Kind::Scratch => {}
                 Kind::Archive => f.buf = None,
@@ -1701,7 +1741,7 @@ impl Run {
         let Some(f) = self.model.files.get(path) else {
             return Err(libc::ENOENT);
         };
-        if path == "index.json" {
+        if path == "index.json" && f.writers == 0 {
             return Err(libc::EACCES);
         }
         let shown = self.model.shown(path);

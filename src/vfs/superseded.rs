@@ -77,6 +77,15 @@ impl Superseded {
             .is_some_and(|kept| kept.iter().any(|c| &c[..] == content))
     }
 
+    /// What `path` held before later saves of other files.
+    pub fn of(&self, id: ArchiveId, path: &str) -> Vec<super::Blob> {
+        let inner = self.0.lock();
+        let kept = inner.files.get(&(id, Box::from(path)));
+        let owned = |c: &Arc<[u8]>| super::Blob::owned(c.to_vec());
+        kept.map(|k| k.iter().map(owned).collect())
+            .unwrap_or_default()
+    }
+
     /// `path` was saved itself: what it held before is what its user now replaced.
     pub fn forget(&self, id: ArchiveId, path: &str) {
         let mut inner = self.0.lock();

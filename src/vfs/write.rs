@@ -40,11 +40,38 @@ impl Vfs {
     /// for a handle opened with `O_APPEND`.
     pub fn write_at(&self, ino: Ino, fh: u64, offset: u64, data: &[u8]) -> Result<u32, Errno> {
         let append = self.handle_is(fh, ino, |h| h.append);
-        self.with_buffer(ino, |b| {
+        // A file that takes only copies of itself refuses the write that makes its
+        // writer's content something else (see `copies`).
+        let copies = self.copies_of(&self.state.read(), ino);
+        let refused = self.with_buffer(ino, |b| {
             let offset = if append { b.len() as u64 } else { offset };
             b.write(offset, data)?;
-            Ok(data.len() as u32)
-        })
+            match copies.as_ref().is_some_and(|c| !c.allow(b.bytes(), false)) {
+                true => {
+                    // Every close() of it hears this; it is not tried again.
+                    b.refused = Some(libc::EPERM);
+                    b.dirty = false;
+                    Ok(true)
+                }
+                false => Ok(false),
+            }
+        })?;
+        if refused {
+            let path = {
+                let state = self.state.read();
+                match state.tree.get(ino).and_then(|n| n.archive) {
+                    Some(id) => self.user_path(id, &state.tree.path(ino)),
+                    None => ".shaderfs/errors".to_string(),
+                }
+            };
+            self.report(
+                &path,
+                "not saved: this file follows from the archive (or is the mount's log); it \
+                 takes only a copy of what it holds, as a sync tool writes back",
+            );
+            return Err(libc::EPERM);
+        }
+        Ok(data.len() as u32)
     }
 
     /// `truncate`/`ftruncate`. Through a writer's handle the new length goes into its
@@ -59,7 +86,13 @@ impl Vfs {
             let state = self.state.read();
             let node = state.tree.get(ino).ok_or(libc::ENOENT)?;
             let origin = file_origin(node, libc::EINVAL)?;
-            self.check_writable(node, &origin)?;
+            let written = matches!(node.kind, NodeKind::File { writers, .. } if writers > 0);
+            match written && super::copies::copies_only(&origin) && self.writable_at(node) {
+                // `O_TRUNC` of a copy's writer (the kernel names no handle for it): the
+                // writer's buffer.
+                true => {}
+                false => self.check_writable(node, &origin)?,
+            }
             let has_buffer = matches!(
                 node.kind,
                 NodeKind::File {
@@ -156,11 +189,19 @@ impl Vfs {
                         b.shared(),
                         b.epoch,
                     ),
+                    (None, Origin::ErrorLog) => {
+                        drop(state);
+                        return self.close_log_copy(ino);
+                    }
                     _ => return Ok(()),
                 },
                 _ => return Ok(()),
             }
         };
+        // An empty file is never a save: one that takes only copies just stays as it is.
+        if super::copies::copies_only(&origin) && !data.is_empty() {
+            return self.close_copy(ino, &path, id, &data);
+        }
         if data.is_empty() {
             return Ok(());
         }
@@ -450,5 +491,45 @@ impl Vfs {
              back); that save stands. Save a change to this file to change it",
         );
         true
+    }
+}
+
+impl Vfs {
+    /// The `close()` of a writer of a file that takes only copies of itself (see
+    /// `copies`): a copy is no save; anything else is refused.
+    fn close_copy(
+        &self,
+        ino: Ino,
+        path: &str,
+        id: ArchiveId,
+        data: &std::sync::Arc<Vec<u8>>,
+    ) -> Result<(), Errno> {
+        let fits = {
+            let state = self.state.read();
+            self.copies_of(&state, ino)
+                .is_some_and(|c| c.allow(data, true))
+        };
+        let result = match fits {
+            true => Ok(()),
+            false => {
+                self.report(
+                    &self.user_path(id, path),
+                    "not saved: this file follows from the archive; it takes only a copy of \
+                     what it holds, as a sync tool writes back",
+                );
+                Err(libc::EPERM)
+            }
+        };
+        let mut state = self.state.write();
+        if let Some(NodeKind::File {
+            buffer: Some(b), ..
+        }) = state.tree.get_mut(ino).map(|n| &mut n.kind)
+        {
+            if b.holds(data) {
+                b.dirty = false;
+                b.refused = result.err();
+            }
+        }
+        result
     }
 }
