@@ -395,10 +395,14 @@ fn init_log(command: &Command) {
         Command::Mount { options, .. } => {
             let debug =
                 MountOptions::parse(options.iter().map(String::as_str)).is_ok_and(|o| o.debug);
+            // fuser logs a reply it could not write as an error: the kernel writes back
+            // ENOENT for a request it no longer waits on (interrupted, or its mount
+            // going), which at an unmount under load says nothing to act on (`-o debug`
+            // shows them).
             if debug {
                 "debug"
             } else {
-                "warn"
+                "warn,fuser::reply=off"
             }
         }
         Command::Umount { .. } => "warn",
