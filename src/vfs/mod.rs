@@ -339,6 +339,11 @@ pub trait Archive: Send + Sync {
     fn member_of(&self, _key: FileKey) -> Option<u64> {
         None
     }
+    /// Whether file `key` is a small one that sums up the whole archive (`archive.json`,
+    /// an index of its members): cheap to render, and changed by most saves.
+    fn sums_up(&self, _key: FileKey) -> bool {
+        false
+    }
     /// Whether file `key` says whether a save into the archive would land (archive.json's
     /// `writable`). That can change with no commit (the archive's folder remounted
     /// read-only, then read-write): a read-write mount renders such a file with

@@ -418,8 +418,10 @@ impl Vfs {
 impl Vfs {
     /// Note what the files a save of `saved` (of key `saved_key`) changed as a
     /// consequence held before it (see [`super::superseded`]), from `old`, the snapshot
-    /// the save replaced: the other views of its member, and files of no one member
-    /// (`archive.json`), at most [`MOST`] of them. A write keeps every file's key (only
+    /// the save replaced: the other views of its member, and the small files that sum up
+    /// the whole archive (`archive.json`, [`super::Archive::sums_up`]), at most [`MOST`]
+    /// of them. Others that a save changes (a database's census, its effects) cost a
+    /// render each, old and new, on every commit, and no sync sends them stale alone. A write keeps every file's key (only
     /// content changes), so a file's key in the new tree names the same file in `old`.
     fn note_superseded(
         &self,
@@ -453,7 +455,11 @@ impl Vfs {
                     continue;
                 };
                 let of = new.archive.member_of(*key);
-                if of.is_some() && of != member {
+                let counted = match of {
+                    Some(_) => of == member,
+                    None => new.archive.sums_up(*key),
+                };
+                if !counted {
                     continue;
                 }
                 let path = tree.path(ino);

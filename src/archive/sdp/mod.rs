@@ -568,6 +568,10 @@ impl Archive for Package {
         }
     }
 
+    fn sums_up(&self, key: FileKey) -> bool {
+        key == ARCHIVE_JSON
+    }
+
     fn says_writable(&self, key: FileKey) -> bool {
         key == ARCHIVE_JSON
     }
