@@ -1520,25 +1520,21 @@ impl Synced {
 
     /// Change the shader's `mov oC0` into `mov_sat oC0` in the copy's asm view.
     fn edit_asm(&self) {
-        let asm = self.copy.join(format!("asm/{EDITED}.asm"));
-        let before = fs::read_to_string(&asm).unwrap();
-        assert_eq!(before.matches("mov oC0").count(), 1, "{before}");
-        let (code, _, err) = sh(&format!(
-            "sed -i 's/mov oC0/mov_sat oC0/' {}",
-            asm.display()
-        ));
-        assert_eq!(code, 0, "{err}");
+        self.edit(&format!("asm/{EDITED}.asm"), "mov oC0", "mov_sat oC0");
     }
 
     /// Rename the constant `color` to `tint` in the copy's ctab view.
     fn edit_ctab(&self) {
-        let json = self.copy.join(format!("ctab/{EDITED}.json"));
-        let before = fs::read_to_string(&json).unwrap();
-        assert_eq!(before.matches("\"name\": \"color\"").count(), 1, "{before}");
-        let (code, _, err) = sh(&format!(
-            "sed -i 's/\"name\": \"color\"/\"name\": \"tint\"/' {}",
-            json.display()
-        ));
+        let (from, to) = ("\"name\": \"color\"", "\"name\": \"tint\"");
+        self.edit(&format!("ctab/{EDITED}.json"), from, to);
+    }
+
+    /// `sed -i 's/FROM/TO/'` on `file` of the copy, which holds FROM once.
+    fn edit(&self, file: &str, from: &str, to: &str) {
+        let path = self.copy.join(file);
+        let before = fs::read_to_string(&path).unwrap();
+        assert_eq!(before.matches(from).count(), 1, "{before}");
+        let (code, _, err) = sh(&format!("sed -i 's/{from}/{to}/' {}", path.display()));
         assert_eq!(code, 0, "{err}");
     }
 

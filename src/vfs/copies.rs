@@ -110,15 +110,18 @@ impl Vfs {
         drop(state);
         match fits {
             true => Ok(()),
-            false => {
-                self.report(
-                    ".shaderfs/errors",
-                    "not saved: the mount writes its log itself; it takes only a copy of \
-                     what it held (a sync tool sending it back)",
-                );
-                Err(libc::EPERM)
-            }
+            false => Err(self.refuse_log_copy()),
         }
+    }
+
+    /// Report content for `.shaderfs/errors` that is no copy of it: EPERM.
+    pub(super) fn refuse_log_copy(&self) -> Errno {
+        self.report(
+            ".shaderfs/errors",
+            "not saved: the mount writes its log itself; it takes only a copy of what it \
+             held (a sync tool sending it back)",
+        );
+        libc::EPERM
     }
 }
 

@@ -197,19 +197,12 @@ impl Vfs {
                 .unwrap_or_default(),
             _ => return Err(libc::EPERM),
         };
-        let log = self.errors_text(&state);
-        let lines: rustc_hash::FxHashSet<&[u8]> = log.as_slice().split(|&b| b == b'\n').collect();
-        if !content
-            .split(|&b| b == b'\n')
-            .all(|line| lines.contains(line))
-        {
+        let fits = self
+            .copies_of(&state, self.errors_ino)
+            .is_some_and(|log| log.allow(&content, true));
+        if !fits {
             drop(state);
-            self.report(
-                ".shaderfs/errors",
-                "not saved: the mount writes its log itself; it takes only a copy of what \
-                 it held (a sync tool sending it back)",
-            );
-            return Err(libc::EPERM);
+            return Err(self.refuse_log_copy());
         }
         state.tree.remove(ino);
         Ok(())

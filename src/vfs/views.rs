@@ -77,7 +77,7 @@ impl Views {
     }
 
     /// Remember a rendered view: its size for listings, its bytes while they fit.
-    fn keep(&self, key: ViewKey, blob: &Blob) {
+    pub(super) fn keep(&self, key: ViewKey, blob: &Blob) {
         self.outcomes.lock().insert(key, Some(blob.len() as u64));
         self.cache.lock().put(key, blob.clone());
     }

@@ -476,6 +476,10 @@ impl Vfs {
             let (Ok(was), Ok(is)) = (old.archive.read(key), new.archive.read(key)) else {
                 continue;
             };
+            // Kept: whoever reads the file next finds it rendered.
+            if !new.bytes.vanished() {
+                self.views.keep((id, new.generation, key), &is);
+            }
             // Moved in the archive, the same content: nothing to supersede.
             if was.as_slice() != is.as_slice() && !old.bytes.vanished() {
                 self.superseded.note(id, &path, was.as_slice());
