@@ -12,6 +12,7 @@ use clap_complete::engine::{ArgValueCompleter, CompletionCandidate};
 
 use cli::output::Verbosity;
 use shaderfs::mount::{self, Failure, MountOptions, EXIT_USAGE};
+use shaderfs::shader::d3d9::disasm::Style;
 
 /// Mount game shader archives as directory trees.
 ///
@@ -203,6 +204,11 @@ enum D3d9Command {
         /// Write here instead of standard output (- is standard output).
         #[arg(short = 'o')]
         out: Option<PathBuf>,
+        /// fxc: fxc's /Fc listing, as the asm/ view shows it, which assembles back to the
+        /// same bytes. d3ddisassemble: exactly what D3DDisassemble prints (no command-line
+        /// block, no default values, no comments but the constant table).
+        #[arg(long, value_enum, default_value_t = ListingStyle::Fxc)]
+        style: ListingStyle,
     },
     /// Assemble asm text (ps_1_1 … vs_3_0, dotted or underscored) to bytecode.
     Asm {
@@ -224,6 +230,13 @@ enum D3d9Command {
         /// Shader bytecode.
         file: PathBuf,
     },
+}
+
+/// Whose listing `d3d9 disasm` prints.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ListingStyle {
+    Fxc,
+    D3ddisassemble,
 }
 
 #[derive(Subcommand)]
@@ -470,7 +483,13 @@ fn run(command: Command) -> Result<(), Failure> {
             };
             check::check(&file, &[archive], json, talk.verbosity())
         }
-        Command::D3d9(D3d9Command::Disasm { file, out }) => loose::disasm(&file, out.as_deref()),
+        Command::D3d9(D3d9Command::Disasm { file, out, style }) => {
+            let style = match style {
+                ListingStyle::Fxc => Style::Fxc,
+                ListingStyle::D3ddisassemble => Style::D3DDisassemble,
+            };
+            loose::disasm(&file, out.as_deref(), style)
+        }
         Command::D3d9(D3d9Command::Asm {
             file,
             out,

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use shaderfs::mount::{Failure, EXIT_MALFORMED};
+use shaderfs::shader::d3d9::disasm;
 use shaderfs::vfs::commit::write_whole;
 
 use super::output::print;
@@ -31,10 +32,9 @@ fn malformed(path: &Path, e: &dyn std::fmt::Display) -> Failure {
     }
 }
 
-/// `d3d9 disasm FILE [-o OUT]`
-pub fn disasm(file: &Path, out: Option<&Path>) -> Result<(), Failure> {
-    use shaderfs::shader::d3d9::disasm;
-    let text = disasm::disassemble(&read(file)?).map_err(|e| malformed(file, &e))?;
+/// `d3d9 disasm FILE [-o OUT] [--style fxc|d3ddisassemble]`
+pub fn disasm(file: &Path, out: Option<&Path>, style: disasm::Style) -> Result<(), Failure> {
+    let text = disasm::disassemble_in(&read(file)?, style).map_err(|e| malformed(file, &e))?;
     write_out(out.unwrap_or(Path::new("-")), text.as_bytes())
 }
 

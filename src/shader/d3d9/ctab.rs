@@ -34,7 +34,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-pub use listing::{is_command_line, is_section_title, HeaderError, GENERATED_BY};
+pub use listing::{is_command_line, is_section_title, HeaderError, Style, GENERATED_BY};
 
 /// `'CTAB'` as the first payload DWORD of the comment that holds the table (§10.1).
 pub const CTAB_FOURCC: u32 = u32::from_le_bytes(*b"CTAB");
@@ -336,7 +336,9 @@ pub struct Constant {
     pub register_set: RegisterSet,
     pub register_index: u16,
     pub register_count: u16,
-    /// The `Reserved` half-word; always 0 in tables compilers write, kept so nothing is lost.
+    /// The `Reserved` half-word: 0 where the compiler placed the constant; where the
+    /// source's `register()` did, fxc writes the first register used × 4 + 2 and the D3DX9
+    /// compilers 2 for a float4 (the header's `Bound by register():` line, `listing.rs`).
     pub reserved: u16,
     pub type_info: TypeInfo,
     /// The default value as raw DWORDs, in register layout: 4 DWORDs (one register) per row

@@ -75,6 +75,7 @@ use super::bytecode::{
     self, BytecodeError, Comment, Instruction, Item, Param, Placement, Shader, ShaderKind,
     UserComment, Version,
 };
+pub use super::ctab::Style;
 use super::ctab::{ConstantTable, CTAB_FOURCC};
 use super::opcodes::{Controls, Layout, COMPARISONS, TEXLD_VARIANTS};
 use super::preamble;
@@ -99,23 +100,44 @@ const FOOTER: (&str, &str) = ("// approximately ", " instruction slot");
 
 /// Disassembles a shader. Fails only where [`bytecode::parse`] fails.
 pub fn disassemble(bytes: &[u8]) -> Result<String, BytecodeError> {
-    Ok(disassemble_shader(&bytecode::parse(bytes)?))
+    disassemble_in(bytes, Style::Fxc)
+}
+
+/// Disassembles a shader in `style`. Fails only where [`bytecode::parse`] fails.
+pub fn disassemble_in(bytes: &[u8], style: Style) -> Result<String, BytecodeError> {
+    Ok(disassemble_shader_in(&bytecode::parse(bytes)?, style))
 }
 
 /// Disassembles a parsed shader.
 pub fn disassemble_shader(shader: &Shader) -> String {
+    disassemble_shader_in(shader, Style::Fxc)
+}
+
+/// Disassembles a parsed shader in `style`. In [`Style::D3DDisassemble`], what
+/// D3DDisassemble prints for the same bytes: the header without fxc's command-line slot
+/// and without a blank line above it, and nothing of the comments but the constant table
+/// (neither notes, nor the user's comments, nor data lines: that text is for reading, and
+/// does not assemble back to every byte).
+pub fn disassemble_shader_in(shader: &Shader, style: Style) -> String {
     let v = shader.version;
-    let notes = validate::notes(shader);
-    let header = ctab_header(shader);
+    let microsoft = style == Style::D3DDisassemble;
+    let notes = match microsoft {
+        true => Vec::new(),
+        false => validate::notes(shader),
+    };
+    let header = ctab_header(shader, style);
     let notes_or_header = !notes.is_empty() || header.is_some();
     // The user's comments above the version line follow the version token, or the CTAB
     // comment that follows it.
     let first = usize::from(matches!(shader.items.first(), Some(Item::Comment(c)) if is_ctab(c)));
-    let mut leading = leading_comments(&shader.items[first..], notes_or_header);
-    let mut out = preamble_text(&notes, header.as_ref(), &leading);
+    let mut leading = match microsoft {
+        true => Vec::new(),
+        false => leading_comments(&shader.items[first..], notes_or_header),
+    };
+    let mut out = preamble_text(&notes, header.as_ref(), &leading, style);
     if !leading.is_empty() && !reads_back(&out, &leading, notes_or_header) {
         leading.clear();
-        out = preamble_text(&notes, header.as_ref(), &leading);
+        out = preamble_text(&notes, header.as_ref(), &leading, style);
     }
     let above = first..first + leading.len();
     let omitted = header.as_ref().and_then(|h| h.exact.then_some(h.item));
@@ -124,7 +146,7 @@ pub fn disassemble_shader(shader: &Shader) -> String {
     let mut depth = 0usize;
     for (i, item) in shader.items.iter().enumerate() {
         match item {
-            Item::Comment(_) if omitted == Some(i) || above.contains(&i) => {}
+            Item::Comment(_) if microsoft || omitted == Some(i) || above.contains(&i) => {}
             Item::Comment(c) => match c.user_comment() {
                 Some(user) => body.user(c, user, shader.items.get(i + 1)),
                 None if c.is_plain() => body.data(COMMENT_BLOCK, &c.payload, is_ctab(c)),
@@ -158,7 +180,7 @@ pub fn disassemble_shader(shader: &Shader) -> String {
             }
         }
     }
-    if !shader.trailing.is_empty() {
+    if !shader.trailing.is_empty() && !microsoft {
         let dwords: Vec<u32> = shader
             .trailing
             .chunks(4)
@@ -179,7 +201,7 @@ pub fn disassemble_shader(shader: &Shader) -> String {
 /// Whether the disassembly of `shader` has notes or a constant-table header above the
 /// version line (where a [`Placement::Top`] comment goes above them).
 pub(crate) fn prints_notes_or_header(shader: &Shader) -> bool {
-    !validate::notes(shader).is_empty() || ctab_header(shader).is_some()
+    !validate::notes(shader).is_empty() || ctab_header(shader, Style::Fxc).is_some()
 }
 
 /// The user's comments above the version line, from the items after the version token
@@ -207,7 +229,12 @@ fn leading_comments(items: &[Item], notes_or_header: bool) -> Vec<UserComment> {
 
 /// What the listing has above the version line: the user's [`Placement::Top`] comments,
 /// the notes, the constant-table header, the user's [`Placement::AboveVersion`] comments.
-fn preamble_text(notes: &[String], header: Option<&Header>, leading: &[UserComment]) -> String {
+fn preamble_text(
+    notes: &[String],
+    header: Option<&Header>,
+    leading: &[UserComment],
+    style: Style,
+) -> String {
     let mut out = String::new();
     let (top, above): (Vec<_>, Vec<_>) =
         leading.iter().partition(|c| c.placement == Placement::Top);
@@ -219,7 +246,9 @@ fn preamble_text(notes: &[String], header: Option<&Header>, leading: &[UserComme
     }
     match header {
         Some(h) => {
-            out.push('\n');
+            if style == Style::Fxc {
+                out.push('\n');
+            }
             for line in &h.lines {
                 if line.is_empty() {
                     out.push_str("//\n");
@@ -269,7 +298,7 @@ struct Header {
 
 /// The header of the first CTAB comment, when the table decodes. A table that does not
 /// decode gets none; it still travels, exactly, as its `comment-block`.
-fn ctab_header(shader: &Shader) -> Option<Header> {
+fn ctab_header(shader: &Shader, style: Style) -> Option<Header> {
     let (item, comment) = shader
         .items
         .iter()
@@ -285,12 +314,12 @@ fn ctab_header(shader: &Shader) -> Option<Header> {
         .collect();
     let version = shader.version.token();
     let table = ConstantTable::decode(&payload, version).ok()?;
-    let lines = table.listing();
+    let lines = table.listing_in(style);
     let another = shader.items[item + 1..]
         .iter()
         .any(|i| matches!(i, Item::Comment(c) if is_ctab(c)));
     let exact = item == 0 && !another && {
-        let read: Vec<String> = lines.iter().map(|l| format!(" {l}")).collect();
+        let read: Vec<String> = table.listing().iter().map(|l| format!(" {l}")).collect();
         let read: Vec<&str> = read.iter().map(String::as_str).collect();
         matches!(ConstantTable::from_listing(&read, version), Ok(Some(t)) if t.encode() == payload)
     };
@@ -509,25 +538,63 @@ fn number(s: &str) -> Option<&str> {
     (rest.len() < s.len()).then_some(rest)
 }
 
-/// `// approximately N instruction slots used (T texture, A arithmetic)` as fxc prints it:
-/// `slot` for one, the two budgets when the shader samples (flow control counts as
-/// arithmetic).
+/// `// approximately N instruction slots used (T texture, A arithmetic)` as D3DDisassemble
+/// (and so fxc's `/Fc` file) prints it: `slot` for one, the two budgets when some slot is
+/// a texture slot, counted as [`footer_slots`] counts.
 fn slot_footer(shader: &Shader) -> String {
-    let u = validate::slot_usage(shader);
+    let (texture, arithmetic) = footer_slots(shader);
     let (prefix, slot) = FOOTER;
-    let total = u.texture + u.arithmetic + u.flow;
+    let total = texture + arithmetic;
     let plural = if total == 1 { "" } else { "s" };
     let mut s = format!("{prefix}{total}{slot}{plural} used");
-    if u.texture > 0 {
-        let _ = write!(
-            s,
-            " ({} texture, {} arithmetic)",
-            u.texture,
-            u.arithmetic + u.flow
-        );
+    if texture > 0 {
+        let _ = write!(s, " ({texture} texture, {arithmetic} arithmetic)");
     }
     s.push('\n');
     s
+}
+
+/// The footer's (texture, arithmetic) slots, as Microsoft's disassembler counts them for
+/// the same bytes (`testdata/footer/`, `../shared/corpus/hlsl/`), which is not quite the
+/// budgets the models' reference pages give and [`validate::slot_usage`] checks: `texkill`
+/// counts as arithmetic, flow control as arithmetic, `texldd` as one texture and two
+/// arithmetic slots, `texldl` as two texture slots, vs_1_1's `lit` as one, `dsx`/`dsy` as
+/// arithmetic, and in ps_1_x every instruction as one slot (`dp4`, `cmp`, `bem` too), a
+/// texture slot for the texture instructions.
+fn footer_slots(shader: &Shader) -> (u32, u32) {
+    use super::opcodes::Class;
+    const LIT: u16 = 0x10;
+    const TEXKILL: u16 = 0x41;
+    const DSX: u16 = 0x5B;
+    const DSY: u16 = 0x5C;
+    const TEXLDD: u16 = 0x5D;
+    const TEXLDL: u16 = 0x5F;
+    let v = shader.version;
+    let ps_1 = v.kind == ShaderKind::Pixel && v.major == 1;
+    let vs_1 = v.kind == ShaderKind::Vertex && v.major == 1;
+    let (mut texture, mut arithmetic) = (0, 0);
+    for ins in shader.instructions() {
+        let Some(info) = ins.info.filter(|_| !ins.coissue()) else {
+            continue;
+        };
+        let n = info.slots(v);
+        let (t, a) = match (ins.opcode(), info.class) {
+            (_, Class::Free) => (0, 0),
+            (TEXKILL, _) => (0, 1),
+            (_, Class::Texture | Class::TextureAndArithmetic) if ps_1 => (1, 0),
+            _ if ps_1 => (0, 1),
+            (LIT, _) if vs_1 => (0, 1),
+            (DSX | DSY, _) => (0, n),
+            (TEXLDD, _) => (1, 2),
+            (TEXLDL, _) => (2, 0),
+            (_, Class::Texture) => (n, 0),
+            (_, Class::TextureAndArithmetic) => (1, n.saturating_sub(1)),
+            (_, Class::Arithmetic | Class::FlowControl) => (0, n),
+        };
+        texture += t;
+        arithmetic += a;
+    }
+    (texture, arithmetic)
 }
 
 fn data_comment(out: &mut String, kind: &str, dwords: &[u32]) {
@@ -669,16 +736,12 @@ fn register_text(p: &Param, v: Version) -> Option<String> {
         return Some(name);
     }
     if v.major < 2 {
-        // VS 1.x: implicit a0.x, no address token (§4.1).
+        // VS 1.x: implicit a0.x, no address token (§4.1), spelled as D3DDisassemble
+        // spells it (`c20[a0.x]`; the assembler also reads `c[a0.x + 20]`).
         if v.kind != ShaderKind::Vertex || ty != RegisterType::Const {
             return None;
         }
-        let n = p.number();
-        return Some(if n == 0 {
-            "c[a0.x]".to_string()
-        } else {
-            format!("c[a0.x + {n}]")
-        });
+        return Some(format!("{name}[a0.x]"));
     }
     let addr = Param {
         token: p.relative?,
@@ -782,7 +845,7 @@ mod tests {
                 "vs_1_1",
                 "dcl_position v0",
                 "m4x4 oPos, v0, c0",
-                "mov r0, c[a0.x + 5]"
+                "mov r0, c5[a0.x]"
             ]
         );
         let t = dis(&[
@@ -872,8 +935,8 @@ mod tests {
         assert_eq!(format_float(0x80000000), "-0");
     }
 
-    /// A ps_2_0 with a constant table as fxc 9.29 writes it (`fxc-listings/` layout), and
-    /// the given body.
+    /// A ps_2_0 with a constant table as fxc 9.29 writes it for constants it placed itself
+    /// (`fxc-listings/` layout), and the given body.
     fn with_table(constants: &[(&str, u16)], body: &[u32]) -> Vec<u8> {
         use super::super::ctab::{Class, Constant, ParamType, RegisterSet, TypeInfo};
         let table = ConstantTable {
@@ -888,7 +951,7 @@ mod tests {
                     register_set: RegisterSet::FLOAT4,
                     register_index: index,
                     register_count: 1,
-                    reserved: index * 4 + 2,
+                    reserved: 0,
                     type_info: TypeInfo {
                         class: Class::VECTOR,
                         param_type: ParamType::FLOAT,
@@ -956,10 +1019,11 @@ mod tests {
     #[test]
     fn a_table_the_header_cannot_show_travels_as_data() {
         use super::super::asm::assemble;
-        // Reserved 0 where fxc writes index × 4 + 2: the header cannot say so.
+        // Reserved 7, no mark fxc writes (0 for a constant it placed, index × 4 + 2 for
+        // one register() placed): the header cannot say so.
         let mut bytes = with_table(&[("Tint", 0)], &MOV_C0);
         let at = 4 * (2 + 1 + 7) + 10; // the first CONSTANTINFO's Reserved
-        bytes[at..at + 2].copy_from_slice(&[0, 0]);
+        bytes[at..at + 2].copy_from_slice(&[7, 0]);
         let text = disassemble(&bytes).unwrap();
         assert!(text.contains("//   Tint         c0       1\n"), "{text}");
         assert!(text.contains(COMMENT_BLOCK), "{text}");

@@ -18,4 +18,6 @@ mod comments;
 #[cfg(test)]
 mod corpus;
 #[cfg(test)]
+mod microsoft;
+#[cfg(test)]
 mod roundtrip;

@@ -37,7 +37,7 @@
 
 use std::collections::HashMap;
 
-use super::{Class, ConstantTable, TypeInfo, CTAB_FOURCC};
+use super::{Class, Constant, ConstantTable, RegisterSet, TypeInfo, CTAB_FOURCC};
 
 const HEADER_SIZE: usize = 28;
 const CONSTANT_INFO_SIZE: usize = 20;
@@ -45,7 +45,10 @@ const PADDING: u8 = 0xAB;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Producer {
+    /// fxc 9.29 and d3dcompiler, and any creator no other row names.
     Microsoft,
+    /// The D3DX9 compilers of d3dx9_24 … d3dx9_31 (`Microsoft (R) D3DX9 Shader Compiler`).
+    D3dx9,
     Vkd3d,
     WineTests,
 }
@@ -56,11 +59,20 @@ impl Producer {
     fn of(table: &ConstantTable) -> Producer {
         if table.creator.starts_with("vkd3d-shader") {
             Producer::Vkd3d
+        } else if table.creator.starts_with(D3DX9_COMPILER) {
+            Producer::D3dx9
         } else if table.creator == "Wine project" {
             Producer::WineTests
         } else {
             Producer::Microsoft
         }
+    }
+}
+
+impl Producer {
+    /// Microsoft's compilers pack strings and share repeated strings and member arrays.
+    fn packs(self) -> bool {
+        matches!(self, Producer::Microsoft | Producer::D3dx9)
     }
 }
 
@@ -116,7 +128,7 @@ pub(super) fn encode(table: &ConstantTable) -> Vec<u8> {
     let creator = w.string(&table.creator);
     w.align();
     // fxc points an empty ConstantInfo array at offset 0 (`fxc-listings/im2d_PS.pso`).
-    let constant_info = if table.constants.is_empty() && w.producer == Producer::Microsoft {
+    let constant_info = if table.constants.is_empty() && w.producer.packs() {
         0
     } else {
         HEADER_SIZE as u32
@@ -140,21 +152,37 @@ pub(super) fn encode(table: &ConstantTable) -> Vec<u8> {
 }
 
 /// What a table's producer writes that a listing does not show, as a header read back
-/// ([`ConstantTable::from_listing`](super::ConstantTable::from_listing)) takes it.
+/// ([`ConstantTable::from_listing`](super::ConstantTable::from_listing)) takes it unless
+/// the header says otherwise (see `listing.rs`: its `Flags:`, `Target:` and `Bound by
+/// register():` lines).
 pub(super) struct Implied {
     pub flags: u32,
     pub target: Option<String>,
-    /// Microsoft's compiler: the `Reserved` half-word of each constant is its RegisterIndex
-    /// × 4 + 2.
-    reserved_from_index: bool,
+    binding: BindingMark,
+}
+
+/// How a producer records, in a constant's `Reserved` half-word, that the source placed
+/// it with `register()`. Learnt from Microsoft's compilers run on sources that place some
+/// constants and not others (`testdata/bound_*.hlsl`, `../shared/corpus/hlsl/versions/`
+/// `register-reservations-numeric`, `fxc-listings/`): a constant the compiler placed has 0.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BindingMark {
+    /// fxc 9.29 and d3dcompiler (`Microsoft (R) HLSL Shader Compiler …`), in every
+    /// register set: RegisterIndex × 4 + 2 (`c15` has 62, `b2` 10, `s3` 14).
+    IndexTimesFourPlusTwo,
+    /// The D3DX9 compilers of d3dx9_24 … d3dx9_31 (`Microsoft (R) D3DX9 Shader Compiler
+    /// 9.05 … 9.15`): 2 for a FLOAT4 constant; a bool, int or sampler placed by hand gets
+    /// 0, like any other.
+    TwoForFloat4,
+    /// vkd3d records nothing (§10.4: Reserved 0).
+    Nothing,
 }
 
 impl Implied {
-    /// fxc 9.29 writes `D3DXSHADER_NO_PRESHADER` (0x100) and the profile name in every table
-    /// of the corpus (`fxc-listings/`, `wine-tests/d3dx9/registerset_blob_*`), and, in all
-    /// 14 of `fxc-listings/`, Reserved = RegisterIndex × 4 + 2 (`c41` has 166; the Wine
-    /// test blobs, edited by hand or made another way, have 0 and so keep their data
-    /// comment). vkd3d writes flags 0, no target and Reserved 0 (§10.4, `compiled/`).
+    /// fxc 9.29 and every D3DX9 compiler write `D3DXSHADER_NO_PRESHADER` (0x100) and the
+    /// profile name in every table of the corpus made without special flags
+    /// (`fxc-listings/`, `hlsl/`, `wine-tests/d3dx9/registerset_blob_*`); vkd3d writes
+    /// flags 0 and no target (§10.4, `compiled/`).
     pub(super) fn of(creator: &str, version: u32) -> Implied {
         let table = ConstantTable {
             creator: creator.to_string(),
@@ -167,25 +195,55 @@ impl Implied {
             Producer::Vkd3d => Implied {
                 flags: 0,
                 target: None,
-                reserved_from_index: false,
+                binding: BindingMark::Nothing,
+            },
+            Producer::D3dx9 => Implied {
+                flags: 0x100,
+                target: super::version_name(version),
+                binding: BindingMark::TwoForFloat4,
             },
             Producer::Microsoft | Producer::WineTests => Implied {
                 flags: 0x100,
                 target: super::version_name(version),
-                reserved_from_index: true,
+                binding: BindingMark::IndexTimesFourPlusTwo,
             },
         }
     }
 
-    /// The `Reserved` half-word of a constant at `register_index`.
-    pub(super) fn reserved(&self, register_index: u16) -> u16 {
-        if self.reserved_from_index {
-            register_index.wrapping_mul(4).wrapping_add(2)
-        } else {
-            0
+    /// The `Reserved` half-word of a constant in `set`: `placed` is
+    /// `None` when the compiler placed it, else the register its `register()` mark names.
+    /// fxc's mark names the first register the shader uses of the constant, which is past
+    /// RegisterIndex when the shader reads only the later elements of an array
+    /// (`float4 offsets[3] : register(c9)` read only at `[2]` has 46, c11).
+    pub(super) fn reserved(&self, set: RegisterSet, placed: Option<u16>) -> u16 {
+        match (placed, self.binding) {
+            (None, _) | (Some(_), BindingMark::Nothing) => 0,
+            (Some(at), BindingMark::IndexTimesFourPlusTwo) => at.wrapping_mul(4).wrapping_add(2),
+            (Some(_), BindingMark::TwoForFloat4) if set == RegisterSet::FLOAT4 => 2,
+            (Some(_), BindingMark::TwoForFloat4) => 0,
         }
     }
+
+    /// What the producer's mark says of `c`: `Some(None)` that the compiler placed it,
+    /// `Some(Some(at))` that `register()` did, marking register `at`; `None` when its
+    /// `Reserved` is no mark the producer writes (a hand-made table).
+    pub(super) fn placement(&self, c: &Constant) -> Option<Option<u16>> {
+        if c.reserved == 0 {
+            return Some(None);
+        }
+        let at = match self.binding {
+            BindingMark::IndexTimesFourPlusTwo if c.reserved % 4 == 2 => c.reserved / 4,
+            _ => c.register_index,
+        };
+        (self.reserved(c.register_set, Some(at)) == c.reserved).then_some(Some(at))
+    }
 }
+
+/// The member of a derived struct that holds its base (`struct b : a`).
+const SUPER: &str = "$super";
+
+/// How the D3DX9 compilers before d3dcompiler name themselves in the creator string.
+const D3DX9_COMPILER: &str = "Microsoft (R) D3DX9 Shader Compiler ";
 
 impl<'t> Writer<'t> {
     fn offset(&self) -> u32 {
@@ -212,7 +270,7 @@ impl<'t> Writer<'t> {
 
     /// Writes a string (one byte per char, as decoded) and its NUL; returns its offset.
     fn string(&mut self, text: &'t str) -> u32 {
-        if self.producer == Producer::Microsoft {
+        if self.producer.packs() {
             if let Some(at) = self.strings.get(text) {
                 return *at;
             }
@@ -222,7 +280,7 @@ impl<'t> Writer<'t> {
         let at = self.offset();
         self.out.extend(text.chars().map(|c| c as u32 as u8));
         self.out.push(0);
-        if self.producer == Producer::Microsoft {
+        if self.producer.packs() {
             self.strings.insert(text, at);
         } else {
             self.align();
@@ -237,6 +295,10 @@ impl<'t> Writer<'t> {
             Producer::Microsoft => {
                 (single && type_info.class != Class::OBJECT).then_some((scope, type_info))
             }
+            // d3dx9_24 … d3dx9_31 share samplers and arrays too (`testdata/bound_mixed`:
+            // both sampler2Ds share one; `legacy/sm1-const-allocation.section10`: two
+            // float[4]).
+            Producer::D3dx9 => Some((Scope::Anywhere, type_info)),
             Producer::Vkd3d => {
                 (single && !type_info.class.is_matrix()).then_some((Scope::Anywhere, type_info))
             }
@@ -253,10 +315,17 @@ impl<'t> Writer<'t> {
             .members
             .iter()
             .map(|m| {
-                (
-                    self.string(&m.name),
-                    self.type_info(&m.type_info, Scope::Member),
-                )
+                // Microsoft writes a member's name before its type, but for the base of a
+                // derived struct, `$super`, which follows the base's type
+                // (`hlsl/vkd3d/struct-inheritance`; a struct member `s` comes before its
+                // type in `wine-tests/d3dx9/registerset_blob_struct_struct`).
+                if self.producer.packs() && m.name == SUPER {
+                    let type_info = self.type_info(&m.type_info, Scope::Member);
+                    (self.string(&m.name), type_info)
+                } else {
+                    let name = self.string(&m.name);
+                    (name, self.type_info(&m.type_info, Scope::Member))
+                }
             })
             .collect();
         let members = self.member_array(records);
@@ -280,7 +349,7 @@ impl<'t> Writer<'t> {
         if records.is_empty() {
             return 0;
         }
-        let shared = self.producer == Producer::Microsoft;
+        let shared = self.producer.packs();
         if let Some(at) = self.member_arrays.get(&records).filter(|_| shared) {
             return *at;
         }

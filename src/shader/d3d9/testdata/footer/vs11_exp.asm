@@ -1,0 +1,4 @@
+vs_1_1
+dcl_position v0
+exp r0, v0
+mov oPos, r0
