@@ -527,30 +527,28 @@ impl Reader {
         let mut registers = self.registers;
         // Where `register()` placed a constant, the register its mark names, as the
         // `Bound by register():` line says.
-        let placed = |name: &str,
-                      set: RegisterSet,
-                      index: u16|
-         -> Result<Option<u16>, HeaderError> {
-            let (line, at) = match &self.bound {
-                None => return Ok(None),
-                Some((_, None)) => return Ok(Some(index)),
-                Some((line, Some(entries))) => match entries.iter().find(|(n, _)| n == name) {
+        let placed =
+            |name: &str, set: RegisterSet, index: u16| -> Result<Option<u16>, HeaderError> {
+                let (line, at) = match &self.bound {
                     None => return Ok(None),
-                    Some((_, at)) => (*line, at),
-                },
-            };
-            let Some(at) = at else { return Ok(Some(index)) };
-            let prefix = SET_PREFIXES.get(set.0 as usize).unwrap_or(&"?");
-            match at.strip_prefix(prefix).and_then(|n| n.parse().ok()) {
-                Some(n) => Ok(Some(n)),
-                None => error(
-                    line,
-                    format!(
+                    Some((_, None)) => return Ok(Some(index)),
+                    Some((line, Some(entries))) => match entries.iter().find(|(n, _)| n == name) {
+                        None => return Ok(None),
+                        Some((_, at)) => (*line, at),
+                    },
+                };
+                let Some(at) = at else { return Ok(Some(index)) };
+                let prefix = SET_PREFIXES.get(set.0 as usize).unwrap_or(&"?");
+                match at.strip_prefix(prefix).and_then(|n| n.parse().ok()) {
+                    Some(n) => Ok(Some(n)),
+                    None => error(
+                        line,
+                        format!(
                         "'{name} ({at})': expected a register of '{name}', such as {prefix}{index}"
                     ),
-                ),
-            }
-        };
+                    ),
+                }
+            };
         while parser.pos < parser.tokens.len() {
             let line = parser.line();
             let (name, type_info) = parser.declaration(0)?;
