@@ -10,7 +10,7 @@
 //! | Different registers of a type an instruction reads ("# Read ports") | all | each model's register page; ps_1_x: "Read Port Limit" |
 //! | r0, the pixel colour, is written | ps_1_x | `…-ps-registers-ps-1-x.md` |
 //! | oC0 is written; oC# only by `mov`, whole, once, in a row from oC0 | ps_2_0, ps_2_x | `…-ps-registers-output-color.md` |
-//! | No oC# write in dynamic flow control or predicated | ps_2_x, ps_3_0 | same page |
+//! | No oC# write in dynamic flow control or predicated | ps_2_x | same page |
 //! | oDepth from a replicate swizzle, no mask; in 2_x only `mov`, once, outside flow control | ps_2_0+ | `…-ps-registers-output-depth.md` |
 //! | oPos is written | vs_1_1 to vs_2_x | `…-vs-registers-position.md` |
 //! | Dependent texture reads up to the third order | ps_2_0 (ps_2_x: a cap) | `texld---ps-2-0.md` |
@@ -442,8 +442,13 @@ impl<'a> Rules<'a> {
 
     /// Output registers. Shader model 2 (`…-ps-registers-output-color.md`, "Shader Model 2
     /// Restrictions"): oC# "can only be written with the mov - ps instruction", with no
-    /// source swizzle or modifier and no write mask, at most once each; and ps_2_x and
-    /// ps_3_0 may not write oC# "within dynamic flow control or predication". oDepth
+    /// source swizzle or modifier and no write mask, at most once each; and ps_2_x may not
+    /// write oC# "within dynamic flow control or predication". The page says the same of
+    /// ps_3_0, but its own "Shader Model 3 Restrictions" let ps_3_0 write oC# "any number
+    /// of times", the last write counting, or not at all "perhaps due to flow control", and
+    /// Microsoft's compiler writes oC0 in both arms of an `if_comp` (fxc 9.29 on `[branch]
+    /// if`: `texld oC0, v0, s0` / `mov oC0, c0`; vkd3d's conditional tests, run on Windows,
+    /// draw with such shaders): not checked in ps_3_0. oDepth
     /// (`…-ps-registers-output-depth.md`): a replicate source swizzle and no write mask in
     /// every model; in ps_2_0/ps_2_x only `mov`, once, no source modifier, not inside flow
     /// control or predicated. The page's "no … instruction modifier" when writing oC# is
@@ -492,7 +497,7 @@ impl<'a> Rules<'a> {
                         report(format!("oC{n} is written twice: {v} writes each oC# once"));
                     }
                 }
-                if (sm2 && v.minor == 1 || v.major == 3) && dynamic {
+                if sm2 && v.minor == 1 && dynamic {
                     report(format!(
                         "'{m}' writes oC{n} inside dynamic flow control or predicated: {v} \
                          writes oC# outside them"
