@@ -18,4 +18,6 @@ mod comments;
 #[cfg(test)]
 mod corpus;
 #[cfg(test)]
+mod goldens;
+#[cfg(test)]
 mod roundtrip;
