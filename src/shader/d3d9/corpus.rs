@@ -310,6 +310,88 @@ fn corpus_round_trips_through_text() {
     );
 }
 
+/// Legacy-compiler shaders of `../shared/corpus/hlsl/legacy/` over their model's limit, by
+/// the source section they were compiled from (for ps_1_1 and ps_1_3, by d3dx9_27 and
+/// d3dx9_31): more arithmetic instructions than the 8 slots of ps_1_1 to ps_1_3
+/// (`dx9-graphics-reference-asm-ps-differences.md`). The corpus was compiled under
+/// Wine, whose `Direct3DShaderValidatorCreate9` (the d3d9.dll validator D3DX and
+/// d3dcompiler hand their output to) is a stub that accepts everything: on Windows the
+/// same compile fails with the validator's error X5608, "Compiled shader code uses too
+/// many arithmetic instruction slots". So these are not shaders Microsoft lets through.
+const HLSL_OVER_LIMITS: &[&str] = &[
+    "cross.section1",
+    "cross.section2",
+    "max-min.section2",
+    "max-min.section6",
+    "normalize.section4",
+    "normalize.section5",
+    "sign.section1",
+    "sign.section4",
+    "ternary.section2",
+];
+
+/// Every shader Microsoft's compilers made of the compiler corpus
+/// (`../shared/corpus/hlsl/`: `vkd3d/` by d3dcompiler_43, `versions/` by d3dx9_24 to
+/// d3dx9_31 and d3dx9_43, `legacy/` by d3dx9_27 and d3dx9_31) disassembles and assembles
+/// back to its bytes with full validation, except [`HLSL_OVER_LIMITS`], refused for their
+/// slot count (and still round-tripping unvalidated).
+#[test]
+fn hlsl_corpus_reassembles_validated() {
+    let Some(dir) = crate::test_corpus::corpus("hlsl") else {
+        return;
+    };
+    let mut failures = Vec::new();
+    let (mut validated, mut over) = (0, 0);
+    for sub in ["vkd3d", "versions", "legacy"] {
+        let shaders = files(&dir, sub, ".bin");
+        assert!(!shaders.is_empty(), "{sub}");
+        for path in shaders {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(&path).unwrap();
+            let text = match super::disasm::disassemble(&bytes) {
+                Ok(t) => t,
+                Err(e) => {
+                    failures.push(format!("{sub}/{name}: disassembly: {e}"));
+                    continue;
+                }
+            };
+            let listed = sub == "legacy"
+                && HLSL_OVER_LIMITS.iter().any(|s| {
+                    ["ps_1_1", "ps_1_3"]
+                        .iter()
+                        .any(|p| name.starts_with(&format!("{s}.{p}.")))
+                });
+            match (super::asm::assemble(&text), listed) {
+                (Ok(b), false) if b == bytes => validated += 1,
+                (Ok(_), false) => failures.push(format!("{sub}/{name}: different bytes")),
+                (Err(e), false) => failures.push(format!("{sub}/{name}: {e}")),
+                (Ok(_), true) => failures.push(format!("{sub}/{name}: accepted")),
+                (Err(e), true) => {
+                    assert!(
+                        e.message.contains("allows 8 arithmetic instruction slots"),
+                        "{name}: {e}"
+                    );
+                    assert_eq!(
+                        super::asm::assemble_unvalidated(&text).unwrap(),
+                        bytes,
+                        "{name}"
+                    );
+                    over += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} refused or changed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert_eq!(over, HLSL_OVER_LIMITS.len() * 4);
+    assert!(validated > 2800, "{validated}");
+    eprintln!("{validated} Microsoft shaders re-assembled validated, {over} over their limits");
+}
+
 /// Wine's assembler tests: our bytes equal the expected bytes of every pair with the
 /// checks Wine's tests ask for (`D3DCOMPILE_SKIP_VALIDATION`), and with full validation
 /// too except for [`WINE_SYNTAX_ONLY`], refused with the named rule.

@@ -106,8 +106,13 @@ pub(super) fn temp_reads(
         return out;
     }
     if op == OP_TEXKILL {
+        // `texkill---ps.md`: "For ps_1_4, texkill operates on the data in the first three
+        // components of the destination register" (the legacy compilers write only r0.xyz
+        // before a ps_1_4 `texkill r0`, whose .w `phase` has dropped); from ps_2_0 on it
+        // tests the components its mask names.
+        let tested = if v.is_ps1() { 0x7 } else { 0xF };
         if let Some(d) = ops.dst.as_ref().filter(|d| temp(d)) {
-            out.push((d.number(), d.write_mask()));
+            out.push((d.number(), d.write_mask() & tested));
         }
         return out;
     }

@@ -18,6 +18,8 @@ mod comments;
 #[cfg(test)]
 mod corpus;
 #[cfg(test)]
+mod goldens;
+#[cfg(test)]
 mod microsoft;
 #[cfg(test)]
 mod roundtrip;

@@ -10,11 +10,11 @@
 //! | Different registers of a type an instruction reads ("# Read ports") | all | each model's register page; ps_1_x: "Read Port Limit" |
 //! | r0, the pixel colour, is written | ps_1_x | `…-ps-registers-ps-1-x.md` |
 //! | oC0 is written; oC# only by `mov`, whole, once, in a row from oC0 | ps_2_0, ps_2_x | `…-ps-registers-output-color.md` |
-//! | No oC# write in dynamic flow control or predicated | ps_2_x, ps_3_0 | same page |
+//! | No oC# write in dynamic flow control or predicated | ps_2_x | same page |
 //! | oDepth from a replicate swizzle, no mask; in 2_x only `mov`, once, outside flow control | ps_2_0+ | `…-ps-registers-output-depth.md` |
 //! | oPos is written | vs_1_1 to vs_2_x | `…-vs-registers-position.md` |
 //! | Dependent texture reads up to the third order | ps_2_0 (ps_2_x: a cap) | `texld---ps-2-0.md` |
-//! | No gradients (texld, texldb, texldp, dsx, dsy) in dynamic flow control | ps_2_x, ps_3_0 | `…-ps-registers-output-color.md`, `…-ps-instructions-flow-control.md` |
+//! | No gradients (texld, texldb, texldp, dsx, dsy) of a temporary in dynamic flow control | ps_2_x, ps_3_0 | `…-ps-instructions-flow-control.md` |
 //! | A vs_1_1 declares its inputs; Direct3D 8-style ones are named as such | vs_1_1 | `dcl-usage-input-register---vs.md` |
 //!
 //! and, from before: co-issue pairing, ps_1_4 phases and texld/texcrd forms, source
@@ -39,7 +39,7 @@ use std::collections::{HashMap, HashSet};
 use super::bytecode::{Instruction, Param, Shader, ShaderKind, Version};
 use super::dataflow::{self, components_read, DependentReads};
 use super::limits::{FlowLimits, ModelLimits, Swizzles};
-use super::opcodes::{Class, Layout, OP_DCL, OP_PHASE, OP_TEX};
+use super::opcodes::{Class, Layout, OP_DCL, OP_PHASE, OP_TEX, TEXLD_VARIANTS};
 use super::registers::{register_name, RegisterType, CONST_BANK_SIZE};
 use super::validate::Api;
 
@@ -442,8 +442,13 @@ impl<'a> Rules<'a> {
 
     /// Output registers. Shader model 2 (`…-ps-registers-output-color.md`, "Shader Model 2
     /// Restrictions"): oC# "can only be written with the mov - ps instruction", with no
-    /// source swizzle or modifier and no write mask, at most once each; and ps_2_x and
-    /// ps_3_0 may not write oC# "within dynamic flow control or predication". oDepth
+    /// source swizzle or modifier and no write mask, at most once each; and ps_2_x may not
+    /// write oC# "within dynamic flow control or predication". The page says the same of
+    /// ps_3_0, but its own "Shader Model 3 Restrictions" let ps_3_0 write oC# "any number
+    /// of times", the last write counting, or not at all "perhaps due to flow control", and
+    /// Microsoft's compiler writes oC0 in both arms of an `if_comp` (fxc 9.29 on `[branch]
+    /// if`: `texld oC0, v0, s0` / `mov oC0, c0`; vkd3d's conditional tests, run on Windows,
+    /// draw with such shaders): not checked in ps_3_0. oDepth
     /// (`…-ps-registers-output-depth.md`): a replicate source swizzle and no write mask in
     /// every model; in ps_2_0/ps_2_x only `mov`, once, no source modifier, not inside flow
     /// control or predicated. The page's "no … instruction modifier" when writing oC# is
@@ -492,7 +497,7 @@ impl<'a> Rules<'a> {
                         report(format!("oC{n} is written twice: {v} writes each oC# once"));
                     }
                 }
-                if (sm2 && v.minor == 1 || v.major == 3) && dynamic {
+                if sm2 && v.minor == 1 && dynamic {
                     report(format!(
                         "'{m}' writes oC{n} inside dynamic flow control or predicated: {v} \
                          writes oC# outside them"
@@ -557,29 +562,66 @@ impl<'a> Rules<'a> {
         }
     }
 
-    /// ps_2_x and ps_3_0 (`…-ps-registers-output-color.md`, and "Interaction of Per-Pixel
-    /// Flow Control With Screen Gradients" in `…-ps-instructions-flow-control.md`): no
-    /// gradient (dsx, dsy) and no sampling that computes one (texld, texldb, texldp) inside
-    /// dynamic flow control; texldl and texldd take their level or gradients from the
-    /// shader and may.
+    /// ps_2_x and ps_3_0, "Interaction of Per-Pixel Flow Control With Screen Gradients" in
+    /// `…-ps-instructions-flow-control.md`: texld, texldb, texldp (which compute gradients
+    /// of their coordinates) and dsx, dsy are "not permitted inside flow control that could
+    /// vary across the pixels" when "a temporary register is used for the texture
+    /// coordinate" (dsx, dsy: "for the operand"); with "a read-only quantity … (may vary
+    /// per-pixel, such as interpolated texture coordinates)" they are "permitted
+    /// anywhere", and texldl, texldd take their level or gradients from the shader. A
+    /// temporary counts wherever it was written, before the branch too ("where it appears
+    /// that x is not modified across any of the branches, nevertheless still fall into
+    /// scenario A"). Dynamic flow control here is `if_comp` and `if pred` (the blocks that
+    /// add to the page's dynamic nesting). Microsoft's own output agrees: fxc samples
+    /// interpolated inputs and constants inside `if_comp` (TESReloaded's shipped
+    /// `ShadowMap.pso`, `texld r0, v1, s0` in `if_lt`, runs in the game), and refuses to
+    /// branch over gradients of anything else (error X3528, "can't force branch with
+    /// gradients on non-inputs"); see `testdata/gradients/README.md`. Predicated gradients
+    /// (the two pages disagree) and loops with `break_comp`/`breakp` (fxc refuses gradients
+    /// in them outright, X3526) are left alone.
     fn gradient_in_dynamic_flow(&self, ins: &Instruction, report: &mut dyn FnMut(String)) {
         let v = self.v;
         if v.kind != ShaderKind::Pixel || v.major < 2 {
             return;
         }
-        let gradient = matches!(ins.opcode(), OP_TEX | OP_DSX | OP_DSY);
-        if gradient
-            && self
+        let (Some(info), Some(ops)) = (ins.info, &ins.operands) else {
+            return;
+        };
+        if !matches!(info.opcode, OP_TEX | OP_DSX | OP_DSY)
+            || !self
                 .blocks
                 .iter()
                 .any(|b| matches!(b, Block::IfDynamic { .. }))
         {
-            report(format!(
-                "'{}' computes screen gradients inside dynamic flow control (if_comp, if p0): \
-                 {v} refuses that; use texldl or texldd there, or sample before the branch",
-                ins.mnemonic()
-            ));
+            return;
         }
+        let Some(src) = ops
+            .srcs
+            .first()
+            .filter(|s| ty(s) == Some(RegisterType::Temp))
+        else {
+            return;
+        };
+        let m = if info.opcode == OP_TEX {
+            TEXLD_VARIANTS
+                .get(ins.controls() as usize)
+                .copied()
+                .unwrap_or(info.mnemonic)
+        } else {
+            info.mnemonic
+        };
+        let mend = if info.opcode == OP_TEX {
+            "take the coordinates from an input or a constant, sample before the branch, or \
+             use texldl, or texldd with gradients taken by dsx/dsy before the branch"
+        } else {
+            "take the operand from an input or a constant, or move it before the branch"
+        };
+        report(format!(
+            "'{m}' computes screen gradients of {}, a temporary, inside dynamic flow control \
+             (if_comp, if p0): {v} refuses that, as the neighbouring pixels it takes them \
+             from may not run the branch; {mend}",
+            name(src, v)
+        ));
     }
 
     /// `dcl` comes before the first executable instruction, and registers of the types the

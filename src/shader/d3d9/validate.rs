@@ -63,7 +63,7 @@ pub enum Level {
     /// swizzles per model, read-only and write-only registers, operand roles,
     /// declarations, flow-control structure and nesting, label numbers, read ports,
     /// temporaries written before read, the outputs each model must write and how,
-    /// dependent-read order, gradients outside dynamic flow control.
+    /// dependent-read order, gradients of temporaries outside dynamic flow control.
     Full,
 }
 
@@ -741,14 +741,16 @@ mod tests {
                 "writes oDepth inside flow control",
                 "ps_3_0\nmov oC0, c0\nif b0\nmov oDepth, c0.x\nendif".into(),
             ),
-            // Gradients inside dynamic flow control.
+            // Gradients of a temporary inside dynamic flow control; of an input they may
+            // be (testdata/gradients has the other cases).
             (
-                "ps_3_0\ndcl_texcoord v0\ndcl_2d s0\nmov r0, c0\nif_gt r0.x, c1.x\n\
-                 texld r1, v0, s0\nmov oC0, r1\nendif"
-                    .into(),
-                "computes screen gradients inside dynamic flow control",
                 "ps_3_0\ndcl_texcoord v0\ndcl_2d s0\nmov r0, c0\nmov r1, c1\n\
-                 if_gt r0.x, c1.x\ntexldl r1, v0, s0\nendif\nmov oC0, r1"
+                 mul r2, v0, c2\nif_gt r0.x, c1.x\ntexld r1, r2, s0\nendif\nmov oC0, r1"
+                    .into(),
+                "'texld' computes screen gradients of r2, a temporary, inside dynamic flow \
+                 control",
+                "ps_3_0\ndcl_texcoord v0\ndcl_2d s0\nmov r0, c0\nmov r1, c1\n\
+                 mul r2, v0, c2\nif_gt r0.x, c1.x\ntexld r1, v0, s0\nendif\nmov oC0, r1"
                     .into(),
             ),
         ] {

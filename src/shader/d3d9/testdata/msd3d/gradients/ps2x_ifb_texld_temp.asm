@@ -1,0 +1,9 @@
+ps_2_x
+dcl t0
+dcl_2d s0
+mov r1, c2
+mul r2, t0, c3
+if b0
+texld r1, r2, s0
+endif
+mov oC0, r1

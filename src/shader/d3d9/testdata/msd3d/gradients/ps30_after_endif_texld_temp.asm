@@ -1,0 +1,11 @@
+ps_3_0
+dcl_texcoord v0
+dcl_2d s0
+mov r0, c0
+mov r1, c2
+mul r2, v0, c3
+if_gt r0.x, c1.x
+mul r2, r2, c4
+endif
+texld r1, r2, s0
+mov oC0, r1

@@ -1,0 +1,12 @@
+ps_3_0
+dcl_texcoord v0
+dcl_2d s0
+mov r0, c0
+mov r1, c2
+mul r2, v0, c3
+dsx r3, r2
+dsy r4, r2
+if_gt r0.x, c1.x
+texldd r1, r2, s0, r3, r4
+endif
+mov oC0, r1

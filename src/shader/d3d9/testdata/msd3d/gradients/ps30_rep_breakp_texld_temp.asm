@@ -1,0 +1,11 @@
+ps_3_0
+dcl_texcoord v0
+dcl_2d s0
+mov r1, c2
+mul r2, v0, c3
+rep i0
+setp_gt p0, r1, c0
+breakp p0.x
+texld r1, r2, s0
+endrep
+mov oC0, r1

@@ -1,0 +1,10 @@
+ps_3_0
+dcl_texcoord v0
+dcl_2d s0
+mov r1, c2
+mul r2, v0, c3
+rep i0
+texld r1, r2, s0
+add r2, r2, c4
+endrep
+mov oC0, r1
