@@ -372,8 +372,35 @@ fn assemble_keeping_ctab(content: &[u8], current: Option<&[u8]>) -> Result<Vec<u
             ctab::replace_ctab(&code, &current[location.payload])
                 .map_err(|e| ViewError::Invalid(e.to_string()))
         }
+        (Some(_), Some((current, _))) => Ok(keeping_unsaid(text, code, current)),
         _ => Ok(code),
     }
+}
+
+/// `code` assembled from `text`, with what its header left unsaid taken from the table of
+/// `current` ([`ConstantTable::keep_unsaid`]): fxc's listing of the shader, saved over its
+/// view, gives back the shader's bytes.
+fn keeping_unsaid(text: &str, code: Vec<u8>, current: &[u8]) -> Vec<u8> {
+    let (Ok(Some(mut table)), Ok(Some(old))) = (
+        ConstantTable::from_bytecode(&code),
+        ConstantTable::from_bytecode(current),
+    ) else {
+        return code;
+    };
+    let header: Vec<&str> = text
+        .lines()
+        .map_while(|l| {
+            l.trim_start()
+                .strip_prefix("//")
+                .or(l.trim().is_empty().then_some(""))
+        })
+        .collect();
+    let before = table.clone();
+    table.keep_unsaid(&header, &old);
+    if table == before {
+        return code;
+    }
+    ctab::replace_ctab(&code, &table.encode()).unwrap_or(code)
 }
 
 /// `current` with the constant table a saved `ctab/` file holds (`null`: none).

@@ -271,6 +271,37 @@ impl ConstantTable {
     }
 }
 
+impl ConstantTable {
+    /// Takes from `old` what a header left unsaid: with no `Flags:` line, the flags; with
+    /// no `Target:` line, the target; with no `Bound by register():` line, the mark of each
+    /// constant `old` has with the same name and registers. For fxc's own listing saved
+    /// over a shader's view, which cannot say these (its command line is not the table):
+    /// it then gives back the shader's bytes. `lines` are the header's, as for
+    /// [`ConstantTable::from_listing`].
+    pub fn keep_unsaid(&mut self, lines: &[&str], old: &ConstantTable) {
+        let says = |title: &str| {
+            lines
+                .iter()
+                .any(|l| l.trim_start().strip_prefix(title).is_some())
+        };
+        if !says(FLAGS) {
+            self.flags = old.flags;
+        }
+        if !says(TARGET) {
+            self.target.clone_from(&old.target);
+        }
+        if !says(BOUND) {
+            for c in &mut self.constants {
+                let same = old.constants.iter().find(|o| {
+                    (&o.name, o.register_set, o.register_index, o.register_count)
+                        == (&c.name, c.register_set, c.register_index, c.register_count)
+                });
+                c.reserved = same.map_or(0, |o| o.reserved);
+            }
+        }
+    }
+}
+
 /// What is wrong with a header, at an index into the lines given to
 /// [`ConstantTable::from_listing`].
 #[derive(Debug, Clone, PartialEq, Eq)]
