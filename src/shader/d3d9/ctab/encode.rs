@@ -43,37 +43,72 @@ const HEADER_SIZE: usize = 28;
 const CONSTANT_INFO_SIZE: usize = 20;
 const PADDING: u8 = 0xAB;
 
+/// Whose layout a table follows, told by its creator string. Microsoft's compilers, one
+/// generation after another (`ctab/testdata/`, each source compiled by every D3DX9 DLL of
+/// the DirectX redistributable):
+///
+/// | DLLs | creator | shares type infos | flags | `register()` mark |
+/// |---|---|---|---|---|
+/// | d3dx9_24 … 31 | `D3DX9 Shader Compiler 9.05` … `9.15` | anywhere, samplers and arrays too | 0x100 | 2 for a float4 |
+/// | d3dx9_32 … 34 | `D3DX9 Shader Compiler ` (no version) | anywhere, samplers and arrays too | 0x20000100 | index × 4 + 2 |
+/// | d3dx9_35 … 39 | `HLSL Shader Compiler 9.19` … `9.24.949` | anywhere, samplers and arrays too | 0x20000100 | index × 4 + 2 |
+/// | d3dx9_40 | `HLSL Shader Compiler 9.24.950` | per scope, samplers and arrays too | 0x20000100 | index × 4 + 2 |
+/// | d3dx9_41 | `HLSL Shader Compiler 9.26` | per scope, no samplers or arrays | 0x20000100 | index × 4 + 2 |
+/// | d3dx9_42, 43, d3dcompiler_42, 43 | `HLSL Shader Compiler 9.27`, `9.29` | per scope, no samplers or arrays | 0x100 | index × 4 + 2 |
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Producer {
-    /// fxc 9.29 and d3dcompiler, and any creator no other row names.
+    /// fxc and d3dcompiler from 9.26 on, and any creator no other row names.
     Microsoft,
-    /// The D3DX9 compilers of d3dx9_24 … d3dx9_31 (`Microsoft (R) D3DX9 Shader Compiler`).
-    D3dx9,
+    /// The D3DX9 compilers of d3dx9_24 … d3dx9_40.
+    D3dx9(Generation),
     Vkd3d,
     WineTests,
+}
+
+/// The D3DX9 compilers before fxc 9.26, as far as their tables differ.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Generation {
+    /// d3dx9_24 … d3dx9_31, `D3DX9 Shader Compiler 9.05` … `9.15`.
+    Legacy,
+    /// d3dx9_32 … d3dx9_34, whose creator has no version.
+    Unversioned,
+    /// d3dx9_35 … d3dx9_40, `HLSL Shader Compiler 9.19` … `9.24`: minor version, build.
+    Hlsl(u32, u32),
 }
 
 impl Producer {
     /// The producer whose layout a table gets, by its creator string; Microsoft's unless
     /// another producer is named.
     fn of(table: &ConstantTable) -> Producer {
-        if table.creator.starts_with("vkd3d-shader") {
+        let creator = table.creator.as_str();
+        if creator.starts_with("vkd3d-shader") {
             Producer::Vkd3d
-        } else if table.creator.starts_with(D3DX9_COMPILER) {
-            Producer::D3dx9
-        } else if table.creator == "Wine project" {
+        } else if creator == "Wine project" {
             Producer::WineTests
+        } else if creator == D3DX9_COMPILER {
+            Producer::D3dx9(Generation::Unversioned)
+        } else if creator.starts_with(D3DX9_COMPILER) {
+            Producer::D3dx9(Generation::Legacy)
         } else {
-            Producer::Microsoft
+            match hlsl_compiler_version(creator) {
+                Some((minor @ 19..=25, build)) => Producer::D3dx9(Generation::Hlsl(minor, build)),
+                _ => Producer::Microsoft,
+            }
         }
+    }
+
+    /// Microsoft's compilers pack strings and share repeated strings and member arrays.
+    fn packs(self) -> bool {
+        matches!(self, Producer::Microsoft | Producer::D3dx9(_))
     }
 }
 
-impl Producer {
-    /// Microsoft's compilers pack strings and share repeated strings and member arrays.
-    fn packs(self) -> bool {
-        matches!(self, Producer::Microsoft | Producer::D3dx9)
-    }
+/// `(N, B)` of a creator `Microsoft (R) HLSL Shader Compiler 9.N.B.…`.
+fn hlsl_compiler_version(creator: &str) -> Option<(u32, u32)> {
+    let version = creator.strip_prefix(HLSL_COMPILER)?;
+    let mut parts = version.split('.');
+    (parts.next()? == "9").then_some(())?;
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
 /// Where a type info is used: Microsoft's compiler shares types only within one of these.
@@ -159,6 +194,9 @@ pub(super) struct Implied {
     pub flags: u32,
     pub target: Option<String>,
     binding: BindingMark,
+    /// The columns of a `Texture1D` … `TextureCube` type (its element's: a float4, but 1 in
+    /// the older compilers).
+    pub texture_columns: u16,
 }
 
 /// How a producer records, in a constant's `Reserved` half-word, that the source placed
@@ -191,21 +229,38 @@ impl Implied {
             flags: 0,
             constants: vec![],
         };
+        let target = super::version_name(version);
         match Producer::of(&table) {
             Producer::Vkd3d => Implied {
                 flags: 0,
                 target: None,
                 binding: BindingMark::Nothing,
+                texture_columns: 4,
             },
-            Producer::D3dx9 => Implied {
+            Producer::D3dx9(Generation::Legacy) => Implied {
                 flags: 0x100,
-                target: super::version_name(version),
+                target,
                 binding: BindingMark::TwoForFloat4,
+                texture_columns: 1,
+            },
+            Producer::D3dx9(generation) => Implied {
+                flags: 0x2000_0100,
+                target,
+                binding: BindingMark::IndexTimesFourPlusTwo,
+                // `Texture2D` (`sam+tex`): 1 column from 9.19 (d3dx9_35, 36), 4 from 9.22.
+                texture_columns: match generation {
+                    Generation::Hlsl(minor, _) if minor >= 22 => 4,
+                    _ => 1,
+                },
             },
             Producer::Microsoft | Producer::WineTests => Implied {
-                flags: 0x100,
-                target: super::version_name(version),
+                flags: match hlsl_compiler_version(creator) {
+                    Some((26, _)) => 0x2000_0100,
+                    _ => 0x100,
+                },
+                target,
                 binding: BindingMark::IndexTimesFourPlusTwo,
+                texture_columns: 4,
             },
         }
     }
@@ -242,8 +297,10 @@ impl Implied {
 /// The member of a derived struct that holds its base (`struct b : a`).
 const SUPER: &str = "$super";
 
-/// How the D3DX9 compilers before d3dcompiler name themselves in the creator string.
+/// How the D3DX9 compilers of d3dx9_24 … d3dx9_34 name themselves in the creator string.
 const D3DX9_COMPILER: &str = "Microsoft (R) D3DX9 Shader Compiler ";
+/// How fxc, d3dcompiler and the D3DX9 compilers from d3dx9_35 on name themselves.
+const HLSL_COMPILER: &str = "Microsoft (R) HLSL Shader Compiler ";
 
 impl<'t> Writer<'t> {
     fn offset(&self) -> u32 {
@@ -298,7 +355,10 @@ impl<'t> Writer<'t> {
             // d3dx9_24 … d3dx9_31 share samplers and arrays too (`testdata/bound_mixed`:
             // both sampler2Ds share one; `legacy/sm1-const-allocation.section10`: two
             // float[4]).
-            Producer::D3dx9 => Some((Scope::Anywhere, type_info)),
+            Producer::D3dx9(Generation::Hlsl(24, build)) if build >= 950 => {
+                Some((scope, type_info))
+            }
+            Producer::D3dx9(_) => Some((Scope::Anywhere, type_info)),
             Producer::Vkd3d => {
                 (single && !type_info.class.is_matrix()).then_some((Scope::Anywhere, type_info))
             }

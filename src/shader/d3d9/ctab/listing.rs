@@ -72,7 +72,7 @@ pub fn is_command_line(text: &str, previous: bool) -> bool {
 
 /// HLSL spellings of `D3DXPARAMETER_TYPE` (§10.3), as fxc prints them. Read in any case
 /// (`texture2D`, `TEXTURECUBE`), so older spellings read too.
-const TYPE_NAMES: [(ParamType, &str); 19] = [
+const TYPE_NAMES: [(ParamType, &str); 20] = [
     (ParamType(0), "void"),
     (ParamType(1), "bool"),
     (ParamType(2), "int"),
@@ -92,6 +92,9 @@ const TYPE_NAMES: [(ParamType, &str); 19] = [
     (ParamType(16), "vertexshader"),
     (ParamType(17), "pixelfragment"),
     (ParamType(18), "vertexfragment"),
+    // `D3DXPT_UNSUPPORTED`, which d3dx9_32 … 34 write for a `uint` and D3DDisassemble
+    // prints so.
+    (ParamType(19), "uint"),
 ];
 
 /// Register-set prefixes of the `Reg` column, indexed by `D3DXREGISTER_SET`, which is also
@@ -587,6 +590,8 @@ impl Reader {
                 return error(line, format!("'{name}' has no row in the Registers table"));
             };
             let (_, register_set, register_index, register_count, _) = registers.remove(at);
+            let mut type_info = type_info;
+            texture_columns(&mut type_info, implied.texture_columns);
             let at = placed(&name, register_set, register_index)?;
             let reserved = implied.reserved(register_set, at);
             constants.push(Constant {
@@ -789,6 +794,16 @@ impl DeclParser<'_> {
     }
 }
 
+/// Gives every `Texture1D` … `TextureCube` in `t` `columns` columns.
+fn texture_columns(t: &mut TypeInfo, columns: u16) {
+    if t.class == Class::OBJECT && matches!(t.param_type.0, 6..=9) {
+        t.columns = columns;
+    }
+    t.members
+        .iter_mut()
+        .for_each(|m| texture_columns(&mut m.type_info, columns));
+}
+
 /// `float`, `int4`, `float4x3` (with `row_major`: MATRIX_ROWS), `sampler2D`, …
 fn parse_type(word: &str, row_major: bool) -> Option<TypeInfo> {
     let lower = word.to_ascii_lowercase();
@@ -804,17 +819,18 @@ fn parse_type(word: &str, row_major: bool) -> Option<TypeInfo> {
         .iter()
         .find(|(_, n)| n.eq_ignore_ascii_case(&lower))
     {
-        let class = if matches!(p.0, 1..=3) {
+        let class = if matches!(p.0, 1..=3 | 19) {
             Class::SCALAR
         } else {
             Class::OBJECT
         };
-        // D3DCompile gives a `Texture2D` (a texture object with a float4 element, as in
-        // `sam+tex`, `../shared/corpus/hlsl/vkd3d/sampler`) 1 row of 4 columns.
+        // A `Texture2D` (a texture object with a float4 element, as in `sam+tex`,
+        // `../shared/corpus/hlsl/vkd3d/sampler`) gets 1 row of 4 columns from D3DCompile;
+        // the reader gives it the columns of the table's producer.
         let columns = if matches!(p.0, 6..=9) { 4 } else { 1 };
         return (!row_major).then(|| t(class, *p, 1, columns));
     }
-    let (param_type, dims) = [("bool", 1), ("int", 2), ("float", 3)]
+    let (param_type, dims) = [("bool", 1), ("int", 2), ("float", 3), ("uint", 19)]
         .into_iter()
         .find_map(|(base, p)| lower.strip_prefix(base).map(|rest| (ParamType(p), rest)))?;
     let digit = |s: &str| s.parse::<u16>().ok().filter(|d| (1..=4).contains(d));
