@@ -576,7 +576,7 @@ impl<'a> Rules<'a> {
     /// interpolated inputs and constants inside `if_comp` (TESReloaded's shipped
     /// `ShadowMap.pso`, `texld r0, v1, s0` in `if_lt`, runs in the game), and refuses to
     /// branch over gradients of anything else (error X3528, "can't force branch with
-    /// gradients on non-inputs"); see `testdata/gradients/README.md`. Predicated gradients
+    /// gradients on non-inputs"); see `testdata/msd3d/README.md`. Predicated gradients
     /// (the two pages disagree) and loops with `break_comp`/`breakp` (fxc refuses gradients
     /// in them outright, X3526) are left alone.
     fn gradient_in_dynamic_flow(&self, ins: &Instruction, report: &mut dyn FnMut(String)) {

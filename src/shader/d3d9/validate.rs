@@ -742,7 +742,7 @@ mod tests {
                 "ps_3_0\nmov oC0, c0\nif b0\nmov oDepth, c0.x\nendif".into(),
             ),
             // Gradients of a temporary inside dynamic flow control; of an input they may
-            // be (testdata/gradients has the other cases).
+            // be (testdata/msd3d/gradients has the other cases).
             (
                 "ps_3_0\ndcl_texcoord v0\ndcl_2d s0\nmov r0, c0\nmov r1, c1\n\
                  mul r2, v0, c2\nif_gt r0.x, c1.x\ntexld r1, r2, s0\nendif\nmov oC0, r1"
