@@ -43,6 +43,8 @@ pub mod check;
 pub mod edit;
 pub mod effect;
 pub mod generate;
+pub mod grammar;
+pub mod states;
 
 #[cfg(test)]
 mod tests;
@@ -462,8 +464,14 @@ impl Sha {
     /// The whole new text must be an effect the game accepts.
     fn validate(&self, new: Vec<u8>) -> Result<Vec<u8>, ViewError> {
         let lines = Lines::new(&new);
-        let effect = effect::parse(&new)
-            .map_err(|e| ViewError::Invalid(self.located(&lines, e.offset, &e.message)))?;
+        let effect = effect::parse(&new).map_err(|e| {
+            let mut messages: Vec<String> = check::language(&new)
+                .iter()
+                .map(|f| self.located(&lines, f.offset, &f.message))
+                .collect();
+            messages.push(self.located(&lines, e.offset, &e.message));
+            ViewError::Invalid(messages.join("\n"))
+        })?;
         // Warnings the effect already had do not stop a save; new ones do.
         let had: Vec<Severity> = match &self.parsed {
             Ok(old) => check::check(self.text(), old)
@@ -631,8 +639,17 @@ impl Archive for Sha {
         let effect = match &self.parsed {
             Ok(effect) => effect,
             Err(e) => {
+                // Where D3DX would stop, then why the structure cannot be followed.
+                let mut problems: Vec<Problem> = check::language(self.text())
+                    .into_iter()
+                    .map(|f| {
+                        let (line, column) = self.lines.position(f.offset);
+                        Problem::in_text(line, column, f.message)
+                    })
+                    .collect();
                 let (line, column) = self.lines.position(e.offset);
-                return vec![Problem::in_text(line, column, e.message.clone())];
+                problems.push(Problem::in_text(line, column, e.message.clone()));
+                return problems;
             }
         };
         check::check(self.text(), effect)
