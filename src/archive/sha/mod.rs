@@ -48,6 +48,8 @@ pub mod states;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod verdicts;
 
 use std::ops::Range;
 use std::path::Path;
