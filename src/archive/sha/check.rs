@@ -219,6 +219,18 @@ pub fn assemble_block(
         _ => Stage::Pixel,
     };
     let spelling = d3dx_spelling(text, body, &word);
+    // The effect's macros apply in the block: D3DX preprocesses the whole text first. They
+    // go ahead of the block's text, and errors are moved back by as many lines.
+    let defines = grammar::defines_before(text, body.start).unwrap_or_default();
+    let mut head = String::new();
+    for (name, value) in &defines {
+        let (name, value) = (
+            String::from_utf8_lossy(name),
+            String::from_utf8_lossy(value),
+        );
+        head.push_str(&format!("#define {name} {value}\n"));
+    }
+    let shift = defines.len();
     // 1.0 is assembled as 1.1 (the same length: columns stay).
     let source = match word.as_str() {
         "vs.1.0" | "ps.1.0" | "vs_1_0" | "ps_1_0" => {
@@ -230,7 +242,13 @@ pub fn assemble_block(
         }
         _ => source.to_string(),
     };
-    let located = |e: asm::AsmError| {
+    let source = head + &source;
+    let located = |mut e: asm::AsmError| {
+        if e.line > shift {
+            e.line -= shift;
+        } else {
+            (e.line, e.column) = (1, 1);
+        }
         let line_start = body_line_start(&text[body.clone()], e.line);
         Finding {
             severity: Severity::Error,

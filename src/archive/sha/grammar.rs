@@ -238,6 +238,51 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The object-like macros the preprocessor has defined at `offset` (`#define` lines
+/// before it, anywhere: D3DX preprocesses the whole text, asm blocks too), as (name,
+/// body) in the order defined. `None` when a directive before it is one the checker does
+/// not follow (`#if`).
+pub fn defines_before(text: &[u8], offset: usize) -> Option<Vec<(&[u8], &[u8])>> {
+    let mut c = Cursor::new(text);
+    let mut order: Vec<&[u8]> = Vec::new();
+    let mut start = 0;
+    while start < offset.min(text.len()) {
+        let end = text[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(text.len(), |p| start + p);
+        let lead = text[start..end]
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        if text.get(start + lead) == Some(&b'#') && end <= offset {
+            c.directive(start + lead..end);
+            if c.unsupported {
+                return None;
+            }
+            let line = &text[start + lead..end];
+            if line.len() > 1 {
+                order.retain(|name| c.defines.contains_key(name));
+                for name in c.defines.keys() {
+                    if !order.contains(name) {
+                        order.push(name);
+                    }
+                }
+            }
+        }
+        start = end + 1;
+    }
+    Some(
+        order
+            .into_iter()
+            .filter_map(|name| {
+                let body = c.defines.get(name)?;
+                Some((name, text[body.clone()].trim_ascii()))
+            })
+            .collect(),
+    )
+}
+
 /// What a declared name is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sym {
@@ -890,6 +935,22 @@ impl<'a, 'b> Parser<'a, 'b> {
             .map_err(|e| Stop::Syntax(Finding::at(e.offset, e.message)))?;
         self.c.buf.clear();
         self.c.lx.pos = body.end + 1;
+        // The preprocessor's lines in the block count for the rest of the text.
+        let mut start = body.start;
+        while start < body.end {
+            let end = self.t[start..body.end]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(body.end, |p| start + p);
+            let lead = self.t[start..end]
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t'))
+                .count();
+            if self.t.get(start + lead) == Some(&b'#') {
+                self.c.directive(start + lead..end);
+            }
+            start = end + 1;
+        }
         Ok(body)
     }
 

@@ -269,8 +269,23 @@ const VERSIONS: &[(&str, &str, &str)] = &[
     ),
     (
         "d3dx9_43",
-        "own/sm2_sm3/technique-named-like-shader-ps",
-        "d3dx9_43 refuses a technique named like a variable (X3003 redefinition of 'ps2')",
+        "car_lights/vs-bare-name",
+        "d3dx9_43 takes `VertexShader = vSdr;`, a shader variable without <>",
+    ),
+    (
+        "d3dx9_43",
+        "car_tire/vsconst-expression",
+        "d3dx9_43 takes an expression, `float4(…) * 2`, as a state's value",
+    ),
+    (
+        "d3dx9_43",
+        "own/defines/null-vs-as-zero",
+        "d3dx9_43 refuses 0 for a shader (`VertexShader = 0;`: \"Error in type checking\")",
+    ),
+    (
+        "d3dx9_43",
+        "own/asm_states/fallback-ps-zero",
+        "as own/defines/null-vs-as-zero",
     ),
 ];
 
