@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 use super::effect::{self, Effect, ShaderVar, Stage};
 use super::grammar;
 use crate::shader::d3d9::asm;
-use crate::shader::d3d9::bytecode;
+use crate::shader::d3d9::{bytecode, opcodes};
 
 /// The game's `inputStreamTable` (sha.md §5): name and vertex stride in bytes.
 pub const STREAM_FORMATS: [(&str, u32); 10] = [
@@ -126,11 +126,33 @@ pub fn version_word(text: &[u8], body: &Range<usize>) -> Option<String> {
 
 /// Assembles and validates the asm block of `effect.shaders[index]` as D3DX would.
 pub fn assemble(text: &[u8], effect: &Effect, index: usize) -> Result<Vec<u8>, Finding> {
+    assemble_in(text, &grammar::Macros::new(text), effect, index)
+}
+
+/// [`assemble`], with the text's [`grammar::directive_lines`] found already (a view of
+/// one block of a large effect need not look through all of it).
+pub fn assemble_with_lines(
+    text: &[u8],
+    directives: &[Range<usize>],
+    effect: &Effect,
+    index: usize,
+) -> Result<Vec<u8>, Finding> {
+    let macros = grammar::Macros::with_lines(text, std::borrow::Cow::Borrowed(directives));
+    assemble_in(text, &macros, effect, index)
+}
+
+/// [`assemble`], with the text's macros found already.
+fn assemble_in(
+    text: &[u8],
+    macros: &grammar::Macros,
+    effect: &Effect,
+    index: usize,
+) -> Result<Vec<u8>, Finding> {
     let Some(shader) = effect.shaders.get(index) else {
         return Err(Finding::at(0, format!("no shader {index}")));
     };
     let what = describe(text, shader);
-    assemble_block(text, &shader.asm, Some(shader.stage), &what).map_err(|mut f| {
+    assemble_block(text, macros, &shader.asm, Some(shader.stage), &what).map_err(|mut f| {
         if let Some(block) = &mut f.block {
             block.0 = index;
         }
@@ -176,6 +198,7 @@ pub fn block_stage(text: &[u8], body: &Range<usize>) -> Option<Stage> {
 /// `block` set to the line and column in the body (and shader 0).
 pub fn assemble_block(
     text: &[u8],
+    macros: &grammar::Macros,
     body: &Range<usize>,
     want: Option<Stage>,
     what: &str,
@@ -218,10 +241,10 @@ pub fn assemble_block(
         "vs" => Stage::Vertex,
         _ => Stage::Pixel,
     };
-    let spelling = d3dx_spelling(text, body, &word);
+    let spelling = d3dx_spelling(text, macros.names(), body, &word);
     // The effect's macros apply in the block: D3DX preprocesses the whole text first. They
     // go ahead of the block's text, and errors are moved back by as many lines.
-    let defines = grammar::defines_before(text, body.start).unwrap_or_default();
+    let defines = macros.used_in(body).unwrap_or_default();
     let mut head = String::new();
     for (name, value) in &defines {
         let (name, value) = (
@@ -281,7 +304,7 @@ pub fn assemble_block(
         return Err(match asm::assemble_skip_validation(&source) {
             Err(e) if !VALIDATOR_ONLY.iter().any(|m| e.message.contains(m)) => {
                 let e = located(e);
-                if e.offset < spelt.offset {
+                if e.offset <= spelt.offset {
                     e
                 } else {
                     spelt
@@ -333,19 +356,12 @@ fn camel_register(word: &str) -> bool {
 /// What D3DX's assembler refuses in the spelling of a block that ours takes: capitals
 /// (`MUL`, `R0`, `.RGBA`), and the output registers of the other vertex models (`oT0` in
 /// vs_3_0, `o0` before it), which are the same register in the bytecode.
-fn d3dx_spelling(text: &[u8], body: &Range<usize>, version: &str) -> Option<(usize, String)> {
-    let defines: Vec<&[u8]> = text
-        .split(|&b| b == b'\n')
-        .filter_map(|l| {
-            let l = l.trim_ascii_start().strip_prefix(b"#")?.trim_ascii_start();
-            let rest = l.strip_prefix(b"define")?.trim_ascii_start();
-            let end = rest
-                .iter()
-                .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
-                .unwrap_or(rest.len());
-            Some(&rest[..end])
-        })
-        .collect();
+fn d3dx_spelling(
+    text: &[u8],
+    defines: &std::collections::HashSet<&[u8]>,
+    body: &Range<usize>,
+    version: &str,
+) -> Option<(usize, String)> {
     let vs3 = version.starts_with("vs") && version.contains('3');
     let vs = version.starts_with("vs");
     let mut i = body.start;
@@ -393,7 +409,7 @@ fn d3dx_spelling(text: &[u8], body: &Range<usize>, version: &str) -> Option<(usi
         let at = i;
         i += len;
         let first_word = std::mem::replace(&mut line_first, false);
-        if c.is_ascii_digit() || defines.contains(&&rest[..len]) {
+        if c.is_ascii_digit() || defines.contains(&rest[..len]) {
             continue;
         }
         let old_output = ["oPos", "oFog", "oPts"].contains(&word.as_ref())
@@ -471,7 +487,13 @@ fn d3dx_spelling(text: &[u8], body: &Range<usize>, version: &str) -> Option<(usi
                 format!("D3DX's assembler knows no register '{word}': it is spelt {spelt}"),
             ));
         }
-        if word.bytes().any(|b| b.is_ascii_uppercase()) && !camel_register(&word) {
+        // An instruction in capitals: only one D3DX knows in lower case (of another word
+        // the assembler's own message says more).
+        let known = !first_word || {
+            let base = lower.split('_').next().unwrap_or_default();
+            base == "dcl" || opcodes::by_mnemonic(base).next().is_some()
+        };
+        if known && word.bytes().any(|b| b.is_ascii_uppercase()) && !camel_register(&word) {
             return Some((
                 at,
                 format!(
@@ -570,8 +592,9 @@ pub fn check(text: &[u8], effect: &Effect) -> Vec<Finding> {
         }
     }
 
+    let macros = grammar::Macros::new(text);
     for i in 0..effect.shaders.len() {
-        if let Err(f) = assemble(text, effect, i) {
+        if let Err(f) = assemble_in(text, &macros, effect, i) {
             out.push(f);
         }
     }
@@ -645,9 +668,10 @@ pub fn check(text: &[u8], effect: &Effect) -> Vec<Finding> {
 /// `asm { }` values in passes assembled as D3DX would. Also for text [`effect::parse`]
 /// cannot follow, to say where D3DX would stop.
 pub fn language(text: &[u8]) -> Vec<Finding> {
+    let macros = grammar::Macros::new(text);
     let inline = |body: Range<usize>| {
         let stage = block_stage(text, &body);
-        let problem = assemble_block(text, &body, None, "inline asm shader")
+        let problem = assemble_block(text, &macros, &body, None, "inline asm shader")
             .err()
             .map(|mut f| {
                 f.block = None;

@@ -13,6 +13,8 @@
 //! quietly: nothing is reported that it cannot stand behind. It never recurses deeper
 //! than [`MAX_DEPTH`], and works in time linear in the text.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::Range;
 
@@ -238,49 +240,118 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The object-like macros the preprocessor has defined at `offset` (`#define` lines
-/// before it, anywhere: D3DX preprocesses the whole text, asm blocks too), as (name,
-/// body) in the order defined. `None` when a directive before it is one the checker does
-/// not follow (`#if`).
-pub fn defines_before(text: &[u8], offset: usize) -> Option<Vec<(&[u8], &[u8])>> {
-    let mut c = Cursor::new(text);
-    let mut order: Vec<&[u8]> = Vec::new();
+/// The preprocessor's lines of an effect (D3DX preprocesses the whole text, asm blocks
+/// too), found once, for the macros defined at places of it. Asked in the order of the
+/// text, it reads each line once.
+pub struct Macros<'t> {
+    text: &'t [u8],
+    /// Each `#…` line (from the `#`, to the line's end).
+    lines: Cow<'t, [Range<usize>]>,
+    names: HashSet<&'t [u8]>,
+    /// How many lines have been read into the cursor.
+    state: RefCell<(usize, Cursor<'t>)>,
+}
+
+/// Each preprocessor line of `text`: from its `#` to the line's end.
+pub fn directive_lines(text: &[u8]) -> Vec<Range<usize>> {
+    let mut lines = Vec::new();
     let mut start = 0;
-    while start < offset.min(text.len()) {
-        let end = text[start..]
+    while let Some(p) = text[start..].iter().position(|&b| b == b'#') {
+        let hash = start + p;
+        let line_start = text[..hash]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        let end = text[hash..]
             .iter()
             .position(|&b| b == b'\n')
-            .map_or(text.len(), |p| start + p);
-        let lead = text[start..end]
+            .map_or(text.len(), |p| hash + p);
+        if text[line_start..hash]
             .iter()
-            .take_while(|b| matches!(b, b' ' | b'\t'))
-            .count();
-        if text.get(start + lead) == Some(&b'#') && end <= offset {
-            c.directive(start + lead..end);
-            if c.unsupported {
-                return None;
+            .all(|b| matches!(b, b' ' | b'\t'))
+        {
+            lines.push(hash..end);
+        }
+        start = end;
+    }
+    lines
+}
+
+impl<'t> Macros<'t> {
+    pub fn new(text: &'t [u8]) -> Macros<'t> {
+        Macros::with_lines(text, Cow::Owned(directive_lines(text)))
+    }
+
+    /// With the text's [`directive_lines`] found already.
+    pub fn with_lines(text: &'t [u8], lines: Cow<'t, [Range<usize>]>) -> Macros<'t> {
+        let names = lines
+            .iter()
+            .filter_map(|l| {
+                let rest = text[l.start + 1..l.end].trim_ascii_start();
+                let rest = rest.strip_prefix(b"define")?.trim_ascii_start();
+                let end = rest
+                    .iter()
+                    .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+                    .unwrap_or(rest.len());
+                Some(&rest[..end])
+            })
+            .collect();
+        Macros {
+            text,
+            lines,
+            names,
+            state: RefCell::new((0, Cursor::new(text))),
+        }
+    }
+
+    /// Every name a `#define` line defines.
+    pub fn names(&self) -> &HashSet<&'t [u8]> {
+        &self.names
+    }
+
+    /// The object-like macros defined where `body` starts that `body` uses (and those
+    /// their bodies use), as (name, body) in the order defined; `None` when a line
+    /// before it is one the checker does not follow (`#if`).
+    pub fn used_in(&self, body: &Range<usize>) -> Option<Vec<(&'t [u8], &'t [u8])>> {
+        let mut state = self.state.borrow_mut();
+        if self
+            .lines
+            .get(state.0.wrapping_sub(1))
+            .is_some_and(|l| l.end > body.start)
+        {
+            *state = (0, Cursor::new(self.text));
+        }
+        let (read, cursor) = &mut *state;
+        while let Some(line) = self.lines.get(*read).filter(|l| l.end <= body.start) {
+            cursor.directive(line.clone());
+            *read += 1;
+        }
+        if cursor.unsupported {
+            return None;
+        }
+        let words = |range: Range<usize>| {
+            self.text[range]
+                .split(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+                .filter(|w| !w.is_empty())
+        };
+        let mut used: Vec<(&'t [u8], Range<usize>)> = Vec::new();
+        let mut todo: Vec<&[u8]> = words(body.clone()).collect();
+        while let Some(word) = todo.pop() {
+            if used.iter().any(|(n, _)| *n == word) {
+                continue;
             }
-            let line = &text[start + lead..end];
-            if line.len() > 1 {
-                order.retain(|name| c.defines.contains_key(name));
-                for name in c.defines.keys() {
-                    if !order.contains(name) {
-                        order.push(name);
-                    }
-                }
+            if let Some((name, value)) = cursor.defines.get_key_value(word) {
+                used.push((name, value.clone()));
+                todo.extend(words(value.clone()));
             }
         }
-        start = end + 1;
+        used.sort_by_key(|(_, value)| value.start);
+        Some(
+            used.into_iter()
+                .map(|(name, value)| (name, self.text[value].trim_ascii()))
+                .collect(),
+        )
     }
-    Some(
-        order
-            .into_iter()
-            .filter_map(|name| {
-                let body = c.defines.get(name)?;
-                Some((name, text[body.clone()].trim_ascii()))
-            })
-            .collect(),
-    )
 }
 
 /// What a declared name is.

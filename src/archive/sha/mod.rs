@@ -99,6 +99,7 @@ impl Format for ShaFormat {
         let mut sha = Sha {
             file,
             lines: Lines::new(&map),
+            directives: grammar::directive_lines(&map),
             map,
             parsed,
             writable: ctx.writable,
@@ -129,6 +130,8 @@ struct Sha {
     file: String,
     map: Arc<ArchiveBytes>,
     lines: Lines,
+    /// The preprocessor's lines, for the macros a block's bytecode view expands.
+    directives: Vec<Range<usize>>,
     parsed: Result<Effect, ParseError>,
     writable: bool,
     entries: Vec<Entry>,
@@ -415,7 +418,7 @@ impl Sha {
 
     fn bytecode(&self, i: usize) -> Result<Blob, ViewError> {
         let effect = self.effect()?;
-        check::assemble(self.text(), effect, i)
+        check::assemble_with_lines(self.text(), &self.directives, effect, i)
             .map(Blob::owned)
             .map_err(|f| ViewError::Corrupt(self.finding(&self.lines, &f, &self.stems)))
     }
