@@ -453,9 +453,9 @@ const RETIRED: &[(&str, Option<&str>, &str)] = &[
     (
         "ZBias",
         Some("DepthBias"),
-        "Direct3D 8's ZBIAS became D3DRS_DEPTHBIAS in Direct3D 9; it is a float added to \
-         the depth (a small fraction such as -0.00002), not ZBIAS's integer 0-16, so \
-         choose the value again",
+        "Direct3D 8's ZBIAS, which Zack's HLSL-to-FlatOut-Shader still writes, is \
+         D3DRS_DEPTHBIAS in Direct3D 9: a float added to the depth (a small fraction \
+         such as -0.00002), not ZBIAS's integer 0-16, so choose the value again",
     ),
     (
         "EdgeAntialias",
@@ -494,8 +494,8 @@ pub fn unknown(name: &str) -> String {
     {
         return match new {
             Some(new) => format!(
-                "'{name}' is not a state D3DX knows: the state is {new} ({why}); \
-                 D3DX refuses the effect (\"Unrecognized state '{name}'\")"
+                "'{name}' is not a state D3DX knows, and D3DX refuses the effect \
+                 (\"Unrecognized state '{name}'\"): write {new} ({why})"
             ),
             None => format!("'{name}' is not a state D3DX knows ({why}; was {old})"),
         };

@@ -524,6 +524,43 @@ fn saves_the_game_would_refuse_are_refused_with_line_and_column() {
         EFFECT.replace("Texture Tex1;", "Texture Tex0;").as_bytes(),
     ));
     assert!(m.contains("already declared on line 2"), "{m}");
+    // Direct3D 8's Zbias, which Zack's compiler writes: D3DX9 knows it as DepthBias.
+    let m = invalid(
+        fx.save(
+            "effect.fx",
+            EFFECT
+                .replace("AddressU[0]  = Wrap;", "Zbias = 2;")
+                .as_bytes(),
+        ),
+    );
+    let wrap = line_of("AddressU[0]  = Wrap;");
+    assert!(
+        m.contains(&format!(".sha:{wrap}:3: 'Zbias' is not a state D3DX knows")),
+        "{m}"
+    );
+    assert!(m.contains("write DepthBias"), "{m}");
+    let m = invalid(
+        fx.save(
+            "effect.fx",
+            EFFECT
+                .replace("AddressU[0]  = Wrap;", "AddressU[0]  = Wrapp;")
+                .as_bytes(),
+        ),
+    );
+    assert!(
+        m.contains(&format!(
+            ".sha:{wrap}:18: AddressU[0] does not take 'Wrapp' (did you mean WRAP?)"
+        )),
+        "{m}"
+    );
+    assert!(fx
+        .save(
+            "effect.fx",
+            EFFECT
+                .replace("AddressU[0]  = Wrap;", "DepthBias = -0.00002f;")
+                .as_bytes()
+        )
+        .is_ok());
     let m = invalid(fx.save("effect.fx", b"Technique T0 { Pass P0 { "));
     assert!(m.contains(".sha:1:"), "{m}");
 
