@@ -1,9 +1,12 @@
 //! What the game's effect compiler, and then the game, demand of a `.sha` effect
-//! (`shared/formats/sha.md` §4, §5, §7, §8): every asm block assembles for its shader
-//! model within that model's register and slot limits (the same assembler and limits the
-//! `.sdp` views use), names are declared once and before they are referenced, the pass
-//! the game draws with (`T0`/`P0`) exists, and `inputStreamFormat` is one of the ten
-//! names the game's stream table holds.
+//! (`shared/formats/sha.md` §4, §5, §7, §8): the text is D3DX9's effect language and every
+//! state a pass sets is one D3DX knows, with a value it takes ([`super::grammar`],
+//! [`super::states`]); every asm block assembles for its shader model as D3DX's assembler
+//! spells it, within that model's register and slot limits (the same assembler and limits
+//! the `.sdp` views use), and passes Direct3D 9's validator; names are declared once and
+//! before they are referenced, the pass the game draws with (`T0`/`P0`) exists, and
+//! `inputStreamFormat` is one of the ten names the game's stream table holds. What D3DX
+//! refuses was learnt from d3dx9_31 and is held to it (`fx-verdicts/`, `verdicts.rs`).
 //!
 //! Where sha.md grades a rule a warning (the effect compiles but the game draws wrongly,
 //! or not at all: no stride without a known `inputStreamFormat`, no `T0`/`P0`), a save

@@ -23,10 +23,11 @@
 //! second shader of a stage is `vertex.NAME.asm` and so on; technique and pass names come
 //! from the file, escaped like every name shaderfs shows.
 //!
-//! Every save is checked as the game's effect compiler would check it (`check.rs`): each
-//! block assembles and validates for its shader model (registers, instruction slots),
-//! `<names>` are declared before use, `T0`/`P0` exist, `inputStreamFormat` is one of the
-//! ten the game knows. A save that fails is refused — `close()` fails with EINVAL, the
+//! Every save is checked as the game's effect compiler would check it (`check.rs`): the
+//! text parses as D3DX's effect language, each state of a pass is one D3DX knows with a
+//! value it takes (`Zbias` is refused, naming `DepthBias`), each block assembles and
+//! validates for its shader model (registers, instruction slots), `<names>` are declared
+//! before use, `T0`/`P0` exist, `inputStreamFormat` is one of the ten the game knows. A save that fails is refused — `close()` fails with EINVAL, the
 //! file is unchanged, and `.shaderfs/errors` says `effect.sha:LINE:COLUMN: what`.
 //!
 //! A save that introduces a problem D3DX would not mind but the game would (no `T0`/`P0`,
