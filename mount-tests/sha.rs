@@ -4,7 +4,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::support::{can_mount, corpus, run, sh, sha_effects, shaderfs, Mount, SHA_KNOWN_BAD};
+use crate::support::{
+    can_mount, corpus, run, sh, sha_effects, shaderfs, Mount, SHA_KNOWN_BAD, SHA_REFUSED,
+};
 
 struct Setup {
     _tmp: tempfile::TempDir,
@@ -265,8 +267,50 @@ fn grep_finds_a_register_across_every_effect() {
     m.unmount();
 }
 
+/// demo_decalpaint.sha sets `Zbias`, which every D3DX9 refuses: a save that keeps it is
+/// refused with the name D3DX knows, one that writes DepthBias instead is saved.
 #[test]
-fn check_reports_exactly_the_two_bad_corpus_effects() {
+fn a_save_keeping_zbias_is_refused_and_one_with_depthbias_saved() {
+    let Some(s) = setup("demo_decalpaint.sha") else {
+        return;
+    };
+    let m = Mount::new(&s.effect, &s.mnt, &[]);
+    let fx = p(&m.path("effect.fx"));
+    let (code, _, err) = sh(&format!("sed -i 's/mul\tr0, t0, t1/mul\tr0, t1, t0/' {fx}"));
+    assert_ne!(code, 0, "a save keeping Zbias succeeded");
+    assert!(err.contains("Invalid argument"), "{err}");
+    assert_eq!(fs::read(&s.effect).unwrap(), s.original);
+    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+    assert!(
+        log.contains("demo_decalpaint.sha:64:3: 'Zbias' is not a state D3DX knows"),
+        "{log}"
+    );
+    assert!(log.contains("write DepthBias"), "{log}");
+    // The pass's JSON is checked the same way.
+    let pass = p(&m.path("passes/T0/P0.json"));
+    let (code, _, _) = sh(&format!("sed -i 's/\"Zbias\"/\"ZBIAS\"/' {pass}"));
+    assert_ne!(code, 0, "a pass keeping ZBIAS was saved");
+    let (code, _, err) = sh(&format!(
+        "sed -i 's/\"Zbias\"/\"DepthBias\"/; s/\"value\": \"2\"/\"value\": \"-0.00002f\"/' {pass}"
+    ));
+    assert_eq!(code, 0, "{err}");
+    m.unmount();
+    let now = String::from_utf8(fs::read(&s.effect).unwrap()).unwrap();
+    assert!(
+        now.contains("\t\tDepthBias = -0.00002f;\n") && !now.contains("Zbias"),
+        "{now}"
+    );
+    let out = run(shaderfs().arg("check").arg(&s.effect));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn check_reports_exactly_the_corpus_effects_d3dx_refuses() {
     let Some(dir) = corpus("sha") else { return };
     let out = run(shaderfs().arg("check").arg("--json").arg(&dir));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -279,14 +323,15 @@ fn check_reports_exactly_the_two_bad_corpus_effects() {
             archive.file_name().unwrap().to_string_lossy().into_owned()
         })
         .collect();
-    assert_eq!(
-        named.into_iter().collect::<Vec<_>>(),
-        SHA_KNOWN_BAD,
-        "{err}"
+    assert_eq!(named.into_iter().collect::<Vec<_>>(), SHA_REFUSED, "{err}");
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.contains("'Zbias' is not a state D3DX knows") && out.contains("write DepthBias"),
+        "{out}"
     );
     for good in sha_effects().unwrap() {
         let name = good.file_name().unwrap().to_string_lossy().into_owned();
-        if SHA_KNOWN_BAD.contains(&name.as_str()) {
+        if SHA_REFUSED.contains(&name.as_str()) {
             continue;
         }
         let out = run(shaderfs().arg("check").arg(&good));

@@ -225,6 +225,14 @@ pub fn sha_effects() -> Option<Vec<PathBuf>> {
 /// The corpus README's two effects a correct validator refuses.
 pub const SHA_KNOWN_BAD: [&str; 2] = ["demo_helloworld.sha", "demo_static2x.sha"];
 
+/// The corpus effects D3DX's effect compiler refuses: the two above, and
+/// `demo_decalpaint.sha`, which sets `Zbias` (Direct3D 8's name; D3DX9's is DepthBias).
+pub const SHA_REFUSED: [&str; 3] = [
+    "demo_decalpaint.sha",
+    "demo_helloworld.sha",
+    "demo_static2x.sha",
+];
+
 // ---- GTA V SGD2 databases --------------------------------------------------------------
 
 /// Write a test database with `shaderfs dev gen-sgd2 OUT ARGS…` from the corpus's DXIL

@@ -1,9 +1,12 @@
 //! What the game's effect compiler, and then the game, demand of a `.sha` effect
-//! (`shared/formats/sha.md` §4, §5, §7, §8): every asm block assembles for its shader
-//! model within that model's register and slot limits (the same assembler and limits the
-//! `.sdp` views use), names are declared once and before they are referenced, the pass
-//! the game draws with (`T0`/`P0`) exists, and `inputStreamFormat` is one of the ten
-//! names the game's stream table holds.
+//! (`shared/formats/sha.md` §4, §5, §7, §8): the text is D3DX9's effect language and every
+//! state a pass sets is one D3DX knows, with a value it takes ([`super::grammar`],
+//! [`super::states`]); every asm block assembles for its shader model as D3DX's assembler
+//! spells it, within that model's register and slot limits (the same assembler and limits
+//! the `.sdp` views use), and passes Direct3D 9's validator; names are declared once and
+//! before they are referenced, the pass the game draws with (`T0`/`P0`) exists, and
+//! `inputStreamFormat` is one of the ten names the game's stream table holds. What D3DX
+//! refuses was learnt from d3dx9_31 and is held to it (`fx-verdicts/`, `verdicts.rs`).
 //!
 //! Where sha.md grades a rule a warning (the effect compiles but the game draws wrongly,
 //! or not at all: no stride without a known `inputStreamFormat`, no `T0`/`P0`), a save
@@ -17,8 +20,9 @@ use std::ops::Range;
 use rustc_hash::FxHashMap;
 
 use super::effect::{self, Effect, ShaderVar, Stage};
+use super::grammar;
 use crate::shader::d3d9::asm;
-use crate::shader::d3d9::bytecode::{self, ShaderKind};
+use crate::shader::d3d9::{bytecode, opcodes};
 
 /// The game's `inputStreamTable` (sha.md §5): name and vertex stride in bytes.
 pub const STREAM_FORMATS: [(&str, u32); 10] = [
@@ -73,7 +77,7 @@ impl Finding {
         }
     }
 
-    fn at(offset: usize, message: impl Into<String>) -> Finding {
+    pub(super) fn at(offset: usize, message: impl Into<String>) -> Finding {
         Finding {
             severity: Severity::Error,
             offset,
@@ -125,67 +129,384 @@ pub fn version_word(text: &[u8], body: &Range<usize>) -> Option<String> {
 
 /// Assembles and validates the asm block of `effect.shaders[index]` as D3DX would.
 pub fn assemble(text: &[u8], effect: &Effect, index: usize) -> Result<Vec<u8>, Finding> {
+    assemble_in(text, &grammar::Macros::new(text), effect, index)
+}
+
+/// [`assemble`], with the text's [`grammar::directive_lines`] found already (a view of
+/// one block of a large effect need not look through all of it).
+pub fn assemble_with_lines(
+    text: &[u8],
+    directives: &[Range<usize>],
+    effect: &Effect,
+    index: usize,
+) -> Result<Vec<u8>, Finding> {
+    let macros = grammar::Macros::with_lines(text, std::borrow::Cow::Borrowed(directives));
+    assemble_in(text, &macros, effect, index)
+}
+
+/// [`assemble`], with the text's macros found already.
+fn assemble_in(
+    text: &[u8],
+    macros: &grammar::Macros,
+    effect: &Effect,
+    index: usize,
+) -> Result<Vec<u8>, Finding> {
     let Some(shader) = effect.shaders.get(index) else {
         return Err(Finding::at(0, format!("no shader {index}")));
     };
     let what = describe(text, shader);
-    let body = &text[shader.asm.clone()];
-    let source = std::str::from_utf8(body).map_err(|e| {
+    assemble_block(text, macros, &shader.asm, Some(shader.stage), &what).map_err(|mut f| {
+        if let Some(block) = &mut f.block {
+            block.0 = index;
+        }
+        f
+    })
+}
+
+/// The version spellings D3DX's assembler (d3dx9_31) reads, lower case only. `vs.1.0` and
+/// `ps.1.0` it assembles as 1.1, with a warning.
+const VERSIONS: &[&str] = &[
+    "vs.1.0", "vs_1_0", "vs.1.1", "vs_1_1", "vs.2.0", "vs_2_0", "vs.2.x", "vs_2_x", "vs_2_sw",
+    "vs.3.0", "vs_3_0", "vs_3_sw", "ps.1.0", "ps_1_0", "ps.1.1", "ps_1_1", "ps.1.2", "ps_1_2",
+    "ps.1.3", "ps_1_3", "ps.1.4", "ps_1_4", "ps.2.0", "ps_2_0", "ps.2.x", "ps_2_x", "ps_2_sw",
+    "ps.3.0", "ps_3_0", "ps_3_sw",
+];
+
+/// Said of a block D3DX's assembler takes but Direct3D 9's shader validator refuses.
+pub const VALIDATOR: &str = "D3DX's assembler lets this through, but Direct3D 9's shader \
+                             validator refuses the shader, so the game cannot create it";
+
+/// Rules of `validate`'s syntax level that D3DX's assembler does not apply itself (under
+/// Wine, whose d3d9.dll validator accepts every shader, d3dx9_31 takes such blocks): the
+/// ps_1_x write masks, texture instructions after arithmetic ones, and the slot budgets.
+/// The words are validate.rs's messages; the verdict tests hold them to it.
+const VALIDATOR_ONLY: &[&str] = &[
+    "write masks are",
+    "texture instructions come before arithmetic",
+    "too many instructions",
+];
+
+/// The stage an asm body's version line names, if it names one.
+pub fn block_stage(text: &[u8], body: &Range<usize>) -> Option<Stage> {
+    let word = version_word(text, body)?;
+    match word.get(..2) {
+        Some("vs") => Some(Stage::Vertex),
+        Some("ps") => Some(Stage::Pixel),
+        _ => None,
+    }
+}
+
+/// Assembles the asm `body` (the bytes between `asm {` and `}`) as D3DX would, for a
+/// shader of stage `want` (`None`: whichever the version line names). An error has
+/// `block` set to the line and column in the body (and shader 0).
+pub fn assemble_block(
+    text: &[u8],
+    macros: &grammar::Macros,
+    body: &Range<usize>,
+    want: Option<Stage>,
+    what: &str,
+) -> Result<Vec<u8>, Finding> {
+    let lines = effect::Lines::new(&text[body.clone()]);
+    let in_block = |offset: usize, message: String| {
+        let (line, column) = lines.position(offset.saturating_sub(body.start));
+        Finding {
+            severity: Severity::Error,
+            offset,
+            message,
+            block: Some((0, line, column)),
+        }
+    };
+    let source = std::str::from_utf8(&text[body.clone()]).map_err(|e| {
         Finding::at(
-            shader.asm.start + e.valid_up_to(),
+            body.start + e.valid_up_to(),
             format!("{what}: the asm block is not text (byte is not ASCII/UTF-8)"),
         )
     })?;
-    let wanted = match shader.stage {
-        Stage::Vertex => ShaderKind::Vertex,
-        Stage::Pixel => ShaderKind::Pixel,
+    let version_at = first_code(text, body);
+    let word = version_word(text, body).unwrap_or_default();
+    if !VERSIONS.contains(&word.as_str()) {
+        let hint = match word.to_ascii_lowercase().as_str() {
+            w if VERSIONS.contains(&w) => " (in lower case)".to_string(),
+            "ps_2_a" | "ps_2_b" | "vs_2_a" | "ps.2.a" | "ps.2.b" | "vs.2.a" => {
+                " (d3dx9_31 has no 2_a/2_b models: write ps_2_x or vs_2_x)".to_string()
+            }
+            _ => String::new(),
+        };
+        return Err(in_block(
+            version_at,
+            format!(
+                "{what}: the asm block must start with its version, as D3DX's assembler \
+                 spells it (vs.1.1, vs_2_0, ps.1.3, ps_2_0, ...){hint}, found '{word}'"
+            ),
+        ));
+    }
+    let written = match &word[..2] {
+        "vs" => Stage::Vertex,
+        _ => Stage::Pixel,
+    };
+    let spelling = d3dx_spelling(text, macros.names(), body, &word);
+    // The effect's macros apply in the block: D3DX preprocesses the whole text first. They
+    // go ahead of the block's text, and errors are moved back by as many lines.
+    let defines = macros.used_in(body).unwrap_or_default();
+    let mut head = String::new();
+    for (name, value) in &defines {
+        let (name, value) = (
+            String::from_utf8_lossy(name),
+            String::from_utf8_lossy(value),
+        );
+        head.push_str(&format!("#define {name} {value}\n"));
+    }
+    let shift = defines.len();
+    // 1.0 is assembled as 1.1 (the same length: columns stay).
+    let source = match word.as_str() {
+        "vs.1.0" | "ps.1.0" | "vs_1_0" | "ps_1_0" => {
+            let at = version_at - body.start;
+            let mut s = source.to_string();
+            let fixed = format!("{}1{}1", &word[..3], &word[4..5]);
+            s.replace_range(at..at + word.len(), &fixed);
+            s
+        }
+        _ => source.to_string(),
+    };
+    let source = head + &source;
+    let located = |mut e: asm::AsmError| {
+        if e.line > shift {
+            e.line -= shift;
+        } else {
+            (e.line, e.column) = (1, 1);
+        }
+        let line_start = body_line_start(&text[body.clone()], e.line);
+        Finding {
+            severity: Severity::Error,
+            offset: (body.start + line_start + e.column.saturating_sub(1)).min(body.end),
+            message: format!("{what}: {}", e.message),
+            block: Some((0, e.line, e.column)),
+        }
     };
     let wrong_kind = || {
-        let at = first_code(text, &shader.asm);
-        let lines = effect::Lines::new(body);
-        let (line, column) = lines.position(at - shader.asm.start);
-        Finding {
-            severity: Severity::Error,
-            offset: at,
-            message: format!(
-                "{what}: the asm block must start with a {} version (e.g. {}), found '{}'",
-                shader.stage.word(),
-                match shader.stage {
+        let want = want.unwrap_or(written);
+        Finding::at(
+            body.start.saturating_sub(1),
+            format!(
+                "{what}: the asm block is {} shader code ('{word}'), and a {} shader must \
+                 start with a {} version (e.g. {})",
+                written.word(),
+                want.word(),
+                want.word(),
+                match want {
                     Stage::Vertex => "vs.1.1",
                     Stage::Pixel => "ps.1.3",
-                },
-                version_word(text, &shader.asm).unwrap_or_default()
+                }
             ),
-            block: Some((index, line, column)),
-        }
+        )
     };
-    // The block's kind first: a vertex block in a pixel shader is that mistake, whatever
-    // its instructions would then be found to break.
-    let word = version_word(text, &shader.asm)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let written = match word.get(..2) {
-        Some("vs") => Some(ShaderKind::Vertex),
-        Some("ps") => Some(ShaderKind::Pixel),
-        _ => None,
-    };
-    if written.is_some_and(|k| k != wanted) {
-        return Err(wrong_kind());
+    let kind_ok = want.map_or(true, |w| w == written);
+    if let Some((offset, message)) = spelling {
+        // What comes first of this and what our assembler refuses by D3DX's rules.
+        let spelt = in_block(offset, format!("{what}: {message}"));
+        return Err(match asm::assemble_skip_validation(&source) {
+            Err(e) if !VALIDATOR_ONLY.iter().any(|m| e.message.contains(m)) => {
+                let e = located(e);
+                if e.offset <= spelt.offset {
+                    e
+                } else {
+                    spelt
+                }
+            }
+            _ => spelt,
+        });
     }
-    let bytes = asm::assemble_dropping_comments(source).map_err(|e| {
-        let line_start = body_line_start(body, e.line);
-        Finding {
-            severity: Severity::Error,
-            offset: (shader.asm.start + line_start + e.column.saturating_sub(1))
-                .min(shader.asm.end),
-            message: format!("{what}: {}", e.message),
-            block: Some((index, e.line, e.column)),
+    match asm::assemble_dropping_comments(&source) {
+        Ok(bytes) if kind_ok => {
+            if bytecode::shader_version(&bytes).is_none() {
+                return Err(wrong_kind());
+            }
+            Ok(bytes)
         }
-    })?;
-    if bytecode::shader_version(&bytes).map(|v| v.kind) != Some(wanted) {
-        return Err(wrong_kind());
+        Ok(_) => Err(wrong_kind()),
+        Err(full) => match asm::assemble_skip_validation(&source) {
+            // What D3DX's assembler refuses itself.
+            Err(syntax) if !VALIDATOR_ONLY.iter().any(|m| syntax.message.contains(m)) => {
+                Err(located(syntax))
+            }
+            Err(_) if !kind_ok => Err(wrong_kind()),
+            Err(syntax) => {
+                let mut f = located(syntax);
+                f.message = format!("{} ({VALIDATOR})", f.message);
+                Err(f)
+            }
+            Ok(_) if !kind_ok => Err(wrong_kind()),
+            Ok(_) => {
+                let mut f = located(full);
+                f.message = format!("{} ({VALIDATOR})", f.message);
+                Err(f)
+            }
+        },
     }
-    Ok(bytes)
+}
+
+/// Registers D3DX spells with capitals; everything else in an asm block is lower case.
+fn camel_register(word: &str) -> bool {
+    let digits = |rest: &str| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit());
+    matches!(
+        word,
+        "oPos" | "oFog" | "oPts" | "oDepth" | "vFace" | "vPos" | "aL"
+    ) || ["oD", "oT", "oC"]
+        .iter()
+        .any(|p| word.strip_prefix(p).is_some_and(digits))
+}
+
+/// What D3DX's assembler refuses in the spelling of a block that ours takes: capitals
+/// (`MUL`, `R0`, `.RGBA`), and the output registers of the other vertex models (`oT0` in
+/// vs_3_0, `o0` before it), which are the same register in the bytecode.
+fn d3dx_spelling(
+    text: &[u8],
+    defines: &std::collections::HashSet<&[u8]>,
+    body: &Range<usize>,
+    version: &str,
+) -> Option<(usize, String)> {
+    let vs3 = version.starts_with("vs") && version.contains('3');
+    let vs = version.starts_with("vs");
+    let mut i = body.start;
+    let mut line_start = true;
+    // The first word of a line: the instruction (after a '+' for co-issue).
+    let mut line_first = true;
+    while i < body.end {
+        let rest = &text[i..body.end];
+        if rest.starts_with(b"//") || rest[0] == b';' {
+            i += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+            continue;
+        }
+        if rest.starts_with(b"/*") {
+            i = rest
+                .windows(2)
+                .position(|w| w == b"*/")
+                .map_or(body.end, |p| i + p + 2);
+            continue;
+        }
+        let c = rest[0];
+        if c == b'\n' {
+            line_start = true;
+            line_first = true;
+            i += 1;
+            continue;
+        }
+        if c == b'#' && line_start {
+            i += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+            continue;
+        }
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        line_start = false;
+        if !(c.is_ascii_alphanumeric() || c == b'_') {
+            i += 1;
+            continue;
+        }
+        let len = rest
+            .iter()
+            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+            .unwrap_or(rest.len());
+        let word = String::from_utf8_lossy(&rest[..len]);
+        let at = i;
+        i += len;
+        let first_word = std::mem::replace(&mut line_first, false);
+        if c.is_ascii_digit() || defines.contains(&rest[..len]) {
+            continue;
+        }
+        let old_output = ["oPos", "oFog", "oPts"].contains(&word.as_ref())
+            || ["oD", "oT"].iter().any(|p| {
+                word.strip_prefix(p)
+                    .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+            });
+        if vs3 && old_output {
+            return Some((
+                at,
+                format!(
+                    "{word} is not a register of {version}: its outputs are o0-o11, \
+                     declared with dcl_position, dcl_texcoord, …"
+                ),
+            ));
+        }
+        let new_output = word
+            .strip_prefix('o')
+            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()));
+        if vs && !vs3 && new_output {
+            return Some((
+                at,
+                format!("{word} is a vs_3_0 register; {version} writes oPos, oD#, oT#, …"),
+            ));
+        }
+        if first_word {
+            let base = word.split('_').next().unwrap_or_default();
+            if vs && !vs3 && word.split('_').skip(1).any(|m| m == "sat") {
+                return Some((
+                    at,
+                    format!("'{word}': {version} instructions take no _sat (vs_3_0 has it)"),
+                ));
+            }
+            if !vs
+                && base == "tex"
+                && !matches!(
+                    version,
+                    "ps.1.1"
+                        | "ps_1_1"
+                        | "ps.1.2"
+                        | "ps_1_2"
+                        | "ps.1.3"
+                        | "ps_1_3"
+                        | "ps.1.0"
+                        | "ps_1_0"
+                )
+            {
+                return Some((
+                    at,
+                    format!("'tex' is not an instruction of {version}: it samples with texld"),
+                ));
+            }
+        }
+        let lower = word.to_ascii_lowercase();
+        let camel = ["opos", "ofog", "opts", "odepth", "vface", "vpos", "al"]
+            .contains(&lower.as_str())
+            || ["od", "ot", "oc"].iter().any(|p| {
+                lower
+                    .strip_prefix(p)
+                    .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+            });
+        if camel && !camel_register(&word) {
+            let spelt = match lower.as_str() {
+                "opos" => "oPos".to_string(),
+                "ofog" => "oFog".to_string(),
+                "opts" => "oPts".to_string(),
+                "odepth" => "oDepth".to_string(),
+                "vface" => "vFace".to_string(),
+                "vpos" => "vPos".to_string(),
+                "al" => "aL".to_string(),
+                _ => format!("o{}{}", lower[1..2].to_ascii_uppercase(), &lower[2..]),
+            };
+            return Some((
+                at,
+                format!("D3DX's assembler knows no register '{word}': it is spelt {spelt}"),
+            ));
+        }
+        // An instruction in capitals: only one D3DX knows in lower case (of another word
+        // the assembler's own message says more).
+        let known = !first_word || {
+            let base = lower.split('_').next().unwrap_or_default();
+            base == "dcl" || opcodes::by_mnemonic(base).next().is_some()
+        };
+        if known && word.bytes().any(|b| b.is_ascii_uppercase()) && !camel_register(&word) {
+            return Some((
+                at,
+                format!(
+                    "D3DX's assembler reads '{word}' only in lower case ('{}')",
+                    word.to_ascii_lowercase()
+                ),
+            ));
+        }
+    }
+    None
 }
 
 /// The offset in `body` where its 1-based `line` starts (as `str::lines` counts them).
@@ -200,19 +521,9 @@ fn body_line_start(body: &[u8], line: usize) -> usize {
         .map_or(body.len(), |(i, _)| i + 1)
 }
 
-/// What a declared name is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DeclKind {
-    Texture,
-    String,
-    Shader(Stage),
-    Other,
-}
-
 struct Declared<'a> {
     name: &'a [u8],
     offset: usize,
-    kind: DeclKind,
 }
 
 /// Every declaration in file order, and the first of each name, which references resolve
@@ -223,34 +534,26 @@ struct Declarations<'a> {
     first: FxHashMap<&'a [u8], usize>,
 }
 
-impl<'a> Declarations<'a> {
-    /// The first declaration of `name`.
-    fn of(&self, name: &[u8]) -> Option<&Declared<'a>> {
-        self.first.get(name).map(|&i| &self.all[i])
-    }
-}
-
 fn declarations<'a>(text: &'a [u8], effect: &Effect) -> Declarations<'a> {
     let mut out: Vec<Declared> = Vec::new();
-    let mut add = |range: &Range<usize>, kind| {
+    let mut add = |range: &Range<usize>| {
         out.push(Declared {
             name: &text[range.clone()],
             offset: range.start,
-            kind,
         })
     };
     for t in &effect.textures {
-        add(&t.name, DeclKind::Texture);
+        add(&t.name);
     }
     for s in &effect.strings {
-        add(&s.name, DeclKind::String);
+        add(&s.name);
     }
     for s in &effect.shaders {
-        add(&s.name, DeclKind::Shader(s.stage));
+        add(&s.name);
     }
     for o in &effect.others {
         if let Some(name) = &o.name {
-            add(name, DeclKind::Other);
+            add(name);
         }
     }
     out.sort_by_key(|d| d.offset);
@@ -292,8 +595,9 @@ pub fn check(text: &[u8], effect: &Effect) -> Vec<Finding> {
         }
     }
 
+    let macros = grammar::Macros::new(text);
     for i in 0..effect.shaders.len() {
-        if let Err(f) = assemble(text, effect, i) {
+        if let Err(f) = assemble_in(text, &macros, effect, i) {
             out.push(f);
         }
     }
@@ -358,72 +662,25 @@ pub fn check(text: &[u8], effect: &Effect) -> Vec<Finding> {
         Some(_) => {}
     }
 
-    for technique in &effect.techniques {
-        for pass in &technique.passes {
-            for a in &pass.states {
-                check_assignment(text, a, &declared, &line_of, &mut out);
-            }
-        }
-    }
+    out.extend(language(text));
     out.sort_by_key(|f| f.offset);
     out
 }
 
-fn check_assignment(
-    text: &[u8],
-    a: &effect::Assignment,
-    declared: &Declarations<'_>,
-    line_of: &dyn Fn(usize) -> usize,
-    out: &mut Vec<Finding>,
-) {
-    let state = &text[a.state.clone()];
-    let shader_stage = if state.eq_ignore_ascii_case(b"VertexShader") {
-        Some(Stage::Vertex)
-    } else if state.eq_ignore_ascii_case(b"PixelShader") {
-        Some(Stage::Pixel)
-    } else {
-        None
+/// What D3DX's effect compiler refuses in the effect language ([`grammar`]), inline
+/// `asm { }` values in passes assembled as D3DX would. Also for text [`effect::parse`]
+/// cannot follow, to say where D3DX would stop.
+pub fn language(text: &[u8]) -> Vec<Finding> {
+    let macros = grammar::Macros::new(text);
+    let inline = |body: Range<usize>| {
+        let stage = block_stage(text, &body);
+        let problem = assemble_block(text, &macros, &body, None, "inline asm shader")
+            .err()
+            .map(|mut f| {
+                f.block = None;
+                f
+            });
+        (stage, problem)
     };
-    let state_name = String::from_utf8_lossy(state);
-    for r in effect::references(text, &a.value) {
-        let name = &text[r.clone()];
-        let shown = String::from_utf8_lossy(name);
-        let Some(d) = declared.of(name) else {
-            out.push(Finding::at(r.start, format!("<{shown}> is not declared")));
-            continue;
-        };
-        if d.offset > r.start {
-            out.push(Finding::at(
-                r.start,
-                format!(
-                    "<{shown}> is used before its declaration on line {}",
-                    line_of(d.offset)
-                ),
-            ));
-            continue;
-        }
-        match (shader_stage, d.kind) {
-            (Some(want), DeclKind::Shader(have)) if want != have => out.push(Finding::at(
-                r.start,
-                format!(
-                    "{state_name} = <{shown}>: {shown} is a {} shader",
-                    have.word()
-                ),
-            )),
-            (Some(want), DeclKind::Texture | DeclKind::String) => out.push(Finding::at(
-                r.start,
-                format!(
-                    "{state_name} = <{shown}>: {shown} is not a {} shader",
-                    want.word()
-                ),
-            )),
-            (None, DeclKind::Shader(_)) if state.eq_ignore_ascii_case(b"Texture") => {
-                out.push(Finding::at(
-                    r.start,
-                    format!("{state_name} = <{shown}>: {shown} is a shader, not a texture"),
-                ))
-            }
-            _ => {}
-        }
-    }
+    grammar::check(text, &inline)
 }

@@ -191,12 +191,16 @@ pub struct Token {
 
 /// The effect-level lexer (HLSL rules: `//` and `/* */` comments, `"…"` strings, `#`
 /// lines). `asm` bodies are not lexed with it: `;` starts a comment there.
-struct Lexer<'a> {
-    text: &'a [u8],
-    pos: usize,
+pub(super) struct Lexer<'a> {
+    pub(super) text: &'a [u8],
+    pub(super) pos: usize,
 }
 
 impl<'a> Lexer<'a> {
+    pub(super) fn new(text: &'a [u8], pos: usize) -> Lexer<'a> {
+        Lexer { text, pos }
+    }
+
     fn skip_space(&mut self) -> Result<(), ParseError> {
         let t = self.text;
         while self.pos < t.len() {
@@ -217,7 +221,7 @@ impl<'a> Lexer<'a> {
         Ok(())
     }
 
-    fn next(&mut self) -> Result<Option<Token>, ParseError> {
+    pub(super) fn next(&mut self) -> Result<Option<Token>, ParseError> {
         self.skip_space()?;
         let t = self.text;
         let start = self.pos;

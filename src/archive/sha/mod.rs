@@ -23,10 +23,11 @@
 //! second shader of a stage is `vertex.NAME.asm` and so on; technique and pass names come
 //! from the file, escaped like every name shaderfs shows.
 //!
-//! Every save is checked as the game's effect compiler would check it (`check.rs`): each
-//! block assembles and validates for its shader model (registers, instruction slots),
-//! `<names>` are declared before use, `T0`/`P0` exist, `inputStreamFormat` is one of the
-//! ten the game knows. A save that fails is refused — `close()` fails with EINVAL, the
+//! Every save is checked as the game's effect compiler would check it (`check.rs`): the
+//! text parses as D3DX's effect language, each state of a pass is one D3DX knows with a
+//! value it takes (`Zbias` is refused, naming `DepthBias`), each block assembles and
+//! validates for its shader model (registers, instruction slots), `<names>` are declared
+//! before use, `T0`/`P0` exist, `inputStreamFormat` is one of the ten the game knows. A save that fails is refused — `close()` fails with EINVAL, the
 //! file is unchanged, and `.shaderfs/errors` says `effect.sha:LINE:COLUMN: what`.
 //!
 //! A save that introduces a problem D3DX would not mind but the game would (no `T0`/`P0`,
@@ -43,9 +44,13 @@ pub mod check;
 pub mod edit;
 pub mod effect;
 pub mod generate;
+pub mod grammar;
+pub mod states;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod verdicts;
 
 use std::ops::Range;
 use std::path::Path;
@@ -95,6 +100,7 @@ impl Format for ShaFormat {
         let mut sha = Sha {
             file,
             lines: Lines::new(&map),
+            directives: grammar::directive_lines(&map),
             map,
             parsed,
             writable: ctx.writable,
@@ -125,6 +131,8 @@ struct Sha {
     file: String,
     map: Arc<ArchiveBytes>,
     lines: Lines,
+    /// The preprocessor's lines, for the macros a block's bytecode view expands.
+    directives: Vec<Range<usize>>,
     parsed: Result<Effect, ParseError>,
     writable: bool,
     entries: Vec<Entry>,
@@ -411,7 +419,7 @@ impl Sha {
 
     fn bytecode(&self, i: usize) -> Result<Blob, ViewError> {
         let effect = self.effect()?;
-        check::assemble(self.text(), effect, i)
+        check::assemble_with_lines(self.text(), &self.directives, effect, i)
             .map(Blob::owned)
             .map_err(|f| ViewError::Corrupt(self.finding(&self.lines, &f, &self.stems)))
     }
@@ -462,8 +470,14 @@ impl Sha {
     /// The whole new text must be an effect the game accepts.
     fn validate(&self, new: Vec<u8>) -> Result<Vec<u8>, ViewError> {
         let lines = Lines::new(&new);
-        let effect = effect::parse(&new)
-            .map_err(|e| ViewError::Invalid(self.located(&lines, e.offset, &e.message)))?;
+        let effect = effect::parse(&new).map_err(|e| {
+            let mut messages: Vec<String> = check::language(&new)
+                .iter()
+                .map(|f| self.located(&lines, f.offset, &f.message))
+                .collect();
+            messages.push(self.located(&lines, e.offset, &e.message));
+            ViewError::Invalid(messages.join("\n"))
+        })?;
         // Warnings the effect already had do not stop a save; new ones do.
         let had: Vec<Severity> = match &self.parsed {
             Ok(old) => check::check(self.text(), old)
@@ -631,8 +645,17 @@ impl Archive for Sha {
         let effect = match &self.parsed {
             Ok(effect) => effect,
             Err(e) => {
+                // Where D3DX would stop, then why the structure cannot be followed.
+                let mut problems: Vec<Problem> = check::language(self.text())
+                    .into_iter()
+                    .map(|f| {
+                        let (line, column) = self.lines.position(f.offset);
+                        Problem::in_text(line, column, f.message)
+                    })
+                    .collect();
                 let (line, column) = self.lines.position(e.offset);
-                return vec![Problem::in_text(line, column, e.message.clone())];
+                problems.push(Problem::in_text(line, column, e.message.clone()));
+                return problems;
             }
         };
         check::check(self.text(), effect)
