@@ -347,6 +347,11 @@ pub struct Constant {
     /// BOOL set. Its length follows from the type ([`TypeInfo::default_dwords`]); the file
     /// records only where it starts. FLOAT4 values are `f32` bits, the others integers.
     pub default_value: Option<Vec<u32>>,
+    /// The compiler gave this constant a type info of its own where it shares an equal one
+    /// otherwise: the source spelled the type apart from an earlier constant's (`uint u`
+    /// beside `int i`, both INT 1x1 in the table), which the table cannot say but by not
+    /// sharing. The header says so in its `Own type info:` line.
+    pub own_type: bool,
 }
 
 /// A `D3DXSHADER_TYPEINFO` with its struct members resolved.

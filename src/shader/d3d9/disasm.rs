@@ -961,6 +961,7 @@ mod tests {
                         members: vec![],
                     },
                     default_value: None,
+                    own_type: false,
                 })
                 .collect(),
         };

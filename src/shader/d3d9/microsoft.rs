@@ -17,12 +17,8 @@ use super::ctab::ConstantTable;
 use super::disasm::{disassemble, disassemble_in, Style, COMMENT_BLOCK};
 
 /// Tables a Microsoft compiler wrote that the header cannot show, and why: they keep
-/// their data lines.
-const DATA_LINES: &[(&str, &str)] = &[(
-    "cast-to-float.section1.",
-    "`uint u` and `int i` get a type info each, both INT 1x1; the header, like \
-     D3DDisassemble's, says `int` for both and reads back to one shared type",
-)];
+/// their data lines. (None so far.)
+const DATA_LINES: &[(&str, &str)] = &[];
 
 /// A golden: Microsoft's bytes, its listing when kept, and the compiler that made it.
 struct Golden {

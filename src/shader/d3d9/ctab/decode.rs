@@ -38,7 +38,41 @@ pub(super) fn decode(payload: &[u8], shader_version: u32) -> Result<ConstantTabl
         nodes: 0,
         decoded_bytes: 0,
     };
-    reader.table(shader_version)
+    let table = reader.table(shader_version)?;
+    Ok(with_own_types(table, payload))
+}
+
+/// `table` with [`Constant::own_type`] set where the compiler wrote a constant's type info
+/// apart from an earlier constant's equal one (`uint u` beside `int i`,
+/// `hlsl/vkd3d/cast-to-float`), when that is what makes the table encode to its bytes again.
+fn with_own_types(table: ConstantTable, payload: &[u8]) -> ConstantTable {
+    let bytes = &payload[4..];
+    let word = |at: usize| {
+        let b = bytes.get(at..at.checked_add(4)?)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let Some(array) = word(16) else { return table };
+    let offsets: Vec<Option<u32>> = (0..table.constants.len())
+        .map(|i| word((array as usize).checked_add(i * CONSTANT_INFO_SIZE as usize + 12)?))
+        .collect();
+    let c = &table.constants;
+    let apart = |i: usize| {
+        let first = (0..i).find(|&j| c[j].type_info == c[i].type_info);
+        first.is_some_and(|j| offsets[j] != offsets[i])
+    };
+    let own: Vec<bool> = (0..c.len()).map(apart).collect();
+    if !own.contains(&true) || table.encode() == payload {
+        return table;
+    }
+    let mut marked = table.clone();
+    for (constant, own) in marked.constants.iter_mut().zip(own) {
+        constant.own_type = own;
+    }
+    if marked.encode() == payload {
+        marked
+    } else {
+        table
+    }
 }
 
 struct Reader<'a> {
@@ -196,6 +230,7 @@ impl Reader<'_> {
             reserved,
             type_info,
             default_value,
+            own_type: false,
         })
     }
 

@@ -117,6 +117,9 @@ enum Scope {
     TopLevel,
     Member,
     Anywhere,
+    /// A constant's type the source spelled apart from equal ones ([`Constant::own_type`]):
+    /// shared only with types spelled so too.
+    Own,
 }
 
 struct Writer<'t> {
@@ -138,7 +141,11 @@ pub(super) fn encode(table: &ConstantTable) -> Vec<u8> {
     };
     for (i, constant) in table.constants.iter().enumerate() {
         let name = w.string(&constant.name);
-        let type_info = w.type_info(&constant.type_info, Scope::TopLevel);
+        let scope = match constant.own_type {
+            true => Scope::Own,
+            false => Scope::TopLevel,
+        };
+        let type_info = w.type_info(&constant.type_info, scope);
         let default = match &constant.default_value {
             Some(words) => {
                 w.align();
@@ -348,7 +355,7 @@ impl<'t> Writer<'t> {
     /// The key under which a type info may be shared, if its producer shares it.
     fn share_key(&self, type_info: &'t TypeInfo, scope: Scope) -> Option<(Scope, &'t TypeInfo)> {
         let single = type_info.elements == 1;
-        match self.producer {
+        let key = match self.producer {
             Producer::Microsoft => {
                 (single && type_info.class != Class::OBJECT).then_some((scope, type_info))
             }
@@ -363,7 +370,8 @@ impl<'t> Writer<'t> {
                 (single && !type_info.class.is_matrix()).then_some((Scope::Anywhere, type_info))
             }
             Producer::WineTests => Some((Scope::Anywhere, type_info)),
-        }
+        };
+        key.map(|(shared, t)| (if scope == Scope::Own { scope } else { shared }, t))
     }
 
     fn type_info(&mut self, type_info: &'t TypeInfo, scope: Scope) -> u32 {

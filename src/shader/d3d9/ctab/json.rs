@@ -29,6 +29,8 @@
 //! ```
 //!
 //! - Keys always in this order; `reserved` (the CONSTANTINFO half-word) only when not 0,
+//!   `own_type` (a type info the compiler did not share, `Constant::own_type`) only
+//!   when true,
 //!   `struct_members` only when there are some, `default_value` only when there is one.
 //! - `target` is `null` when the table has no target string (Target offset 0).
 //! - `version` is the profile name of the Version field, or `"0x…"` when it names none.
@@ -76,6 +78,8 @@ pub(super) struct ConstantJson {
     register_count: u16,
     #[serde(default, skip_serializing_if = "is_zero")]
     reserved: u16,
+    #[serde(default, skip_serializing_if = "is_false")]
+    own_type: bool,
     class: Class,
     #[serde(rename = "type")]
     param_type: ParamType,
@@ -104,6 +108,10 @@ pub(super) struct MemberJson {
 
 fn is_zero(value: &u16) -> bool {
     *value == 0
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 impl From<ConstantTable> for TableJson {
@@ -168,6 +176,7 @@ impl From<Constant> for ConstantJson {
             register_index: c.register_index,
             register_count: c.register_count,
             reserved: c.reserved,
+            own_type: c.own_type,
             class: c.type_info.class,
             param_type: c.type_info.param_type,
             rows: c.type_info.rows,
@@ -204,6 +213,7 @@ impl TryFrom<ConstantJson> for Constant {
                 members: json.struct_members,
             },
             default_value,
+            own_type: json.own_type,
         })
     }
 }

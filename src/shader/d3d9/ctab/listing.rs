@@ -64,9 +64,11 @@ pub fn is_section_title(text: &str) -> bool {
 /// prints there for fields the sections do not show (`//   Flags: …`, see [`Style::Fxc`]);
 /// `previous` says whether the line before was.
 pub fn is_command_line(text: &str, previous: bool) -> bool {
-    let ours = text
-        .strip_prefix("   ")
-        .is_some_and(|t| [FLAGS, TARGET, BOUND].iter().any(|p| t.starts_with(p)));
+    let ours = text.strip_prefix("   ").is_some_and(|t| {
+        [FLAGS, TARGET, BOUND, OWN_TYPE]
+            .iter()
+            .any(|p| t.starts_with(p))
+    });
     ours || text.starts_with("   fxc ") || (previous && text.starts_with("    "))
 }
 
@@ -108,7 +110,9 @@ pub enum Style {
     /// prints its command line, the lines the bytes need and the rest of the header cannot
     /// show: `Flags:` when the compile flags are not the producer's usual ones, `Target:`
     /// when the target string is not the profile's name, and `Bound by register():` naming
-    /// the constants whose entry records that the source placed them (or `all`). Then the
+    /// the constants whose entry records that the source placed them (or `all`), and
+    /// `Own type info:` the constants whose type the compiler did not share with an equal
+    /// one (`uint u` beside `int i`, both `int` in the sections). Then the
     /// sections, with `Default values:` as D3DX's effect listings print them.
     #[default]
     Fxc,
@@ -122,6 +126,7 @@ pub enum Style {
 const FLAGS: &str = "Flags:";
 const TARGET: &str = "Target:";
 const BOUND: &str = "Bound by register():";
+const OWN_TYPE: &str = "Own type info:";
 /// `Flags:` of a table with no flags, `Target:` of one with no target string (vkd3d's,
 /// §10.4).
 const NONE: &str = "none";
@@ -235,6 +240,15 @@ impl ConstantTable {
                 })
                 .collect();
             out.push(format!("  {BOUND} {}", entries.join(", ")));
+        }
+        let own: Vec<&str> = self
+            .constants
+            .iter()
+            .filter(|c| c.own_type)
+            .map(|c| c.name.as_str())
+            .collect();
+        if !own.is_empty() {
+            out.push(format!("  {OWN_TYPE} {}", own.join(", ")));
         }
         out
     }
@@ -426,6 +440,8 @@ struct Reader {
     /// The `Bound by register():` line, with its line: `None` for `all`, else each name
     /// and the register its mark names when that is not the constant's first.
     bound: Option<(usize, Option<Vec<BoundEntry>>)>,
+    /// The `Own type info:` line: the names, with its line.
+    own_type: Option<(usize, Vec<String>)>,
 }
 
 /// A name of the `Bound by register():` line, and the register its mark names when that
@@ -496,6 +512,9 @@ impl Reader {
         } else if let Some(rest) = text.strip_prefix(TARGET) {
             let target = rest.trim();
             self.target = Some((target != NONE).then(|| target.to_string()));
+        } else if let Some(rest) = text.strip_prefix(OWN_TYPE) {
+            let names = rest.split(',').map(str::trim).filter(|n| !n.is_empty());
+            self.own_type = Some((i, names.map(str::to_string).collect()));
         } else if let Some(rest) = text.strip_prefix(BOUND) {
             let rest = rest.trim();
             let entries = (rest != ALL).then(|| {
@@ -594,6 +613,7 @@ impl Reader {
             texture_columns(&mut type_info, implied.texture_columns);
             let at = placed(&name, register_set, register_index)?;
             let reserved = implied.reserved(register_set, at);
+            let own_type = (self.own_type.as_ref()).is_some_and(|(_, names)| names.contains(&name));
             constants.push(Constant {
                 name,
                 register_set,
@@ -602,6 +622,7 @@ impl Reader {
                 reserved,
                 type_info,
                 default_value: None,
+                own_type,
             });
         }
         if let Some((name, .., line)) = registers.first() {
@@ -615,6 +636,17 @@ impl Reader {
                 return error(
                     *line,
                     format!("'{BOUND}' names '{name}', which is not among the Parameters"),
+                );
+            }
+        }
+        if let Some((line, names)) = &self.own_type {
+            if let Some(name) = names
+                .iter()
+                .find(|n| !constants.iter().any(|c| &c.name == *n))
+            {
+                return error(
+                    *line,
+                    format!("'{OWN_TYPE}' names '{name}', which is not among the Parameters"),
                 );
             }
         }
@@ -879,6 +911,7 @@ mod tests {
                     reserved: 18,
                     type_info: float(Class::MATRIX_COLUMNS, 4, 4, 1),
                     default_value: None,
+                    own_type: false,
                 },
                 Constant {
                     name: "Lights".into(),
@@ -904,6 +937,7 @@ mod tests {
                         ],
                     },
                     default_value: None,
+                    own_type: false,
                 },
                 Constant {
                     name: "Tint".into(),
@@ -918,6 +952,7 @@ mod tests {
                             .map(|f| f.to_bits())
                             .collect(),
                     ),
+                    own_type: false,
                 },
                 Constant {
                     name: "Count".into(),
@@ -931,6 +966,7 @@ mod tests {
                         ..float(Class::SCALAR, 1, 1, 1)
                     },
                     default_value: None,
+                    own_type: false,
                 },
             ],
         }

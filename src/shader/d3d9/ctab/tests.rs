@@ -68,6 +68,7 @@ fn worked_example() -> (Vec<u8>, ConstantTable) {
                 members: vec![],
             },
             default_value: None,
+            own_type: false,
         }],
     };
     (payload, table)
@@ -923,6 +924,7 @@ fn arb_constant() -> impl Strategy<Value = Constant> {
                     reserved,
                     type_info,
                     default_value,
+                    own_type: false,
                 }
             },
         )
@@ -985,4 +987,75 @@ proptest! {
         let _ = ConstantTable::decode(&bytes, version);
         let _ = find_ctab(&bytes[4..bytes.len() / 4 * 4]);
     }
+}
+
+/// `int i; uint u;` as fxc 9.29 writes them: two INT 1x1 type infos, the second not shared
+/// (`hlsl/vkd3d/cast-to-float`). Decoding says so, the header's `Own type info:` line
+/// carries it, and both give back the bytes.
+#[test]
+fn a_type_info_the_compiler_did_not_share_round_trips() {
+    let int = |name: &str, index: u16, own_type: bool| Constant {
+        name: name.into(),
+        register_set: RegisterSet::FLOAT4,
+        register_index: index,
+        register_count: 1,
+        reserved: 0,
+        type_info: TypeInfo {
+            class: Class::SCALAR,
+            param_type: ParamType::INT,
+            rows: 1,
+            columns: 1,
+            elements: 1,
+            members: vec![],
+        },
+        default_value: None,
+        own_type,
+    };
+    let table = ConstantTable {
+        creator: "Microsoft (R) HLSL Shader Compiler 9.29.952.3111".into(),
+        target: Some("ps_2_0".into()),
+        version: 0xFFFF_0200,
+        flags: 0x100,
+        constants: vec![int("i", 0, false), int("u", 1, true), int("v", 2, true)],
+    };
+    let payload = table.encode();
+    let shared = ConstantTable {
+        constants: vec![int("i", 0, false), int("u", 1, false), int("v", 2, false)],
+        ..table.clone()
+    };
+    // A type info more than when all three share one.
+    assert!(payload.len() > shared.encode().len());
+    assert_ne!(
+        ConstantTable::decode(&shared.encode(), table.version).unwrap(),
+        table
+    );
+    assert_eq!(
+        ConstantTable::decode(&payload, table.version).unwrap(),
+        table
+    );
+    let listing = table.listing();
+    assert!(
+        listing.contains(&"  Own type info: u, v".to_string()),
+        "{listing:?}"
+    );
+    let lines: Vec<String> = listing.iter().map(|l| format!(" {l}")).collect();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    assert_eq!(
+        ConstantTable::from_listing(&lines, table.version).unwrap(),
+        Some(table.clone())
+    );
+    // A name the line gives that is no constant is an error at its line.
+    let mut wrong = lines.clone();
+    let at = wrong
+        .iter()
+        .position(|l| l.contains("Own type info"))
+        .unwrap();
+    wrong[at] = "   Own type info: w";
+    let e = ConstantTable::from_listing(&wrong, table.version).unwrap_err();
+    assert_eq!(e.line, at);
+    assert!(e.message.contains("'w'"), "{e:?}");
+    // The JSON view carries it too.
+    let json = serde_json::to_string(&table).unwrap();
+    assert_eq!(json.matches("\"own_type\":true").count(), 2, "{json}");
+    assert_eq!(serde_json::from_str::<ConstantTable>(&json).unwrap(), table);
 }
