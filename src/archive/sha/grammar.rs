@@ -9,8 +9,8 @@
 //! pass's state that is assigned again later in the pass is not looked up by D3DX, so a
 //! name it would not take there is not reported (its type still is), as D3DX does.
 //!
-//! What the checker does not follow (a function-like `#define`, `#if`) ends the check
-//! quietly: nothing is reported that it cannot stand behind. It never recurses deeper
+//! What the checker does not follow (a function-like `#define`, an `#if` it cannot
+//! evaluate) ends the check quietly: nothing is reported that it cannot stand behind. It never recurses deeper
 //! than [`MAX_DEPTH`], and works in time linear in the text.
 
 use std::borrow::Cow;
@@ -67,7 +67,7 @@ enum Stop {
 }
 
 /// The tokens of the effect after the preprocessor: `#define` (object-like) expanded,
-/// `#ifdef`/`#ifndef`/`#else`/`#endif` followed.
+/// `#if`/`#elif`/`#ifdef`/`#ifndef`/`#else`/`#endif` followed.
 struct Cursor<'a> {
     t: &'a [u8],
     lx: Lexer<'a>,
@@ -224,9 +224,35 @@ impl<'a> Cursor<'a> {
                 None => self.unsupported = true,
             },
             b"endif" if self.conds.pop().is_none() => self.unsupported = true,
-            b"if" | b"elif" => self.unsupported = true,
+            b"if" => {
+                // Evaluated only where it counts: inside a branch not taken, it is not.
+                let on = active && self.condition(word_end..span.end);
+                self.conds.push((on, !active || on));
+            }
+            b"elif" => match self.conds.last().copied() {
+                Some((_, true)) => self.conds.last_mut().unwrap().0 = false,
+                Some((_, false)) => {
+                    let on = self.condition(word_end..span.end);
+                    *self.conds.last_mut().unwrap() = (on, on);
+                }
+                None => self.unsupported = true,
+            },
             // #include is check.rs's to report; #pragma, #line, #error: not followed.
             _ => {}
+        }
+    }
+
+    /// The value of an `#if` / `#elif` condition at `range` of the text (see `ppexpr`); one
+    /// it cannot evaluate ends the check.
+    fn condition(&mut self, range: Range<usize>) -> bool {
+        let (t, defines) = (self.t, &self.defines);
+        let body = |name: &[u8]| defines.get(name).map(|r| &t[r.clone()]);
+        match crate::shader::d3d9::ppexpr::evaluate(&t[range], &body) {
+            Some(v) => v != 0,
+            None => {
+                self.unsupported = true;
+                false
+            }
         }
     }
 

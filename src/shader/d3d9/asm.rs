@@ -8,7 +8,8 @@
 //!   a `/*` that is never closed is an error. Comments are kept (see
 //!   [Comments](#comments)).
 //! * Preprocessor lines: `\` line continuation, object-like `#define NAME text` (expanded
-//!   in later lines), `#undef`, `#ifdef`/`#ifndef`/`#else`/`#endif`, and `#line`/`#pragma`
+//!   in later lines), `#undef`, `#ifdef`/`#ifndef`/`#if`/`#elif`/`#else`/`#endif` (conditions
+//!   of integers, `defined` and C's operators), and `#line`/`#pragma`
 //!   (ignored). `#include` is refused: there is no include handler.
 //! * Register forms `c[a0.x + 4]`, `c4[a0.x]`, `c[2 + a0.x + 12]`, `c4[2]`, `v[aL + 12]`.
 //! * `def` values with `f` suffixes, exponents, `0.`; `0x…` gives raw bits (our spelling
@@ -194,6 +195,30 @@ fn err(line: usize, column: usize, message: impl Into<String>) -> AsmError {
 }
 
 /// Splices `\` continuations, strips comments and runs the preprocessor lines.
+/// The value of an `#if` / `#elif` condition (see `ppexpr`), or an error at its line.
+fn condition(
+    defines: &HashMap<String, String>,
+    text: &str,
+    line: usize,
+    column: usize,
+) -> Result<bool, AsmError> {
+    let body = |name: &[u8]| {
+        let name = std::str::from_utf8(name).ok()?;
+        defines.get(name).map(|b| b.as_bytes())
+    };
+    match super::ppexpr::evaluate(text.as_bytes(), &body) {
+        Some(v) => Ok(v != 0),
+        None => Err(err(
+            line,
+            column,
+            format!(
+                "#if {text}: not a condition this preprocessor evaluates (integers, defined, \
+                 object-like macros and C's operators)"
+            ),
+        )),
+    }
+}
+
 fn preprocess(text: &str) -> Result<Vec<Line>, AsmError> {
     let mut spliced: Vec<(usize, String)> = Vec::new();
     let mut pending: Option<(usize, String)> = None;
@@ -244,6 +269,20 @@ fn preprocess(text: &str) -> Result<Vec<Line>, AsmError> {
                 "ifdef" | "ifndef" => {
                     let defined = defines.contains_key(rest);
                     conds.push((defined == (name == "ifdef"), false));
+                }
+                "if" => {
+                    let on = active && condition(&defines, rest, line, column)?;
+                    conds.push((on, false));
+                }
+                "elif" => {
+                    let c = *conds
+                        .last()
+                        .ok_or_else(|| err(line, column, "#elif without #if"))?;
+                    let parents = conds[..conds.len() - 1].iter().all(|c| c.0);
+                    let on = !c.1 && parents && condition(&defines, rest, line, column)?;
+                    if let Some(c) = conds.last_mut() {
+                        c.0 = on;
+                    }
                 }
                 "else" => {
                     let c = conds

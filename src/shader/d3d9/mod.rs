@@ -7,6 +7,7 @@ mod dataflow;
 pub mod disasm;
 pub mod limits;
 pub mod opcodes;
+pub(crate) mod ppexpr;
 mod preamble;
 pub mod registers;
 mod rules;
