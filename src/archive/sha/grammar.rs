@@ -9,8 +9,9 @@
 //! pass's state that is assigned again later in the pass is not looked up by D3DX, so a
 //! name it would not take there is not reported (its type still is), as D3DX does.
 //!
-//! What the checker does not follow (a function-like `#define`, an `#if` it cannot
-//! evaluate) ends the check quietly: nothing is reported that it cannot stand behind. It never recurses deeper
+//! What the checker does not follow (`#` and `##` in a macro, a function-like macro
+//! that a macro's expansion calls, an `#if` it cannot evaluate) ends the check quietly:
+//! nothing is reported that it cannot stand behind. It never recurses deeper
 //! than [`MAX_DEPTH`], and works in time linear in the text.
 
 use std::borrow::Cow;
@@ -66,7 +67,8 @@ enum Stop {
     Unsupported,
 }
 
-/// The tokens of the effect after the preprocessor: `#define` (object-like) expanded,
+/// The tokens of the effect after the preprocessor: `#define`s (object-like, and
+/// function-like with their arguments) expanded,
 /// `#if`/`#elif`/`#ifdef`/`#ifndef`/`#else`/`#endif` followed.
 struct Cursor<'a> {
     t: &'a [u8],
@@ -74,6 +76,8 @@ struct Cursor<'a> {
     buf: VecDeque<Result<Tok, (usize, String)>>,
     pending: VecDeque<Tok>,
     defines: HashMap<&'a [u8], Range<usize>>,
+    /// The parameters of each function-like macro among `defines`.
+    params: HashMap<&'a [u8], Vec<&'a [u8]>>,
     /// For each open `#if…`: whether its branch is active, and whether one was taken.
     conds: Vec<(bool, bool)>,
     unsupported: bool,
@@ -88,6 +92,7 @@ impl<'a> Cursor<'a> {
             buf: VecDeque::new(),
             pending: VecDeque::new(),
             defines: HashMap::new(),
+            params: HashMap::new(),
             conds: Vec::new(),
             unsupported: false,
             ended: false,
@@ -127,6 +132,17 @@ impl<'a> Cursor<'a> {
             }
             if token.kind == Kind::Ident && self.defines.contains_key(&self.t[token.span.clone()]) {
                 let at = token.span.start;
+                if self.params.contains_key(&self.t[token.span.clone()]) {
+                    if self.call(&token.span) {
+                        continue;
+                    }
+                    // Not a call: the name stands for itself.
+                    return Some(Ok(Tok {
+                        kind: token.kind,
+                        at,
+                        span: token.span,
+                    }));
+                }
                 self.expand(&token.span, at, 0);
                 continue;
             }
@@ -136,6 +152,100 @@ impl<'a> Cursor<'a> {
                 span: token.span,
             }));
         }
+    }
+
+    /// A use of function-like macro `name`: its arguments read from the text and its body
+    /// queued with them in place of its parameters (object-like macros in the result
+    /// expanded); `false` when no `(` follows (the name is then no call, and the text
+    /// after it is read again). What this does not follow (`#`, `##`, a function-like macro
+    /// in the result, a line inside the arguments, the text ending first) ends the check.
+    fn call(&mut self, name: &Range<usize>) -> bool {
+        let at = name.start;
+        let t = self.t;
+        let before = self.lx.pos;
+        match self.lx.next() {
+            Ok(Some(open)) if open.kind == Kind::Punct(b'(') => {}
+            _ => {
+                self.lx.pos = before;
+                return false;
+            }
+        }
+        let mut args: Vec<Vec<Range<usize>>> = vec![Vec::new()];
+        let mut depth = 0usize;
+        loop {
+            let token = match self.lx.next() {
+                Ok(Some(token)) if token.kind != Kind::Directive => token,
+                _ => {
+                    self.unsupported = true;
+                    return true;
+                }
+            };
+            match token.kind {
+                Kind::Punct(b')') if depth == 0 => break,
+                Kind::Punct(b',') if depth == 0 => {
+                    args.push(Vec::new());
+                    continue;
+                }
+                Kind::Punct(b'(') => depth += 1,
+                Kind::Punct(b')') => depth -= 1,
+                _ => {}
+            }
+            if let Some(last) = args.last_mut() {
+                last.push(token.span);
+            }
+        }
+        let params = self
+            .params
+            .get(&t[name.clone()])
+            .cloned()
+            .unwrap_or_default();
+        if args.len() == 1 && args[0].is_empty() && params.is_empty() {
+            args.clear();
+        }
+        let Some(body) = self.defines.get(&t[name.clone()]).cloned() else {
+            return true;
+        };
+        if args.len() != params.len() || t[body.clone()].contains(&b'#') {
+            self.unsupported = true;
+            return true;
+        }
+        let mut lx = Lexer::new(&t[..body.end], body.start);
+        let mut out = Vec::new();
+        loop {
+            match lx.next() {
+                Ok(Some(token)) if token.kind == Kind::Ident => {
+                    let word = &t[token.span.clone()];
+                    match params.iter().position(|p| *p == word) {
+                        Some(i) => out.extend(args[i].iter().cloned()),
+                        None => out.push(token.span),
+                    }
+                }
+                Ok(Some(token)) => out.push(token.span),
+                Ok(None) => break,
+                Err(_) => {
+                    self.unsupported = true;
+                    return true;
+                }
+            }
+        }
+        for span in out {
+            let word = &t[span.clone()];
+            if self.params.contains_key(word) {
+                self.unsupported = true;
+                return true;
+            }
+            if self.defines.contains_key(word) {
+                self.expand(&span, at, 1);
+            } else {
+                let kind = super::effect::Lexer::new(&t[..span.end], span.start)
+                    .next()
+                    .ok()
+                    .flatten()
+                    .map_or(Kind::Ident, |k| k.kind);
+                self.pending.push_back(Tok { kind, span, at });
+            }
+        }
+        true
     }
 
     /// Queues the tokens of macro `name`, reported at `at`.
@@ -202,14 +312,35 @@ impl<'a> Cursor<'a> {
         let active = self.active();
         match word {
             b"define" if active => {
-                if name.is_empty() || t.get(name_end) == Some(&b'(') {
+                if name.is_empty() {
                     self.unsupported = true;
+                } else if t.get(name_end) == Some(&b'(') {
+                    let Some(close) = t[name_end..span.end].iter().position(|&b| b == b')') else {
+                        self.unsupported = true;
+                        return;
+                    };
+                    let list = &t[name_end + 1..name_end + close];
+                    let params: Vec<&[u8]> = list
+                        .split(|&b| b == b',')
+                        .map(|p| p.trim_ascii())
+                        .filter(|p| !p.is_empty())
+                        .collect();
+                    let names =
+                        |p: &&[u8]| p.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_');
+                    if !params.iter().all(names) {
+                        self.unsupported = true;
+                        return;
+                    }
+                    self.defines.insert(name, name_end + close + 1..span.end);
+                    self.params.insert(name, params);
                 } else {
+                    self.params.remove(name);
                     self.defines.insert(name, name_end..span.end);
                 }
             }
             b"undef" if active => {
                 self.defines.remove(name);
+                self.params.remove(name);
             }
             b"ifdef" | b"ifndef" => {
                 let defined = self.defines.contains_key(name);
@@ -367,6 +498,10 @@ impl<'t> Macros<'t> {
                 continue;
             }
             if let Some((name, value)) = cursor.defines.get_key_value(word) {
+                // The asm preprocessor takes object-like macros only.
+                if cursor.params.contains_key(word) {
+                    return None;
+                }
                 used.push((name, value.clone()));
                 todo.extend(words(value.clone()));
             }
