@@ -1291,11 +1291,7 @@ impl<'a, 'b> Parser<'a, 'b> {
             }
             loop {
                 self.expect_ident("a member's name")?;
-                while Self::is_punct(&self.peek(0)?, b'[') {
-                    self.next()?;
-                    self.expr()?;
-                    self.expect_punct(b']', "']'")?;
-                }
+                self.array_sizes()?;
                 self.semantic()?;
                 match self.next()? {
                     Some(t) if t.kind == Kind::Punct(b',') => {}
@@ -1341,11 +1337,7 @@ impl<'a, 'b> Parser<'a, 'b> {
                 }
                 let param = self.expect_ident("a parameter's name")?;
                 params.insert(self.word(&param).to_vec());
-                while Self::is_punct(&self.peek(0)?, b'[') {
-                    self.next()?;
-                    self.expr()?;
-                    self.expect_punct(b']', "']'")?;
-                }
+                self.array_sizes()?;
                 self.semantic()?;
                 if Self::is_punct(&self.peek(0)?, b'=') {
                     self.next()?;
@@ -1522,11 +1514,7 @@ impl<'a, 'b> Parser<'a, 'b> {
         let ty = self.type_of(&t);
         loop {
             let name = self.expect_ident("a name")?;
-            while Self::is_punct(&self.peek(0)?, b'[') {
-                self.next()?;
-                self.expr()?;
-                self.expect_punct(b']', "']'")?;
-            }
+            self.array_sizes()?;
             self.semantic()?;
             if Self::is_punct(&self.peek(0)?, b'=') {
                 self.next()?;
@@ -1623,6 +1611,16 @@ impl<'a, 'b> Parser<'a, 'b> {
         Ok(result)
     }
 
+    /// The `[N]…` after a declared name, each size an expression.
+    fn array_sizes(&mut self) -> Result<(), Stop> {
+        while Self::is_punct(&self.peek(0)?, b'[') {
+            self.next()?;
+            self.expr()?;
+            self.expect_punct(b']', "']'")?;
+        }
+        Ok(())
+    }
+
     fn ternary(&mut self) -> Result<Expr, Stop> {
         let cond = self.binary(0)?;
         if !matches!(self.operator()?, Some((op, _)) if op == b"?") {
@@ -1636,18 +1634,7 @@ impl<'a, 'b> Parser<'a, 'b> {
     }
 
     fn binary(&mut self, level: usize) -> Result<Expr, Stop> {
-        const LEVELS: &[&[&str]] = &[
-            &["||"],
-            &["&&"],
-            &["|"],
-            &["^"],
-            &["&"],
-            &["==", "!="],
-            &["<", ">", "<=", ">="],
-            &["<<", ">>"],
-            &["+", "-"],
-            &["*", "/", "%"],
-        ];
+        use crate::shader::d3d9::ppexpr::LEVELS;
         if level == LEVELS.len() {
             return self.unary();
         }

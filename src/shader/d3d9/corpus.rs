@@ -680,12 +680,7 @@ fn corpus_fxc_listings_line_by_line() {
             t
         };
         assert_eq!(unmarked(&back), unmarked(&bytes), "{name}: fxc's listing");
-        let code = |b: &[u8]| {
-            let shader = bytecode::parse(b).unwrap();
-            let code = shader.items.into_iter();
-            code.filter(|i| matches!(i, bytecode::Item::Instruction(_)))
-                .collect::<Vec<_>>()
-        };
+        let code = super::microsoft::code;
         assert_eq!(back.len(), bytes.len(), "{name}: fxc's listing");
         assert_eq!(code(&back), code(&bytes), "{name}: fxc's listing");
         eprintln!("{name}: diff shows only fxc's command line ({removed} lines)");

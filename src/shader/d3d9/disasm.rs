@@ -319,7 +319,17 @@ fn ctab_header(shader: &Shader, style: Style) -> Option<Header> {
         .iter()
         .any(|i| matches!(i, Item::Comment(c) if is_ctab(c)));
     let exact = item == 0 && !another && {
-        let read: Vec<String> = table.listing().iter().map(|l| format!(" {l}")).collect();
+        // Whether it reads back is a matter of the fxc style, the one the assembler reads.
+        let fxc = match style {
+            Style::Fxc => None,
+            Style::D3DDisassemble => Some(table.listing()),
+        };
+        let read = fxc
+            .as_ref()
+            .unwrap_or(&lines)
+            .iter()
+            .map(|l| format!(" {l}"));
+        let read: Vec<String> = read.collect();
         let read: Vec<&str> = read.iter().map(String::as_str).collect();
         matches!(ConstantTable::from_listing(&read, version), Ok(Some(t)) if t.encode() == payload)
     };

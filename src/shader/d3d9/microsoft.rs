@@ -71,7 +71,7 @@ fn name(g: &Golden) -> String {
 }
 
 /// The instruction tokens of a shader (its comments left out).
-fn code(bytes: &[u8]) -> Vec<u32> {
+pub(super) fn code(bytes: &[u8]) -> Vec<u32> {
     let shader = bytecode::parse(bytes).unwrap();
     let mut out = Vec::new();
     for item in shader.items {

@@ -114,8 +114,8 @@ struct Parser<'t, 'a> {
     pos: usize,
 }
 
-/// Binary operators by precedence, loosest first.
-const LEVELS: [&[&str]; 10] = [
+/// C's binary operators by precedence, loosest first (HLSL's too: `sha/grammar.rs`).
+pub(crate) const LEVELS: [&[&str]; 10] = [
     &["||"],
     &["&&"],
     &["|"],

@@ -79,8 +79,7 @@ enum Generation {
 impl Producer {
     /// The producer whose layout a table gets, by its creator string; Microsoft's unless
     /// another producer is named.
-    fn of(table: &ConstantTable) -> Producer {
-        let creator = table.creator.as_str();
+    fn of(creator: &str) -> Producer {
         if creator.starts_with("vkd3d-shader") {
             Producer::Vkd3d
         } else if creator == "Wine project" {
@@ -133,7 +132,7 @@ struct Writer<'t> {
 
 pub(super) fn encode(table: &ConstantTable) -> Vec<u8> {
     let mut w = Writer {
-        producer: Producer::of(table),
+        producer: Producer::of(&table.creator),
         out: vec![0; HEADER_SIZE + CONSTANT_INFO_SIZE * table.constants.len()],
         strings: HashMap::new(),
         types: HashMap::new(),
@@ -229,15 +228,8 @@ impl Implied {
     /// (`fxc-listings/`, `hlsl/`, `wine-tests/d3dx9/registerset_blob_*`); vkd3d writes
     /// flags 0 and no target (§10.4, `compiled/`).
     pub(super) fn of(creator: &str, version: u32) -> Implied {
-        let table = ConstantTable {
-            creator: creator.to_string(),
-            target: None,
-            version,
-            flags: 0,
-            constants: vec![],
-        };
         let target = super::version_name(version);
-        match Producer::of(&table) {
+        match Producer::of(creator) {
             Producer::Vkd3d => Implied {
                 flags: 0,
                 target: None,
