@@ -3,3 +3,4 @@
 pub mod d3d12;
 pub mod d3d9;
 pub mod dxbc;
+pub mod hlsl;
