@@ -6,6 +6,26 @@
 //! - [`pp`] is the C preprocessor HLSL has (macros, `#if`, `#include`, `#pragma`);
 //! - the parser, the type checker and the code generator follow.
 
+pub mod ast;
 pub mod diag;
 pub mod lex;
+pub mod parse;
 pub mod token;
+
+/// Stack for a compilation. The parser and everything after it recurse over the source's
+/// nesting, which [`parse`] bounds; this much stack holds the deepest nesting it accepts in
+/// a debug build with room to spare.
+pub const STACK_BYTES: usize = 64 << 20;
+
+/// Run `f` (a compilation) on a thread with [`STACK_BYTES`] of stack.
+pub fn with_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("hlsl".into())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(s, f)
+            .map(|h| h.join())
+            .unwrap_or_else(|_| Err(Box::new("no thread for the compiler")))
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
+}
