@@ -230,6 +230,32 @@ enum D3d9Command {
         /// Shader bytecode.
         file: PathBuf,
     },
+    /// Compile HLSL for a Direct3D 9 profile, as fxc does: the constant table, inputs and
+    /// outputs the game binds by, and code that behaves as Microsoft's. Errors are printed
+    /// as FILE(LINE,COL): error: message, every one; exit 2 on an error.
+    Compile {
+        /// The HLSL source.
+        file: PathBuf,
+        /// The profile: vs_2_0, vs_2_x (vs_2_a), vs_3_0, ps_2_0, ps_2_x (ps_2_a, ps_2_b),
+        /// ps_3_0.
+        #[arg(short = 'T', long = "profile")]
+        profile: String,
+        /// The entry point.
+        #[arg(short = 'E', long = "entry", default_value = "main")]
+        entry: String,
+        /// Define a macro: NAME or NAME=VALUE.
+        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+        defines: Vec<String>,
+        /// A folder #include searches after the including file's own.
+        #[arg(short = 'I', value_name = "DIR")]
+        include_dirs: Vec<PathBuf>,
+        /// Where to write the bytecode (- is standard output).
+        #[arg(short = 'o')]
+        out: Option<PathBuf>,
+        /// Also print the asm view of the result (fxc's /Fc listing).
+        #[arg(long)]
+        listing: bool,
+    },
 }
 
 /// Whose listing `d3d9 disasm` prints.
@@ -505,6 +531,23 @@ fn run(command: Command) -> Result<(), Failure> {
             },
         ),
         Command::D3d9(D3d9Command::Ctab { file }) => loose::ctab(&file),
+        Command::D3d9(D3d9Command::Compile {
+            file,
+            profile,
+            entry,
+            defines,
+            include_dirs,
+            out,
+            listing,
+        }) => cli::compile::compile(
+            &file,
+            &profile,
+            Some(&entry),
+            &defines,
+            &include_dirs,
+            out.as_deref(),
+            listing,
+        ),
         Command::Sdp(SdpCommand::Pack { out, files }) => loose::pack(&out, &files),
         Command::Dxil(DxilCommand::Dis { file, out }) => loose::dxil_dis(&file, out.as_deref()),
         Command::Dxil(DxilCommand::Info { file }) => loose::dxil_info(&file),

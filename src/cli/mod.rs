@@ -4,6 +4,7 @@
 //! status.
 
 pub mod check;
+pub mod compile;
 pub mod dev;
 pub mod extract;
 pub mod loose;

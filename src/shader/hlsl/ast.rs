@@ -208,7 +208,10 @@ pub enum Item {
         loc: Loc,
     },
     /// `#pragma pack_matrix(…)` from here on.
-    PackMatrix { row_major: bool, loc: Loc },
+    PackMatrix {
+        row_major: bool,
+        loc: Loc,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -7,10 +7,16 @@
 //! - the parser, the type checker and the code generator follow.
 
 pub mod ast;
+pub mod codegen;
+pub mod compile;
 pub mod diag;
+mod intrinsics;
+pub mod ir;
 pub mod lex;
+pub mod lower;
 pub mod parse;
 pub mod token;
+pub mod types;
 
 /// Stack for a compilation. The parser and everything after it recurse over the source's
 /// nesting, which [`parse`] bounds; this much stack holds the deepest nesting it accepts in

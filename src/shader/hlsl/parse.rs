@@ -109,8 +109,15 @@ fn object_type(name: &str) -> Option<TypeName> {
         "dword" => TypeName::Scalar(Scalar::Uint),
         "vector" if name != "vector" => TypeName::Vector(Scalar::Float, 4),
         "matrix" if name != "matrix" => TypeName::Matrix(Scalar::Float, 4, 4),
-        "pixelshader" | "vertexshader" | "geometryshader" | "computeshader" | "hullshader"
-        | "domainshader" | "blendstate" | "depthstencilstate" | "rasterizerstate"
+        "pixelshader"
+        | "vertexshader"
+        | "geometryshader"
+        | "computeshader"
+        | "hullshader"
+        | "domainshader"
+        | "blendstate"
+        | "depthstencilstate"
+        | "rasterizerstate"
         | "samplercomparisonstate" => TypeName::Object(name.to_string()),
         _ => return None,
     })
@@ -444,8 +451,10 @@ impl<'t> Parser<'t, '_> {
             TypeName::Scalar(s) => Ok(s),
             _ => {
                 let loc = self.toks[self.pos - 1].loc;
-                self.diags
-                    .error(loc, "a vector's or matrix's element type must be a scalar type");
+                self.diags.error(
+                    loc,
+                    "a vector's or matrix's element type must be a scalar type",
+                );
                 Err(Failed)
             }
         }
@@ -748,10 +757,8 @@ impl<'t> Parser<'t, '_> {
                         0
                     } else {
                         digits.parse::<u32>().map_err(|_| {
-                            self.diags.error(
-                                reg_loc,
-                                format!("'{reg}': register number out of range"),
-                            );
+                            self.diags
+                                .error(reg_loc, format!("'{reg}': register number out of range"));
                             Failed
                         })?
                     };
@@ -1385,7 +1392,8 @@ impl<'t> Parser<'t, '_> {
             }
             if !dims.is_empty() {
                 // `(float[2])x` is not HLSL's; name it.
-                self.diags.error(loc, "a cast to an array type is not allowed");
+                self.diags
+                    .error(loc, "a cast to an array type is not allowed");
             }
             self.expect(")")?;
             ty.loc = loc;
@@ -1650,7 +1658,10 @@ mod tests {
             ExprKind::Member(a, m) => format!("{}.{m}", show(a)),
             ExprKind::Index(a, i) => format!("{}[{}]", show(a), show(i)),
             ExprKind::Call(f, args) => {
-                format!("{f}({})", args.iter().map(show).collect::<Vec<_>>().join(", "))
+                format!(
+                    "{f}({})",
+                    args.iter().map(show).collect::<Vec<_>>().join(", ")
+                )
             }
             ExprKind::Construct(t, args) => format!(
                 "{:?}({})",
@@ -1713,21 +1724,40 @@ mod tests {
             .collect();
         assert_eq!(
             kinds,
-            ["struct", "typedef", "var", "var", "var", "var", "var", "function", "technique"]
+            [
+                "struct",
+                "typedef",
+                "var",
+                "var",
+                "var",
+                "var",
+                "var",
+                "function",
+                "technique"
+            ]
         );
-        let Item::Var(wvp) = &p.items[2] else { panic!() };
+        let Item::Var(wvp) = &p.items[2] else {
+            panic!()
+        };
         assert!(wvp.ty.modifiers.row_major);
         assert_eq!(wvp.declarators[0].binding.registers[0].class, 'c');
         let Item::Var(s) = &p.items[4] else { panic!() };
-        assert!(matches!(s.declarators[0].init, Some(Init::SamplerState(ref v, _)) if v.len() == 2));
+        assert!(
+            matches!(s.declarators[0].init, Some(Init::SamplerState(ref v, _)) if v.len() == 2)
+        );
         let Item::Var(b) = &p.items[6] else { panic!() };
         assert_eq!(b.ty.name, TypeName::Matrix(Scalar::Float, 4, 3));
-        let Item::Function(f) = &p.items[7] else { panic!() };
+        let Item::Function(f) = &p.items[7] else {
+            panic!()
+        };
         assert_eq!(f.params.len(), 3);
         assert!(f.params[1].ty.modifiers.in_ && f.params[1].ty.modifiers.out);
         let body = &f.body.as_ref().unwrap().stmts;
         assert_eq!(body[1].attributes[0].name, "unroll");
-        assert!(matches!(body[1].kind, StmtKind::For(Some(_), Some(_), Some(_), _)));
+        assert!(matches!(
+            body[1].kind,
+            StmtKind::For(Some(_), Some(_), Some(_), _)
+        ));
     }
 
     #[test]
@@ -1737,14 +1767,22 @@ mod tests {
         );
         let places: Vec<_> = d.list.iter().map(|d| (d.loc.line, d.loc.col)).collect();
         assert_eq!(places, [(2, 13), (4, 3), (5, 7)], "{:?}", d.list);
-        assert!(d.list[0].message.contains("unexpected ';'"), "{}", d.list[0].message);
+        assert!(
+            d.list[0].message.contains("unexpected ';'"),
+            "{}",
+            d.list[0].message
+        );
         // The function after the broken one is still read.
         assert_eq!(p.items.len(), 2);
     }
 
     #[test]
     fn hostile_nesting_is_refused_not_overflowed() {
-        let src = format!("float f() {{ return {}1{}; }}", "(".repeat(100_000), ")".repeat(100_000));
+        let src = format!(
+            "float f() {{ return {}1{}; }}",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        );
         let (_, d) = program(&src);
         assert!(d.list.iter().any(|d| d.message.contains("nests more than")));
         let src = format!("float f() {{ return {}1; }}", "-".repeat(100_000));
@@ -1789,10 +1827,13 @@ mod corpus_tests {
                     continue;
                 }
                 let stem = path.file_stem().unwrap().to_string_lossy().to_string();
-                let compiled = std::fs::read_dir(dir.join(sub)).unwrap().flatten().any(|e| {
-                    let n = e.file_name().to_string_lossy().to_string();
-                    n.starts_with(&format!("{stem}.")) && n.ends_with(".bin")
-                });
+                let compiled = std::fs::read_dir(dir.join(sub))
+                    .unwrap()
+                    .flatten()
+                    .any(|e| {
+                        let n = e.file_name().to_string_lossy().to_string();
+                        n.starts_with(&format!("{stem}.")) && n.ends_with(".bin")
+                    });
                 let text = std::fs::read_to_string(&path).unwrap();
                 if !compiled || text.contains('#') {
                     continue;

@@ -1,0 +1,1497 @@
+//! The code graph to Direct3D 9 asm and a constant table: registers for uniforms as
+//! Microsoft's compiler places them, literals packed into `def`s, every value a lane of a
+//! temporary register, operands read with the swizzles the model allows (gathered with
+//! `mov`s where it allows none), `neg` and `abs` folded into source modifiers.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write;
+
+use super::ir::{Comp, NodeId, Op, Program, TexKind};
+use super::lower::Profile;
+use super::token::Loc;
+use super::types::{Base, Dim, Ty};
+use crate::shader::d3d9::bytecode::{ShaderKind, Version};
+use crate::shader::d3d9::ctab::{
+    Class, Constant, ConstantTable, Member, ParamType, RegisterSet, TypeInfo,
+};
+use crate::shader::d3d9::limits;
+use crate::shader::d3d9::registers::RegisterType;
+
+/// What the code generator made: asm text for the assembler and the constant table.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    pub asm: String,
+    pub table: ConstantTable,
+}
+
+/// A register of the shader as asm spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Reg {
+    Temp(u32),
+    Const(u32),
+    Input(u32),
+    Texture(u32),
+    Pos,
+    Face,
+    Sampler(u32),
+}
+
+impl Reg {
+    fn name(self) -> String {
+        match self {
+            Reg::Temp(n) => format!("r{n}"),
+            Reg::Const(n) => format!("c{n}"),
+            Reg::Input(n) => format!("v{n}"),
+            Reg::Texture(n) => format!("t{n}"),
+            Reg::Pos => "vPos".into(),
+            Reg::Face => "vFace".into(),
+            Reg::Sampler(n) => format!("s{n}"),
+        }
+    }
+}
+
+/// Where a node's lanes live: lane `i` of the node is lane `lanes[i]` of `reg`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Place {
+    reg: Reg,
+    lanes: [u8; 4],
+}
+
+/// An operand after `neg`/`abs`/`mov` nodes are looked through.
+#[derive(Debug, Clone, PartialEq)]
+struct Src {
+    comps: Vec<Comp>,
+    neg: bool,
+    abs: bool,
+}
+
+/// A source operand as the instruction reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Operand {
+    reg: Reg,
+    swz: [u8; 4],
+    neg: bool,
+    abs: bool,
+}
+
+impl Operand {
+    fn text(&self) -> String {
+        let base = format!(
+            "{}{}",
+            self.reg.name(),
+            if matches!(self.reg, Reg::Sampler(_)) {
+                String::new()
+            } else {
+                swizzle_text(self.swz)
+            }
+        );
+        match (self.neg, self.abs) {
+            (false, false) => base,
+            (true, false) => format!("-{base}"),
+            (false, true) => format!("{base}_abs"),
+            (true, true) => format!("-{base}_abs"),
+        }
+    }
+
+    fn file(&self) -> Option<RegisterType> {
+        Some(match self.reg {
+            Reg::Temp(_) => RegisterType::Temp,
+            Reg::Const(_) => RegisterType::Const,
+            Reg::Input(_) => RegisterType::Input,
+            Reg::Texture(_) => RegisterType::AddrOrTexture,
+            _ => return None,
+        })
+    }
+}
+
+const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
+
+fn mask_text(lanes: &[u8]) -> String {
+    let mut m: Vec<u8> = lanes.to_vec();
+    m.sort();
+    m.dedup();
+    if m == [0, 1, 2, 3] {
+        return String::new();
+    }
+    let s: String = m.iter().map(|&l| LANES[usize::from(l)]).collect();
+    format!(".{s}")
+}
+
+fn swizzle_text(swz: [u8; 4]) -> String {
+    if swz == [0, 1, 2, 3] {
+        return String::new();
+    }
+    // fxc prints the shortest spelling that reads the same: a replicate as one letter,
+    // trailing repeats of the last dropped.
+    let mut n = 4;
+    while n > 1 && swz[n - 1] == swz[n - 2] {
+        n -= 1;
+    }
+    let s: String = swz[..n].iter().map(|&l| LANES[usize::from(l)]).collect();
+    format!(".{s}")
+}
+
+/// What the model lets a source swizzle be, given the lanes the instruction reads.
+fn swizzle_ok(profile: Profile, swz: [u8; 4], read: &[u8]) -> bool {
+    if !profile.pixel || profile.major >= 3 || profile.minor > 0 {
+        return true;
+    }
+    let agrees = |allowed: [u8; 4]| {
+        read.iter()
+            .all(|&l| swz[usize::from(l)] == allowed[usize::from(l)])
+    };
+    let allowed = [
+        [0, 1, 2, 3],
+        [1, 2, 0, 3],
+        [2, 0, 1, 3],
+        [3, 2, 1, 0],
+        [0; 4],
+        [1; 4],
+        [2; 4],
+        [3; 4],
+    ];
+    allowed.into_iter().any(agrees)
+}
+
+struct Gen<'p> {
+    p: &'p Program,
+    profile: Profile,
+    places: HashMap<NodeId, Place>,
+    /// Lanes of each temporary in use.
+    busy: Vec<[bool; 4]>,
+    /// Uses left of each node, to free its lanes after the last.
+    uses_left: HashMap<NodeId, u32>,
+    defs: Vec<[Option<f32>; 4]>,
+    def_base: u32,
+    code: Vec<String>,
+    errors: Vec<String>,
+    /// The sincos constants of shader model 2, once made.
+    sincos_consts: Option<(u32, u32)>,
+}
+
+pub fn generate(
+    p: &Program,
+    profile: Profile,
+    entry_loc: Loc,
+) -> Result<Generated, Vec<(Loc, String)>> {
+    let _ = entry_loc;
+    let needed = needed_nodes(p, profile);
+    // Uniforms in use and their registers.
+    let mut used_offsets: HashMap<u32, u32> = HashMap::new();
+    for &n in &needed {
+        match p.node(n).op {
+            Op::Uniform { var, offset } => {
+                let e = used_offsets.entry(var).or_insert(0);
+                *e = (*e).max(offset + 1);
+            }
+            Op::Sampler(var) => {
+                used_offsets.entry(var).or_insert(1);
+            }
+            _ => {}
+        }
+    }
+    let (uniform_regs, table_constants, def_base) = allocate_uniforms(p, &used_offsets);
+    let mut g = Gen {
+        p,
+        profile,
+        places: HashMap::new(),
+        busy: Vec::new(),
+        uses_left: HashMap::new(),
+        defs: Vec::new(),
+        def_base,
+        code: Vec::new(),
+        errors: Vec::new(),
+        sincos_consts: None,
+    };
+    // Registers of inputs, uniforms and samplers.
+    let mut dcls = Vec::new();
+    let input_regs = input_registers(p, profile);
+    for &n in &needed {
+        let node = p.node(n);
+        let place = match node.op {
+            Op::Input(i) => Some(input_regs[i as usize]),
+            Op::Uniform { var, offset } => Some(Reg::Const(uniform_regs[&var] + offset)),
+            Op::Sampler(var) => Some(Reg::Sampler(uniform_regs[&var])),
+            _ => None,
+        };
+        if let Some(reg) = place {
+            g.places.insert(
+                n,
+                Place {
+                    reg,
+                    lanes: [0, 1, 2, 3],
+                },
+            );
+        }
+    }
+    // How often each node is read.
+    for &n in &needed {
+        for a in &p.node(n).args {
+            for c in g.resolve(a).comps {
+                *g.uses_left.entry(c.node).or_default() += 1;
+            }
+        }
+    }
+    for o in &p.outputs {
+        for c in g.resolve(&o.comps).comps {
+            *g.uses_left.entry(c.node).or_default() += 1;
+        }
+    }
+    for k in &p.kills {
+        for c in g.resolve(k).comps {
+            *g.uses_left.entry(c.node).or_default() += 1;
+        }
+    }
+    for &n in &needed {
+        if !g.places.contains_key(&n) && !matches!(p.node(n).op, Op::Const(_)) {
+            g.emit_node(n);
+        }
+    }
+    for k in &p.kills {
+        g.kill(k);
+    }
+    let mut outputs: Vec<(String, u32, Vec<Comp>)> = p
+        .outputs
+        .iter()
+        .map(|o| (o.usage.clone(), o.index, o.comps.clone()))
+        .collect();
+    outputs.sort_by(|a, b| {
+        (a.0 != "POSITION", a.0.clone(), a.1).cmp(&(b.0 != "POSITION", b.0.clone(), b.1))
+    });
+    let mut out_dcls = Vec::new();
+    let mut next_o = 0;
+    for (usage, index, comps) in &outputs {
+        g.output(usage, *index, comps, &mut out_dcls, &mut next_o);
+    }
+    if !g.errors.is_empty() {
+        return Err(g.errors.into_iter().map(|e| (Loc::default(), e)).collect());
+    }
+    // Declarations: inputs read, samplers used.
+    let mut used_inputs: BTreeMap<u32, [bool; 4]> = BTreeMap::new();
+    for &n in &needed {
+        for a in &p.node(n).args {
+            g.note_input_lanes(a, &mut used_inputs);
+        }
+    }
+    for o in &p.outputs {
+        g.note_input_lanes(&o.comps, &mut used_inputs);
+    }
+    for k in &p.kills {
+        g.note_input_lanes(k, &mut used_inputs);
+    }
+    for (&i, lanes) in &used_inputs {
+        let input = &p.inputs[i as usize];
+        let reg = input_regs[i as usize];
+        let lanes: Vec<u8> = (0..4).filter(|&l| lanes[usize::from(l)]).collect();
+        let mask = if profile.pixel && profile.major < 3 && matches!(reg, Reg::Input(_)) {
+            String::new()
+        } else {
+            mask_text(&lanes)
+        };
+        let line = match reg {
+            Reg::Pos => format!("dcl vPos{mask}"),
+            Reg::Face => "dcl vFace".to_string(),
+            _ if profile.pixel && profile.major < 3 => {
+                let c = if input.centroid { "_centroid" } else { "" };
+                format!("dcl{c} {}{mask}", reg.name())
+            }
+            _ => format!(
+                "dcl_{}{} {}{mask}",
+                usage_name(&input.usage),
+                input.index,
+                reg.name()
+            ),
+        };
+        dcls.push((reg, line));
+    }
+    dcls.sort();
+    let mut samplers = Vec::new();
+    for (var, &base) in &uniform_regs {
+        let u = &p.uniforms[*var as usize];
+        if u.is_sampler {
+            let dim = match &u.ty {
+                Ty::Sampler(d) => *d,
+                Ty::Array(t, _) => match **t {
+                    Ty::Sampler(d) => d,
+                    _ => Dim::D2,
+                },
+                _ => Dim::D2,
+            };
+            let kind = match dim {
+                Dim::Cube => "cube",
+                Dim::D3 => "volume",
+                _ => "2d",
+            };
+            samplers.push((base, format!("dcl_{kind} s{base}")));
+        }
+    }
+    samplers.sort();
+    let version = format!(
+        "{}_{}",
+        if profile.pixel { "ps" } else { "vs" },
+        match (profile.major, profile.minor) {
+            (2, 0) => "2_0",
+            (2, _) => "2_x",
+            _ => "3_0",
+        }
+    );
+    let mut asm = String::new();
+    let _ = writeln!(asm, "{version}");
+    for (i, d) in g.defs.iter().enumerate() {
+        let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
+        let _ = writeln!(asm, "def c{}, {}", g.def_base + i as u32, v.join(", "));
+    }
+    for (_, d) in &dcls {
+        let _ = writeln!(asm, "{d}");
+    }
+    for d in &out_dcls {
+        let _ = writeln!(asm, "{d}");
+    }
+    for (_, s) in &samplers {
+        let _ = writeln!(asm, "{s}");
+    }
+    for line in &g.code {
+        let _ = writeln!(asm, "{line}");
+    }
+    let target = profile_name(profile);
+    let version_token = crate::shader::d3d9::bytecode::Version {
+        kind: if profile.pixel {
+            crate::shader::d3d9::bytecode::ShaderKind::Pixel
+        } else {
+            crate::shader::d3d9::bytecode::ShaderKind::Vertex
+        },
+        major: profile.major,
+        minor: if profile.minor > 0 { 1 } else { 0 },
+    }
+    .token();
+    let table = ConstantTable {
+        creator: format!("shaderfs {} HLSL compiler", env!("CARGO_PKG_VERSION")),
+        target: Some(target),
+        version: version_token,
+        flags: 0x100,
+        constants: table_constants,
+    };
+    Ok(Generated { asm, table })
+}
+
+fn profile_name(p: Profile) -> String {
+    format!(
+        "{}_{}",
+        if p.pixel { "ps" } else { "vs" },
+        match (p.major, p.minor) {
+            (2, 0) => "2_0",
+            (2, _) =>
+                if p.pixel {
+                    "2_a"
+                } else {
+                    "2_a"
+                },
+            _ => "3_0",
+        }
+    )
+}
+
+fn usage_name(usage: &str) -> String {
+    match usage {
+        "POSITION" => "position".into(),
+        "COLOR" => "color".into(),
+        "TEXCOORD" => "texcoord".into(),
+        "NORMAL" => "normal".into(),
+        "TANGENT" => "tangent".into(),
+        "BINORMAL" => "binormal".into(),
+        "BLENDWEIGHT" => "blendweight".into(),
+        "BLENDINDICES" => "blendindices".into(),
+        "PSIZE" => "psize".into(),
+        "FOG" => "fog".into(),
+        "DEPTH" => "depth".into(),
+        "SAMPLE" => "sample".into(),
+        "TESSFACTOR" => "tessfactor".into(),
+        "POSITIONT" => "positiont".into(),
+        other => other.to_ascii_lowercase(),
+    }
+}
+
+/// A float as fxc prints it in a `def`: shortest text that reads back the same.
+fn format_float(v: f32) -> String {
+    if v == v.trunc() && v.abs() < 1e7 {
+        return format!("{}", v as i64);
+    }
+    let s = format!("{v}");
+    if s.parse::<f32>() == Ok(v) {
+        s
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// The input registers: ps_2_x's v# for colours and t# for texture coordinates; v# in
+/// order of first use otherwise; vPos and vFace.
+fn input_registers(p: &Program, profile: Profile) -> Vec<Reg> {
+    let mut next = 0;
+    p.inputs
+        .iter()
+        .map(|i| match i.usage.as_str() {
+            "VPOS" => Reg::Pos,
+            "VFACE" => Reg::Face,
+            "COLOR" if profile.pixel && profile.major < 3 => Reg::Input(i.index),
+            _ if profile.pixel && profile.major < 3 => Reg::Texture(i.index),
+            _ => {
+                next += 1;
+                Reg::Input(next - 1)
+            }
+        })
+        .collect()
+}
+
+/// Registers of the uniforms in use, as Microsoft's compiler gives them: those the source
+/// bound by `register()` where it said, the rest in order of declaration in the first
+/// registers free; and the table's entries, sorted by name. Returns also the first
+/// register free for `def`s.
+fn allocate_uniforms(
+    p: &Program,
+    used: &HashMap<u32, u32>,
+) -> (HashMap<u32, u32>, Vec<Constant>, u32) {
+    let mut regs = HashMap::new();
+    let mut taken_c: HashSet<u32> = HashSet::new();
+    let mut taken_s: HashSet<u32> = HashSet::new();
+    for (var, u) in p.uniforms.iter().enumerate() {
+        let Some(&count) = used.get(&(var as u32)) else {
+            continue;
+        };
+        if let Some(b) = u.bound {
+            regs.insert(var as u32, b);
+            let set = if u.is_sampler {
+                &mut taken_s
+            } else {
+                &mut taken_c
+            };
+            for r in b..b + count.max(1) {
+                set.insert(r);
+            }
+        }
+    }
+    for (var, u) in p.uniforms.iter().enumerate() {
+        let var = var as u32;
+        let Some(&count) = used.get(&var) else {
+            continue;
+        };
+        if regs.contains_key(&var) {
+            continue;
+        }
+        let count = if u.is_sampler {
+            u.registers.max(1)
+        } else {
+            count
+        };
+        let set = if u.is_sampler {
+            &mut taken_s
+        } else {
+            &mut taken_c
+        };
+        let mut base = 0;
+        while (base..base + count).any(|r| set.contains(&r)) {
+            base += 1;
+        }
+        for r in base..base + count {
+            set.insert(r);
+        }
+        regs.insert(var, base);
+    }
+    let def_base = (0..)
+        .find(|r| {
+            !taken_c.contains(r)
+                && !(0..).take(0).any(|_: u32| false)
+                && (*r..).take(1).all(|x| !taken_c.contains(&x))
+        })
+        .unwrap_or(0);
+    let def_base = taken_c.iter().max().map_or(0, |m| m + 1).max(def_base);
+    let mut constants: Vec<Constant> = regs
+        .iter()
+        .map(|(&var, &index)| {
+            let u = &p.uniforms[var as usize];
+            let count = if u.is_sampler {
+                u.registers.max(1)
+            } else {
+                used[&var]
+            };
+            Constant {
+                name: u.name.clone(),
+                register_set: if u.is_sampler {
+                    RegisterSet::SAMPLER
+                } else {
+                    RegisterSet::FLOAT4
+                },
+                register_index: index as u16,
+                register_count: count as u16,
+                reserved: u.bound.map_or(0, |b| (b * 4 + 2) as u16),
+                type_info: type_info(&u.ty, u.row_major),
+                default_value: u
+                    .default
+                    .as_ref()
+                    .map(|d| default_dwords(&u.ty, u.row_major, d)),
+                own_type: false,
+            }
+        })
+        .collect();
+    constants.sort_by(|a, b| a.name.cmp(&b.name));
+    (regs, constants, def_base)
+}
+
+fn type_info(ty: &Ty, row_major: bool) -> TypeInfo {
+    let param = |b: Base| match b {
+        Base::Bool => ParamType::BOOL,
+        Base::Int | Base::Uint => ParamType::INT,
+        _ => ParamType::FLOAT,
+    };
+    let simple = |class, param_type, rows, columns| TypeInfo {
+        class,
+        param_type,
+        rows,
+        columns,
+        elements: 1,
+        members: Vec::new(),
+    };
+    match ty {
+        Ty::Scalar(b) => simple(Class::SCALAR, param(*b), 1, 1),
+        Ty::Vector(b, n) => simple(Class::VECTOR, param(*b), 1, u16::from(*n)),
+        Ty::Matrix(b, r, c) => simple(
+            if row_major {
+                Class::MATRIX_ROWS
+            } else {
+                Class::MATRIX_COLUMNS
+            },
+            param(*b),
+            u16::from(*r),
+            u16::from(*c),
+        ),
+        Ty::Array(t, n) => {
+            let mut inner = type_info(t, row_major);
+            inner.elements = *n as u16;
+            inner
+        }
+        Ty::Struct(s) => TypeInfo {
+            class: Class::STRUCT,
+            param_type: ParamType::VOID,
+            rows: 1,
+            columns: s.fields.iter().map(|f| f.ty.components() as u16).sum(),
+            elements: 1,
+            members: s
+                .fields
+                .iter()
+                .map(|f| Member {
+                    name: f.name.clone(),
+                    type_info: type_info(&f.ty, f.row_major.unwrap_or(row_major)),
+                })
+                .collect(),
+        },
+        Ty::Sampler(d) => simple(
+            Class::OBJECT,
+            ParamType(match d {
+                Dim::Generic => 10,
+                Dim::D1 => 11,
+                Dim::D2 => 12,
+                Dim::D3 => 13,
+                Dim::Cube => 14,
+            }),
+            1,
+            1,
+        ),
+        _ => simple(Class::OBJECT, ParamType(5), 1, 1),
+    }
+}
+
+/// A default value in register layout: four DWORDs per register, rows (or columns) each
+/// in a register, elements and members each starting one.
+fn default_dwords(ty: &Ty, row_major: bool, values: &[f32]) -> Vec<u32> {
+    fn walk(ty: &Ty, row_major: bool, values: &[f32], at: &mut usize, out: &mut Vec<u32>) {
+        match ty {
+            Ty::Scalar(_) | Ty::Vector(..) => {
+                let n = ty.components();
+                let mut reg = [0u32; 4];
+                for (i, r) in reg.iter_mut().enumerate().take(n) {
+                    *r = values.get(*at + i).copied().unwrap_or(0.0).to_bits();
+                }
+                *at += n;
+                out.extend_from_slice(&reg);
+            }
+            Ty::Matrix(_, r, c) => {
+                let (r, c) = (usize::from(*r), usize::from(*c));
+                let (outer, inner) = if row_major { (r, c) } else { (c, r) };
+                for o in 0..outer {
+                    let mut reg = [0u32; 4];
+                    for (i, slot) in reg.iter_mut().enumerate().take(inner) {
+                        let (row, col) = if row_major { (o, i) } else { (i, o) };
+                        *slot = values
+                            .get(*at + row * c + col)
+                            .copied()
+                            .unwrap_or(0.0)
+                            .to_bits();
+                    }
+                    out.extend_from_slice(&reg);
+                }
+                *at += r * c;
+            }
+            Ty::Array(t, n) => {
+                for _ in 0..*n {
+                    walk(t, row_major, values, at, out);
+                }
+            }
+            Ty::Struct(s) => {
+                for f in &s.fields {
+                    walk(&f.ty, f.row_major.unwrap_or(row_major), values, at, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(ty, row_major, values, &mut 0, &mut out);
+    out
+}
+
+/// The nodes the outputs and kills need, in order (a node's operands come before it).
+fn needed_nodes(p: &Program, profile: Profile) -> Vec<NodeId> {
+    let mut seen = vec![false; p.nodes.len()];
+    let mut stack: Vec<NodeId> = Vec::new();
+    let probe = Gen {
+        p,
+        profile,
+        places: HashMap::new(),
+        busy: Vec::new(),
+        uses_left: HashMap::new(),
+        defs: Vec::new(),
+        def_base: 0,
+        code: Vec::new(),
+        errors: Vec::new(),
+        sincos_consts: None,
+    };
+    let push = |comps: &[Comp], stack: &mut Vec<NodeId>| {
+        for c in probe.resolve(comps).comps {
+            stack.push(c.node);
+        }
+    };
+    for o in &p.outputs {
+        push(&o.comps, &mut stack);
+    }
+    for k in &p.kills {
+        push(k, &mut stack);
+    }
+    while let Some(n) = stack.pop() {
+        if std::mem::replace(&mut seen[n as usize], true) {
+            continue;
+        }
+        for a in &p.node(n).args {
+            push(a, &mut stack);
+        }
+    }
+    (0..p.nodes.len() as NodeId)
+        .filter(|&n| seen[n as usize])
+        .collect()
+}
+
+impl Gen<'_> {
+    /// The operand with `neg`, `abs` (shader model 3) and `mov` nodes looked through.
+    fn resolve(&self, comps: &[Comp]) -> Src {
+        let mut src = Src {
+            comps: comps.to_vec(),
+            neg: false,
+            abs: false,
+        };
+        loop {
+            let ops: HashSet<Op> = src.comps.iter().map(|c| self.p.node(c.node).op).collect();
+            if ops.len() != 1 {
+                return src;
+            }
+            let op = *ops.iter().next().unwrap();
+            let peel = match op {
+                Op::Neg => {
+                    if !src.abs {
+                        src.neg = !src.neg;
+                    }
+                    true
+                }
+                Op::Abs if self.profile.major >= 3 => {
+                    src.abs = true;
+                    true
+                }
+                Op::Mov => true,
+                _ => false,
+            };
+            if !peel {
+                return src;
+            }
+            src.comps = src
+                .comps
+                .iter()
+                .map(|c| self.p.node(c.node).args[0][usize::from(c.lane)])
+                .collect();
+        }
+    }
+
+    fn note_input_lanes(&self, comps: &[Comp], used: &mut BTreeMap<u32, [bool; 4]>) {
+        for c in self.resolve(comps).comps {
+            if let Op::Input(i) = self.p.node(c.node).op {
+                used.entry(i).or_default()[usize::from(c.lane)] = true;
+            }
+        }
+    }
+
+    fn is_const(&self, c: Comp) -> Option<f32> {
+        self.p.constant(c)
+    }
+
+    // ---- temporaries -----------------------------------------------------------------
+
+    /// Free lanes `lanes` of a temporary, or the first register that has them.
+    fn alloc(&mut self, lanes: &[u8], prefer: Option<u32>) -> u32 {
+        let fits = |b: &[bool; 4]| lanes.iter().all(|&l| !b[usize::from(l)]);
+        let r = prefer
+            .filter(|&r| self.busy.get(r as usize).is_some_and(fits))
+            .or_else(|| self.busy.iter().position(fits).map(|r| r as u32))
+            .unwrap_or_else(|| {
+                self.busy.push([false; 4]);
+                self.busy.len() as u32 - 1
+            });
+        for &l in lanes {
+            self.busy[r as usize][usize::from(l)] = true;
+        }
+        r
+    }
+
+    fn free(&mut self, r: u32, lanes: &[u8]) {
+        for &l in lanes {
+            self.busy[r as usize][usize::from(l)] = false;
+        }
+    }
+
+    /// A node's result register: its lanes where the operands' are when it can, else the
+    /// first lanes free.
+    fn place_result(
+        &mut self,
+        n: NodeId,
+        width: u8,
+        prefer: Option<[u8; 4]>,
+        fixed: bool,
+    ) -> Place {
+        let lanes: Vec<u8> = match prefer {
+            Some(p) => p[..usize::from(width)].to_vec(),
+            None => (0..width).collect(),
+        };
+        let distinct = {
+            let mut l = lanes.clone();
+            l.sort();
+            l.dedup();
+            l.len() == lanes.len()
+        };
+        let lanes = if distinct {
+            lanes
+        } else {
+            (0..width).collect()
+        };
+        let r = if width == 1 && !fixed {
+            // A scalar goes in any free lane.
+            match self
+                .busy
+                .iter()
+                .enumerate()
+                .find_map(|(r, b)| (0..4u8).find(|&l| !b[usize::from(l)]).map(|l| (r, l)))
+            {
+                Some((r, l)) if prefer.is_none() => {
+                    self.busy[r][usize::from(l)] = true;
+                    let mut la = [0, 1, 2, 3];
+                    la[0] = l;
+                    let place = Place {
+                        reg: Reg::Temp(r as u32),
+                        lanes: la,
+                    };
+                    self.places.insert(n, place);
+                    return place;
+                }
+                _ => self.alloc(&lanes, None),
+            }
+        } else {
+            self.alloc(&lanes, None)
+        };
+        let mut la = [0, 1, 2, 3];
+        la[..lanes.len()].copy_from_slice(&lanes);
+        let place = Place {
+            reg: Reg::Temp(r),
+            lanes: la,
+        };
+        self.places.insert(n, place);
+        place
+    }
+
+    /// One use of each operand component done; free the lanes of nodes used up.
+    fn release(&mut self, comps: &[Comp]) {
+        for c in comps {
+            let Some(left) = self.uses_left.get_mut(&c.node) else {
+                continue;
+            };
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                if let Some(Place {
+                    reg: Reg::Temp(r),
+                    lanes,
+                }) = self.places.get(&c.node).copied()
+                {
+                    let w = usize::from(self.p.node(c.node).width);
+                    for &l in &lanes[..w] {
+                        self.busy[r as usize][usize::from(l)] = false;
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- operands --------------------------------------------------------------------
+
+    /// Where a constant value is: a lane of a `def` register, added if needed. Values in
+    /// `want` (lane → value) are placed so that reading them needs the swizzle `want`
+    /// implies; returns the register and the lane of each value.
+    fn const_lanes(&mut self, values: &[f32], dst: &[u8]) -> (u32, Vec<u8>) {
+        let mut distinct: Vec<f32> = Vec::new();
+        for &v in values {
+            if !distinct.iter().any(|d| d.to_bits() == v.to_bits()) {
+                distinct.push(v);
+            }
+        }
+        let read: Vec<u8> = dst.to_vec();
+        for r in 0..self.defs.len() {
+            if let Some(lanes) = self.fit_consts(r, values, &read) {
+                return (self.def_base + r as u32, lanes);
+            }
+        }
+        self.defs.push([None; 4]);
+        let r = self.defs.len() - 1;
+        match self.fit_consts(r, values, &read) {
+            Some(lanes) => (self.def_base + r as u32, lanes),
+            None => {
+                // Values at their destination lanes always fit a fresh register.
+                for (i, &v) in values.iter().enumerate() {
+                    self.defs[r][usize::from(dst[i])] = Some(v);
+                }
+                (self.def_base + r as u32, dst.to_vec())
+            }
+        }
+    }
+
+    fn fit_consts(&mut self, r: usize, values: &[f32], dst: &[u8]) -> Option<Vec<u8>> {
+        let mut trial = self.defs[r];
+        let mut lanes = Vec::new();
+        for (i, &v) in values.iter().enumerate() {
+            let have = (0..4u8)
+                .find(|&l| trial[usize::from(l)].is_some_and(|x| x.to_bits() == v.to_bits()));
+            let l = match have {
+                Some(l) => l,
+                None => {
+                    // Prefer the destination lane, for models with few swizzles.
+                    let d = dst[i];
+                    let l = if trial[usize::from(d)].is_none() {
+                        Some(d)
+                    } else {
+                        (0..4u8).find(|&l| trial[usize::from(l)].is_none())
+                    };
+                    let l = l?;
+                    trial[usize::from(l)] = Some(v);
+                    l
+                }
+            };
+            lanes.push(l);
+        }
+        let mut swz = [0u8; 4];
+        for (i, &d) in dst.iter().enumerate() {
+            swz[usize::from(d)] = lanes[i];
+        }
+        fill_swizzle(&mut swz, dst);
+        if !swizzle_ok(self.profile, swz, dst) {
+            return None;
+        }
+        self.defs[r] = trial;
+        Some(lanes)
+    }
+
+    /// An operand read into destination lanes `dst` (operand component `i` lands in lane
+    /// `dst[i]`), gathered into a temporary first where it is not one register read with
+    /// an allowed swizzle. `identity` asks for no swizzle at all.
+    fn operand(&mut self, src: &Src, dst: &[u8], identity: bool) -> Operand {
+        let plain = Src {
+            neg: false,
+            abs: false,
+            ..src.clone()
+        };
+        let mut op = self.direct(&plain, dst, identity).unwrap_or_else(|| {
+            let r = self.gather(&src.comps, dst);
+            let mut swz = [0, 1, 2, 3];
+            fill_swizzle(&mut swz, dst);
+            Operand {
+                reg: Reg::Temp(r),
+                swz,
+                neg: false,
+                abs: false,
+            }
+        });
+        op.neg = src.neg;
+        op.abs = src.abs;
+        op
+    }
+
+    /// An operand as it is, if it is one register read with an allowed swizzle: the lanes
+    /// of one node, of nodes that share a register, or constants of one `def`.
+    fn direct(&mut self, src: &Src, dst: &[u8], identity: bool) -> Option<Operand> {
+        let consts: Option<Vec<f32>> = src.comps.iter().map(|&c| self.is_const(c)).collect();
+        if let Some(values) = consts {
+            let (r, lanes) = self.const_lanes(&values, dst);
+            let mut swz = [0u8; 4];
+            for (i, &d) in dst.iter().enumerate() {
+                swz[usize::from(d)] = lanes[i];
+            }
+            fill_swizzle(&mut swz, dst);
+            if identity && swz != [0, 1, 2, 3] {
+                return None;
+            }
+            return Some(Operand {
+                reg: Reg::Const(r),
+                swz,
+                neg: false,
+                abs: false,
+            });
+        }
+        let mut reg = None;
+        let mut swz = [0u8; 4];
+        for (i, c) in src.comps.iter().enumerate() {
+            let place = *self.places.get(&c.node)?;
+            if reg.is_some_and(|r| r != place.reg) {
+                return None;
+            }
+            reg = Some(place.reg);
+            swz[usize::from(dst[i])] = place.lanes[usize::from(c.lane)];
+        }
+        let reg = reg?;
+        fill_swizzle(&mut swz, dst);
+        if identity && !dst.iter().all(|&d| swz[usize::from(d)] == d) {
+            return None;
+        }
+        if !swizzle_ok(self.profile, swz, dst) {
+            return None;
+        }
+        let swz = if identity { [0, 1, 2, 3] } else { swz };
+        Some(Operand {
+            reg,
+            swz,
+            neg: false,
+            abs: false,
+        })
+    }
+
+    /// Keep an instruction within the model's read ports: a second constant (or input)
+    /// register is copied to a temporary first.
+    fn fit_ports(&mut self, ops: &mut [Operand]) -> Vec<(u32, Vec<u8>)> {
+        let version = Version {
+            kind: if self.profile.pixel {
+                ShaderKind::Pixel
+            } else {
+                ShaderKind::Vertex
+            },
+            major: self.profile.major,
+            minor: if self.profile.minor > 0 { 1 } else { 0 },
+        };
+        let Some(lim) = limits::limits(version) else {
+            return Vec::new();
+        };
+        let mut temps = Vec::new();
+        for file in [
+            RegisterType::Const,
+            RegisterType::Input,
+            RegisterType::AddrOrTexture,
+        ] {
+            let Some(ports) = lim.register(file).and_then(|r| r.read_ports) else {
+                continue;
+            };
+            loop {
+                let mut regs: Vec<Reg> = ops
+                    .iter()
+                    .filter(|o| o.file() == Some(file))
+                    .map(|o| o.reg)
+                    .collect();
+                regs.sort();
+                regs.dedup();
+                if regs.len() as u32 <= ports {
+                    break;
+                }
+                // Copy the first register over the limit: every lane an operand reads.
+                let victim = regs[ports as usize];
+                let mut lanes = [false; 4];
+                for o in ops.iter().filter(|o| o.reg == victim) {
+                    for &l in &o.swz {
+                        lanes[usize::from(l)] = true;
+                    }
+                }
+                let lanes: Vec<u8> = (0..4).filter(|&l| lanes[usize::from(l)]).collect();
+                let r = self.alloc(&lanes, None);
+                self.code.push(format!(
+                    "mov r{r}{}, {}{}",
+                    mask_text(&lanes),
+                    victim.name(),
+                    swizzle_text_for(&lanes)
+                ));
+                temps.push((r, lanes));
+                for o in ops.iter_mut().filter(|o| o.reg == victim) {
+                    o.reg = Reg::Temp(r);
+                }
+            }
+        }
+        temps
+    }
+
+    /// Copy components into a fresh temporary at lanes `dst`, grouping what one `mov`
+    /// can move; returns the register.
+    fn gather(&mut self, comps: &[Comp], dst: &[u8]) -> u32 {
+        let r = self.alloc(dst, None);
+        let mut done = vec![false; comps.len()];
+        for i in 0..comps.len() {
+            if done[i] {
+                continue;
+            }
+            // Everything from the same node (or every constant) in one mov, if the
+            // swizzle is allowed; else one lane at a time.
+            let konst = self.is_const(comps[i]).is_some();
+            let group: Vec<usize> = (i..comps.len())
+                .filter(|&j| {
+                    !done[j]
+                        && if konst {
+                            self.is_const(comps[j]).is_some()
+                        } else {
+                            comps[j].node == comps[i].node
+                        }
+                })
+                .collect();
+            let try_group = |g: &mut Self, group: &[usize]| -> Option<String> {
+                let sub = Src {
+                    comps: group.iter().map(|&j| comps[j]).collect(),
+                    neg: false,
+                    abs: false,
+                };
+                let lanes: Vec<u8> = group.iter().map(|&j| dst[j]).collect();
+                g.direct(&sub, &lanes, false)
+                    .map(|t| format!("mov r{r}{}, {}", mask_text(&lanes), t.text()))
+            };
+            if let Some(line) = try_group(self, &group) {
+                self.code.push(line);
+                for j in group {
+                    done[j] = true;
+                }
+                continue;
+            }
+            let line = try_group(self, &[i]).unwrap_or_else(|| {
+                // A value not yet in a register cannot happen: operands come first.
+                format!("mov r{r}{}, c0", mask_text(&[dst[i]]))
+            });
+            self.code.push(line);
+            done[i] = true;
+        }
+        // The gathered register is free again once this instruction has read it.
+        self.free(r, dst);
+        r
+    }
+
+    // ---- instructions ----------------------------------------------------------------
+
+    fn emit_node(&mut self, n: NodeId) {
+        let node = self.p.node(n).clone();
+        let srcs: Vec<Src> = node.args.iter().map(|a| self.resolve(a)).collect();
+        let w = node.width;
+        let m = match node.op {
+            Op::Mov => "mov",
+            Op::Add => "add",
+            Op::Mul => "mul",
+            Op::Mad => "mad",
+            Op::Min => "min",
+            Op::Max => "max",
+            Op::Cmp => "cmp",
+            Op::Slt => "slt",
+            Op::Sge => "sge",
+            Op::Lrp => "lrp",
+            Op::Frc => "frc",
+            Op::Abs => "abs",
+            Op::Neg => "mov",
+            Op::Sat => "mov_sat",
+            Op::Dsx => "dsx",
+            Op::Dsy => "dsy",
+            Op::Rcp => "rcp",
+            Op::Rsq => "rsq",
+            Op::Exp => "exp",
+            Op::Log => "log",
+            Op::Pow => "pow",
+            Op::Dp2Add => "dp2add",
+            Op::Dp3 => "dp3",
+            Op::Dp4 => "dp4",
+            Op::Nrm => "nrm",
+            Op::SinCos => "sincos",
+            Op::Tex(k) => match k {
+                TexKind::Plain => "texld",
+                TexKind::Proj => "texldp",
+                TexKind::Bias => "texldb",
+                TexKind::Lod => "texldl",
+                TexKind::Grad => "texldd",
+            },
+            Op::Const(_) | Op::Input(_) | Op::Uniform { .. } | Op::Sampler(_) => return,
+        };
+        if matches!(node.op, Op::Dsx | Op::Dsy)
+            && self.profile.major == 2
+            && self.profile.minor == 0
+        {
+            self.errors
+                .push("ddx/ddy need ps_2_x or ps_3_0: ps_2_0 has no dsx/dsy".into());
+        }
+        let componentwise = matches!(
+            node.op,
+            Op::Mov
+                | Op::Add
+                | Op::Mul
+                | Op::Mad
+                | Op::Min
+                | Op::Max
+                | Op::Cmp
+                | Op::Slt
+                | Op::Sge
+                | Op::Lrp
+                | Op::Frc
+                | Op::Abs
+                | Op::Neg
+                | Op::Sat
+                | Op::Dsx
+                | Op::Dsy
+        );
+        if node.op == Op::Sat && !self.profile.pixel && self.profile.major < 3 {
+            return self.emit_sat_vs2(n, &srcs);
+        }
+        // Where the result goes.
+        let prefer = if componentwise {
+            srcs.iter().find_map(|s| {
+                let nodes: HashSet<NodeId> = s.comps.iter().map(|c| c.node).collect();
+                if nodes.len() != 1 {
+                    return None;
+                }
+                let place = self.places.get(nodes.iter().next().unwrap())?;
+                if !matches!(place.reg, Reg::Temp(_))
+                    && self.profile.pixel
+                    && self.profile.major < 3
+                    && self.profile.minor == 0
+                {
+                    // Lanes of an input or constant are fine to align with too.
+                }
+                let mut l = [0u8; 4];
+                for (i, c) in s.comps.iter().enumerate() {
+                    l[i] = place.lanes[usize::from(c.lane)];
+                }
+                Some(l)
+            })
+        } else {
+            None
+        };
+        // Free operand lanes that die here, so the result may reuse them (every source
+        // is read before the destination is written), except where the model forbids a
+        // destination that is also a source.
+        let reuse_ok = !matches!(
+            node.op,
+            Op::Nrm | Op::SinCos | Op::Lrp | Op::Tex(_) | Op::Dp2Add
+        );
+        if reuse_ok {
+            for s in &srcs {
+                self.release(&s.comps);
+            }
+        }
+        let place = match node.op {
+            Op::SinCos | Op::Nrm | Op::Tex(_) => self.place_result(n, w, Some([0, 1, 2, 3]), true),
+            _ => self.place_result(n, w, prefer, false),
+        };
+        let dst_lanes: Vec<u8> = place.lanes[..usize::from(w)].to_vec();
+        let dst = format!(
+            "{}{}",
+            place.reg.name(),
+            match node.op {
+                Op::Tex(_) => String::new(),
+                Op::Nrm => mask_text(&[0, 1, 2]),
+                _ => mask_text(&dst_lanes),
+            }
+        );
+        let mut ops = Vec::new();
+        match node.op {
+            Op::Tex(_) => {
+                let coords = Src {
+                    comps: srcs[0].comps.clone(),
+                    neg: false,
+                    abs: false,
+                };
+                let identity = self.profile.major == 2;
+                ops.push(self.operand(&coords, &[0, 1, 2, 3], identity));
+                ops.push(self.operand(&srcs[1], &[0], false));
+                for g in &srcs[2..] {
+                    ops.push(self.operand(g, &[0, 1, 2, 3], false));
+                }
+            }
+            Op::Dp3 | Op::Dp4 | Op::Nrm => {
+                let lanes: Vec<u8> = (0..srcs[0].comps.len() as u8).collect();
+                for s in &srcs {
+                    ops.push(self.operand(s, &lanes, false));
+                }
+            }
+            Op::Dp2Add => {
+                ops.push(self.operand(&srcs[0], &[0, 1], false));
+                ops.push(self.operand(&srcs[1], &[0, 1], false));
+                ops.push(self.operand(&srcs[2], &dst_lanes, false));
+            }
+            Op::SinCos => {
+                ops.push(self.operand(&srcs[0], &[0], false));
+                if self.profile.major < 3 {
+                    let (a, b) = self.sincos_constants();
+                    ops.push(Operand {
+                        reg: Reg::Const(a),
+                        swz: [0, 1, 2, 3],
+                        neg: false,
+                        abs: false,
+                    });
+                    ops.push(Operand {
+                        reg: Reg::Const(b),
+                        swz: [0, 1, 2, 3],
+                        neg: false,
+                        abs: false,
+                    });
+                }
+            }
+            _ if componentwise => {
+                for s in &srcs {
+                    let s = if node.op == Op::Neg {
+                        Src {
+                            neg: !s.neg,
+                            ..s.clone()
+                        }
+                    } else {
+                        s.clone()
+                    };
+                    ops.push(self.operand(&s, &dst_lanes, false));
+                }
+            }
+            _ => {
+                // Scalar instructions read one lane, replicated.
+                for s in &srcs {
+                    let lanes = vec![dst_lanes[0]; s.comps.len()];
+                    ops.push(self.operand(s, &lanes, false));
+                }
+            }
+        }
+        let temps = if matches!(node.op, Op::SinCos) {
+            Vec::new()
+        } else {
+            self.fit_ports(&mut ops)
+        };
+        let texts: Vec<String> = ops.iter().map(Operand::text).collect();
+        self.code.push(format!("{m} {dst}, {}", texts.join(", ")));
+        for (r, lanes) in temps {
+            self.free(r, &lanes);
+        }
+        if !reuse_ok {
+            for s in &srcs {
+                self.release(&s.comps);
+            }
+        }
+        if self.uses_left.get(&n).copied().unwrap_or(0) == 0 {
+            self.release(&[]);
+        }
+    }
+
+    /// saturate in a vertex shader before 3.0, which has no `_sat`: max then min.
+    fn emit_sat_vs2(&mut self, n: NodeId, srcs: &[Src]) {
+        let w = self.p.node(n).width;
+        for s in srcs {
+            self.release(&s.comps);
+        }
+        let place = self.place_result(n, w, None, false);
+        let lanes: Vec<u8> = place.lanes[..usize::from(w)].to_vec();
+        let dst = format!("{}{}", place.reg.name(), mask_text(&lanes));
+        let a = self.operand(&srcs[0], &lanes, false).text();
+        let (zr, zl) = self.const_lanes(&vec![0.0; lanes.len()], &lanes);
+        let (or, ol) = self.const_lanes(&vec![1.0; lanes.len()], &lanes);
+        let sw = |l: &[u8], d: &[u8]| {
+            let mut s = [0u8; 4];
+            for (i, &x) in d.iter().enumerate() {
+                s[usize::from(x)] = l[i];
+            }
+            fill_swizzle(&mut s, d);
+            swizzle_text(s)
+        };
+        self.code
+            .push(format!("max {dst}, {a}, c{zr}{}", sw(&zl, &lanes)));
+        self.code
+            .push(format!("min {dst}, {dst}, c{or}{}", sw(&ol, &lanes)));
+    }
+
+    /// Shader model 2's `sincos` constants (D3DSINCOSCONST1/2), in two `def`s.
+    fn sincos_constants(&mut self) -> (u32, u32) {
+        if let Some(c) = self.sincos_consts {
+            return c;
+        }
+        self.defs.push([
+            Some(-1.550_722_3e-6),
+            Some(-2.170_787_2e-5),
+            Some(0.002_604_167),
+            Some(0.000_260_416_7),
+        ]);
+        self.defs
+            .push([Some(-0.020_833_334), Some(-0.125), Some(1.0), Some(0.5)]);
+        let a = self.def_base + self.defs.len() as u32 - 2;
+        let c = (a, a + 1);
+        self.sincos_consts = Some(c);
+        c
+    }
+
+    fn kill(&mut self, comps: &[Comp]) {
+        let src = self.resolve(comps);
+        let mut c4 = src.comps.clone();
+        while c4.len() < 4 {
+            c4.push(*src.comps.last().unwrap());
+        }
+        let full = Src {
+            comps: c4,
+            ..src.clone()
+        };
+        // texkill takes a register without swizzle or modifier in shader model 2.
+        let text = if self.profile.major < 3 || full.neg || full.abs {
+            match self.direct(
+                &Src {
+                    neg: false,
+                    abs: false,
+                    ..full.clone()
+                },
+                &[0, 1, 2, 3],
+                true,
+            ) {
+                Some(t)
+                    if !full.neg
+                        && !full.abs
+                        && matches!(t.reg, Reg::Temp(_) | Reg::Texture(_)) =>
+                {
+                    t.reg.name()
+                }
+                _ => {
+                    let r = self.alloc(&[0, 1, 2, 3], None);
+                    let o = self.operand(&full, &[0, 1, 2, 3], false).text();
+                    self.code.push(format!("mov r{r}, {o}"));
+                    self.free(r, &[0, 1, 2, 3]);
+                    format!("r{r}")
+                }
+            }
+        } else {
+            self.operand(&full, &[0, 1, 2, 3], false).text()
+        };
+        self.code.push(format!("texkill {text}"));
+        self.release(&src.comps);
+    }
+
+    fn output(
+        &mut self,
+        usage: &str,
+        index: u32,
+        comps: &[Comp],
+        dcls: &mut Vec<String>,
+        next_o: &mut u32,
+    ) {
+        let src = self.resolve(comps);
+        let n = src.comps.len().min(4);
+        let pixel = self.profile.pixel;
+        let (reg, full) = match (pixel, usage) {
+            (true, "COLOR") => (format!("oC{index}"), true),
+            (true, "DEPTH") => ("oDepth".to_string(), false),
+            (true, _) => {
+                self.errors.push(format!("'{usage}{index}' is not a pixel shader output: write COLOR# (SV_Target#) or DEPTH"));
+                return;
+            }
+            (false, _) if self.profile.major >= 3 => {
+                let o = *next_o;
+                *next_o += 1;
+                let lanes: Vec<u8> = (0..n as u8).collect();
+                dcls.push(format!(
+                    "dcl_{}{} o{o}{}",
+                    usage_name(usage),
+                    index,
+                    if usage == "POSITION" {
+                        String::new()
+                    } else {
+                        mask_text(&lanes)
+                    }
+                ));
+                (format!("o{o}"), false)
+            }
+            (false, "POSITION") => ("oPos".to_string(), false),
+            (false, "COLOR") => (format!("oD{index}"), false),
+            (false, "TEXCOORD") => (format!("oT{index}"), false),
+            (false, "FOG") => ("oFog".to_string(), false),
+            (false, "PSIZE") => ("oPts".to_string(), false),
+            (false, _) => {
+                self.errors.push(format!("'{usage}{index}' is not a vs_2_0 output: write POSITION, COLOR#, TEXCOORD#, FOG or PSIZE"));
+                return;
+            }
+        };
+        if usage == "DEPTH" || (!pixel && matches!(usage, "FOG" | "PSIZE")) {
+            let s = Src {
+                comps: vec![src.comps[0]],
+                ..src.clone()
+            };
+            let o = self.operand(&s, &[0], false).text();
+            let mask = if usage == "DEPTH" { "" } else { ".x" };
+            self.code.push(format!("mov {reg}{mask}, {o}"));
+            return;
+        }
+        let mut c4 = src.comps.clone();
+        if full {
+            while c4.len() < 4 {
+                c4.push(*src.comps.last().unwrap());
+            }
+        }
+        let lanes: Vec<u8> = (0..c4.len() as u8).collect();
+        let s = Src {
+            comps: c4,
+            ..src.clone()
+        };
+        let strict = pixel && self.profile.major < 3;
+        let o = if strict && (s.neg || s.abs) {
+            let r = self.alloc(&lanes, None);
+            let o = self.operand(&s, &lanes, false).text();
+            self.code.push(format!("mov r{r}, {o}"));
+            self.free(r, &lanes);
+            format!("r{r}")
+        } else {
+            self.operand(&s, &lanes, strict).text()
+        };
+        let mask = if full {
+            String::new()
+        } else {
+            mask_text(&lanes)
+        };
+        self.code.push(format!("mov {reg}{mask}, {o}"));
+    }
+}
+
+/// The swizzle that reads `lanes` in place (`.xz` for x and z).
+fn swizzle_text_for(lanes: &[u8]) -> String {
+    let mut swz = [0, 1, 2, 3];
+    fill_swizzle(&mut swz, lanes);
+    swizzle_text(swz)
+}
+
+/// Swizzle lanes the instruction does not read copy the last one it does, as fxc prints
+/// them (`r0.xyyy` is `.xy`).
+fn fill_swizzle(swz: &mut [u8; 4], read: &[u8]) {
+    if read.is_empty() {
+        return;
+    }
+    let mut last = swz[usize::from(*read.iter().min().unwrap())];
+    for l in 0..4u8 {
+        if read.contains(&l) {
+            last = swz[usize::from(l)];
+        } else {
+            swz[usize::from(l)] = last;
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! One compilation, source text to bytecode: what `shaderfs d3d9 compile` and the mount's
+//! `hlsl/` view run.
+
+use std::path::{Path, PathBuf};
+
+use super::diag::Diagnostics;
+use super::lower::{Lowering, Profile};
+use super::token::{FileId, Loc, SourceFile, Sources, Token};
+use super::{codegen, parse};
+use crate::shader::d3d9::{asm, ctab};
+
+/// fxc's options, as `d3d9 compile` takes them.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `-T`: `ps_2_0`, `vs_3_0` …
+    pub profile: String,
+    /// `-E`: the entry point, `main` when empty.
+    pub entry: String,
+    /// `-D NAME[=VALUE]`.
+    pub defines: Vec<(String, Option<String>)>,
+    /// `-I DIR`, searched in order after the including file's folder.
+    pub include_dirs: Vec<PathBuf>,
+}
+
+/// A compiled shader.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    pub bytecode: Vec<u8>,
+    /// The instructions as the code generator wrote them, for the assembler.
+    pub asm: String,
+    /// Warnings (no errors: those fail the compilation).
+    pub diagnostics: Diagnostics,
+    pub sources: Sources,
+}
+
+/// A compilation that failed: every error and warning, with the files to name them by.
+#[derive(Debug, Clone)]
+pub struct Failed {
+    pub diagnostics: Diagnostics,
+    pub sources: Sources,
+}
+
+impl Failed {
+    pub fn render(&self) -> String {
+        self.diagnostics.render(&self.sources)
+    }
+}
+
+/// Compile `text`, read from `path` (for `#include "…"` beside it) and named `name` in
+/// messages.
+pub fn compile(
+    name: &str,
+    text: &str,
+    path: Option<&Path>,
+    options: &Options,
+) -> Result<Compiled, Failed> {
+    let mut sources = Sources::default();
+    let main = sources.add(SourceFile {
+        name: name.to_string(),
+        path: path.map(Path::to_path_buf),
+        text: text.to_string(),
+    });
+    let mut diags = Diagnostics::default();
+    let Some(profile) = Profile::parse(&options.profile) else {
+        diags.error(
+            Loc { file: main, line: 1, col: 1 },
+            format!(
+                "unknown profile '{}': expected vs_2_0, vs_2_x, vs_3_0, ps_2_0, ps_2_x (ps_2_a, ps_2_b) or ps_3_0",
+                options.profile
+            ),
+        );
+        return Err(Failed {
+            diagnostics: diags,
+            sources,
+        });
+    };
+    if profile.major < 2 {
+        diags.error(
+            Loc {
+                file: main,
+                line: 1,
+                col: 1,
+            },
+            format!(
+                "profile '{}': shader model 1 is not compiled yet; use vs_2_0 or ps_2_0 and later",
+                options.profile
+            ),
+        );
+        return Err(Failed {
+            diagnostics: diags,
+            sources,
+        });
+    }
+    let entry = if options.entry.is_empty() {
+        "main"
+    } else {
+        options.entry.as_str()
+    };
+    let tokens = tokens(&mut sources, main, options, &mut diags);
+    let result = super::with_stack(|| {
+        let program = parse::parse(&tokens, &mut diags);
+        if diags.has_errors() {
+            return None;
+        }
+        let ir = Lowering::new(profile, &mut diags).run(&program, entry)?;
+        match codegen::generate(&ir, profile, Loc::default()) {
+            Ok(g) => Some(g),
+            Err(errors) => {
+                for (_, e) in errors {
+                    diags.error(
+                        Loc {
+                            file: main,
+                            line: 1,
+                            col: 1,
+                        },
+                        e,
+                    );
+                }
+                None
+            }
+        }
+    });
+    let Some(generated) = result else {
+        return Err(Failed {
+            diagnostics: diags,
+            sources,
+        });
+    };
+    let place = Loc {
+        file: main,
+        line: 1,
+        col: 1,
+    };
+    let bytecode = match asm::assemble_dropping_comments(&generated.asm) {
+        Ok(b) => b,
+        Err(e) => {
+            let line = generated
+                .asm
+                .lines()
+                .nth(e.line.saturating_sub(1))
+                .unwrap_or("");
+            diags.error(
+                place,
+                format!(
+                    "the compiled code does not fit {}: {} (at '{}')",
+                    options.profile,
+                    e.message,
+                    line.trim()
+                ),
+            );
+            return Err(Failed {
+                diagnostics: diags,
+                sources,
+            });
+        }
+    };
+    let bytecode = match ctab::replace_ctab(&bytecode, &generated.table.encode()) {
+        Ok(b) => b,
+        Err(e) => {
+            diags.error(
+                place,
+                format!("the constant table could not be written: {e}"),
+            );
+            return Err(Failed {
+                diagnostics: diags,
+                sources,
+            });
+        }
+    };
+    Ok(Compiled {
+        bytecode,
+        asm: generated.asm,
+        diagnostics: diags,
+        sources,
+    })
+}
+
+/// The source's tokens after preprocessing.
+fn tokens(
+    sources: &mut Sources,
+    main: FileId,
+    _options: &Options,
+    diags: &mut Diagnostics,
+) -> Vec<Token> {
+    let text = sources.get(main).text.clone();
+    let lexed = super::lex::lex(&text, main, diags);
+    if let Some(hash) = lexed.iter().find(|l| l.first_on_line && l.token.is("#")) {
+        diags.error(hash.token.loc, "preprocessor directives are not read yet");
+    }
+    lexed.into_iter().map(|l| l.token).collect()
+}

@@ -1,0 +1,706 @@
+//! HLSL's intrinsic functions for shader models 2 and 3, each as the instructions
+//! Microsoft's compilers use for it.
+
+use super::ast::BinOp;
+use super::ir::{Comp, Op, TexKind};
+use super::lower::{Lowering, Val};
+use super::token::Loc;
+use super::types::{Base, Dim, Ty};
+
+const PI: f32 = std::f32::consts::PI;
+
+pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Option<Val> {
+    let arity = |n: usize, l: &mut Lowering| -> Option<()> {
+        if args.len() == n {
+            Some(())
+        } else {
+            l.err(
+                loc,
+                format!(
+                    "'{name}' takes {n} argument{}; {} given",
+                    if n == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            );
+            None
+        }
+    };
+    macro_rules! unary {
+        ($f:expr) => {{
+            arity(1, l)?;
+            let v = float(l, args[0].clone(), loc)?;
+            let comps = $f(l, &v.comps);
+            Some(Val { ty: v.ty, comps })
+        }};
+    }
+    match name {
+        "abs" => {
+            arity(1, l)?;
+            let v = numeric(l, args[0].clone(), loc)?;
+            let comps = l.prog().map(Op::Abs, vec![v.comps]);
+            Some(Val { ty: v.ty, comps })
+        }
+        "saturate" => {
+            unary!(|l: &mut Lowering, c: &[Comp]| l.prog().map(Op::Sat, vec![c.to_vec()]))
+        }
+        "frac" => unary!(|l: &mut Lowering, c: &[Comp]| l.prog().map(Op::Frc, vec![c.to_vec()])),
+        "floor" => unary!(floor),
+        "ceil" => unary!(|l: &mut Lowering, c: &[Comp]| {
+            let n = l.prog().map(Op::Neg, vec![c.to_vec()]);
+            let f = floor(l, &n);
+            l.prog().map(Op::Neg, vec![f])
+        }),
+        "trunc" => unary!(|l: &mut Lowering, c: &[Comp]| l.truncate(c)),
+        "round" => unary!(|l: &mut Lowering, c: &[Comp]| {
+            let half = l.prog().konst(0.5);
+            let h = l.prog().map(Op::Add, vec![c.to_vec(), vec![half; c.len()]]);
+            floor(l, &h)
+        }),
+        "rcp" => unary!(|l: &mut Lowering, c: &[Comp]| each(l, Op::Rcp, c)),
+        "rsqrt" => unary!(|l: &mut Lowering, c: &[Comp]| each(l, Op::Rsq, c)),
+        "sqrt" => unary!(|l: &mut Lowering, c: &[Comp]| {
+            let r = each(l, Op::Rsq, c);
+            each(l, Op::Rcp, &r)
+        }),
+        "exp2" => unary!(|l: &mut Lowering, c: &[Comp]| each(l, Op::Exp, c)),
+        "log2" => unary!(|l: &mut Lowering, c: &[Comp]| each(l, Op::Log, c)),
+        "exp" => unary!(|l: &mut Lowering, c: &[Comp]| {
+            let k = l.prog().konst(std::f32::consts::LOG2_E);
+            let m = l.prog().map(Op::Mul, vec![c.to_vec(), vec![k; c.len()]]);
+            each(l, Op::Exp, &m)
+        }),
+        "log" | "log10" => {
+            let k = if name == "log" {
+                std::f32::consts::LN_2
+            } else {
+                std::f32::consts::LOG10_2
+            };
+            unary!(|l: &mut Lowering, c: &[Comp]| {
+                let lg = each(l, Op::Log, c);
+                let k = l.prog().konst(k);
+                l.prog().map(Op::Mul, vec![lg, vec![k; c.len()]])
+            })
+        }
+        "sin" | "cos" => {
+            let lane = if name == "sin" { 1 } else { 0 };
+            unary!(|l: &mut Lowering, c: &[Comp]| sincos(l, c, lane))
+        }
+        "sincos" => {
+            l.err(
+                loc,
+                "'sincos' writes out parameters; call sin and cos".into(),
+            );
+            None
+        }
+        "degrees" | "radians" => {
+            let k = if name == "degrees" {
+                180.0 / PI
+            } else {
+                PI / 180.0
+            };
+            unary!(|l: &mut Lowering, c: &[Comp]| {
+                let k = l.prog().konst(k);
+                l.prog().map(Op::Mul, vec![c.to_vec(), vec![k; c.len()]])
+            })
+        }
+        "ddx" | "ddy" => {
+            if !l.is_pixel() {
+                l.err(loc, format!("'{name}' is for pixel shaders only"));
+                return None;
+            }
+            let op = if name == "ddx" { Op::Dsx } else { Op::Dsy };
+            unary!(|l: &mut Lowering, c: &[Comp]| l.prog().map(op, vec![c.to_vec()]))
+        }
+        "fwidth" => unary!(|l: &mut Lowering, c: &[Comp]| {
+            let x = l.prog().map(Op::Dsx, vec![c.to_vec()]);
+            let y = l.prog().map(Op::Dsy, vec![c.to_vec()]);
+            let ax = l.prog().map(Op::Abs, vec![x]);
+            let ay = l.prog().map(Op::Abs, vec![y]);
+            l.prog().map(Op::Add, vec![ax, ay])
+        }),
+        "sign" => {
+            arity(1, l)?;
+            let v = numeric(l, args[0].clone(), loc)?;
+            let one = l.prog().konst(1.0);
+            let zero = l.prog().konst(0.0);
+            let n = v.comps.len();
+            let pos = l.cmp_ops(BinOp::Lt, &vec![zero; n], &v.comps);
+            let neg = l.cmp_ops(BinOp::Lt, &v.comps, &vec![zero; n]);
+            let nn = l.prog().map(Op::Neg, vec![neg]);
+            let comps = l.prog().map(Op::Add, vec![pos, nn]);
+            let _ = one;
+            Some(Val {
+                ty: v.ty.with_base(Base::Int),
+                comps,
+            })
+        }
+        "min" | "max" => {
+            arity(2, l)?;
+            let (a, b, ty) = same2(l, &args[0], &args[1], loc)?;
+            let comps = l
+                .prog()
+                .map(if name == "min" { Op::Min } else { Op::Max }, vec![a, b]);
+            Some(Val { ty, comps })
+        }
+        "pow" => {
+            arity(2, l)?;
+            let (a, b, ty) = same2f(l, &args[0], &args[1], loc)?;
+            let comps = (0..a.len()).map(|i| pow(l, a[i], b[i])).collect();
+            Some(Val { ty, comps })
+        }
+        "step" => {
+            arity(2, l)?;
+            let (a, b, ty) = same2f(l, &args[0], &args[1], loc)?;
+            let comps = l.cmp_ops(BinOp::Ge, &b, &a);
+            Some(Val { ty, comps })
+        }
+        "fmod" => {
+            arity(2, l)?;
+            let (a, b, ty) = same2f(l, &args[0], &args[1], loc)?;
+            let q = l.div(&a, &b);
+            let aq = l.prog().map(Op::Abs, vec![q.clone()]);
+            let f = l.prog().map(Op::Frc, vec![aq]);
+            let nf = l.prog().map(Op::Neg, vec![f.clone()]);
+            let s = l.sign_sel(&q, &f, &nf);
+            let comps = l.prog().map(Op::Mul, vec![s, b]);
+            Some(Val { ty, comps })
+        }
+        "ldexp" => {
+            arity(2, l)?;
+            let (a, b, ty) = same2f(l, &args[0], &args[1], loc)?;
+            let e = each(l, Op::Exp, &b);
+            let comps = l.prog().map(Op::Mul, vec![a, e]);
+            Some(Val { ty, comps })
+        }
+        "clamp" => {
+            arity(3, l)?;
+            let ty = l
+                .common(&args[0].ty, &args[1].ty)
+                .and_then(|t| l.common(&t, &args[2].ty));
+            let Some(ty) = ty else {
+                l.err(loc, "'clamp': the arguments' types do not match".into());
+                return None;
+            };
+            let x = l.conv(args[0].clone(), &ty, loc)?.comps;
+            let lo = l.conv(args[1].clone(), &ty, loc)?.comps;
+            let hi = l.conv(args[2].clone(), &ty, loc)?.comps;
+            let m = l.prog().map(Op::Max, vec![x, lo]);
+            let comps = l.prog().map(Op::Min, vec![m, hi]);
+            Some(Val { ty, comps })
+        }
+        "lerp" => {
+            arity(3, l)?;
+            let ty = float_common(l, &args, loc)?;
+            let a = l.conv(args[0].clone(), &ty, loc)?.comps;
+            let b = l.conv(args[1].clone(), &ty, loc)?.comps;
+            let s = l.conv(args[2].clone(), &ty, loc)?.comps;
+            // a + s * (b - a), as fxc writes it (no lrp in vertex shaders before 2.0).
+            let na = l.prog().map(Op::Neg, vec![a.clone()]);
+            let d = l.prog().map(Op::Add, vec![na, b]);
+            let comps = l.prog().map(Op::Mad, vec![s, d, a]);
+            Some(Val { ty, comps })
+        }
+        "mad" => {
+            arity(3, l)?;
+            let ty = float_common(l, &args, loc)?;
+            let a = l.conv(args[0].clone(), &ty, loc)?.comps;
+            let b = l.conv(args[1].clone(), &ty, loc)?.comps;
+            let c = l.conv(args[2].clone(), &ty, loc)?.comps;
+            let comps = l.prog().map(Op::Mad, vec![a, b, c]);
+            Some(Val { ty, comps })
+        }
+        "smoothstep" => {
+            arity(3, l)?;
+            let ty = float_common(l, &args, loc)?;
+            let a = l.conv(args[0].clone(), &ty, loc)?.comps;
+            let b = l.conv(args[1].clone(), &ty, loc)?.comps;
+            let x = l.conv(args[2].clone(), &ty, loc)?.comps;
+            let na = l.prog().map(Op::Neg, vec![a.clone()]);
+            let w = l.prog().map(Op::Add, vec![b, na.clone()]);
+            let rw = each(l, Op::Rcp, &w);
+            let xa = l.prog().map(Op::Add, vec![x, na]);
+            let t0 = l.prog().map(Op::Mul, vec![xa, rw]);
+            let t = l.prog().map(Op::Sat, vec![t0]);
+            let n = t.len();
+            let m2 = l.prog().konst(-2.0);
+            let three = l.prog().konst(3.0);
+            let k = l
+                .prog()
+                .map(Op::Mad, vec![vec![m2; n], t.clone(), vec![three; n]]);
+            let tt = l.prog().map(Op::Mul, vec![t.clone(), t]);
+            let comps = l.prog().map(Op::Mul, vec![tt, k]);
+            Some(Val { ty, comps })
+        }
+        "dot" => {
+            arity(2, l)?;
+            let (a, b, ty) = same2(l, &args[0], &args[1], loc)?;
+            let c = dot(l, &a, &b);
+            Some(Val {
+                ty: Ty::Scalar(ty.base().unwrap_or(Base::Float)),
+                comps: vec![c],
+            })
+        }
+        "length" => {
+            arity(1, l)?;
+            let v = float(l, args[0].clone(), loc)?;
+            let d = dot(l, &v.comps, &v.comps);
+            let r = l.prog().scalar(Op::Rsq, vec![vec![d]]);
+            let c = l.prog().scalar(Op::Rcp, vec![vec![r]]);
+            Some(Val {
+                ty: Ty::Scalar(v.ty.base().unwrap()),
+                comps: vec![c],
+            })
+        }
+        "distance" => {
+            arity(2, l)?;
+            let (a, b, ty) = same2f(l, &args[0], &args[1], loc)?;
+            let nb = l.prog().map(Op::Neg, vec![b]);
+            let d = l.prog().map(Op::Add, vec![a, nb]);
+            let dd = dot(l, &d, &d);
+            let r = l.prog().scalar(Op::Rsq, vec![vec![dd]]);
+            let c = l.prog().scalar(Op::Rcp, vec![vec![r]]);
+            Some(Val {
+                ty: Ty::Scalar(ty.base().unwrap()),
+                comps: vec![c],
+            })
+        }
+        "normalize" => {
+            arity(1, l)?;
+            let v = float(l, args[0].clone(), loc)?;
+            let comps = if v.comps.len() == 3 {
+                l.prog().raw(Op::Nrm, vec![v.comps.clone()], 3)
+            } else {
+                let d = dot(l, &v.comps, &v.comps);
+                let r = l.prog().scalar(Op::Rsq, vec![vec![d]]);
+                l.prog()
+                    .map(Op::Mul, vec![v.comps.clone(), vec![r; v.comps.len()]])
+            };
+            Some(Val { ty: v.ty, comps })
+        }
+        "cross" => {
+            arity(2, l)?;
+            let a = l
+                .conv(args[0].clone(), &Ty::Vector(Base::Float, 3), loc)?
+                .comps;
+            let b = l
+                .conv(args[1].clone(), &Ty::Vector(Base::Float, 3), loc)?
+                .comps;
+            // a.yzx * b.zxy - a.zxy * b.yzx
+            let p = |v: &[Comp], i: [usize; 3]| i.iter().map(|&k| v[k]).collect::<Vec<_>>();
+            let m = l
+                .prog()
+                .map(Op::Mul, vec![p(&a, [2, 0, 1]), p(&b, [1, 2, 0])]);
+            let nm = l.prog().map(Op::Neg, vec![m]);
+            let comps = l
+                .prog()
+                .map(Op::Mad, vec![p(&a, [1, 2, 0]), p(&b, [2, 0, 1]), nm]);
+            Some(Val {
+                ty: Ty::Vector(Base::Float, 3),
+                comps,
+            })
+        }
+        "reflect" => {
+            arity(2, l)?;
+            let (i, n, ty) = same2f(l, &args[0], &args[1], loc)?;
+            let d = dot(l, &i, &n);
+            let m2 = l.prog().konst(-2.0);
+            let k = l.prog().map(Op::Mul, vec![vec![d], vec![m2]])[0];
+            let comps = l.prog().map(Op::Mad, vec![vec![k; n.len()], n, i]);
+            Some(Val { ty, comps })
+        }
+        "faceforward" => {
+            arity(3, l)?;
+            let ty = float_common(l, &args, loc)?;
+            let n = l.conv(args[0].clone(), &ty, loc)?.comps;
+            let i = l.conv(args[1].clone(), &ty, loc)?.comps;
+            let ng = l.conv(args[2].clone(), &ty, loc)?.comps;
+            let d = dot(l, &ng, &i);
+            let nn = l.prog().map(Op::Neg, vec![n.clone()]);
+            // dot < 0 ? n : -n
+            let nd = l.prog().map(Op::Neg, vec![vec![d]]);
+            let ndv = vec![nd[0]; n.len()];
+            let zero = l.prog().konst(0.0);
+            let lt = l.cmp_ops(BinOp::Lt, &[d], &[zero])[0];
+            let _ = ndv;
+            let comps = l.sel(&vec![lt; n.len()], &n, &nn);
+            Some(Val { ty, comps })
+        }
+        "all" | "any" => {
+            arity(1, l)?;
+            let v = numeric(l, args[0].clone(), loc)?;
+            let zero = l.prog().konst(0.0);
+            let b = l.cmp_ops(BinOp::Ne, &v.comps, &vec![zero; v.comps.len()]);
+            let op = if name == "all" { Op::Mul } else { Op::Max };
+            let mut acc = b[0];
+            for &c in &b[1..] {
+                acc = l.prog().map(op, vec![vec![acc], vec![c]])[0];
+            }
+            Some(Val {
+                ty: Ty::BOOL,
+                comps: vec![acc],
+            })
+        }
+        "clip" => {
+            arity(1, l)?;
+            if !l.is_pixel() {
+                l.err(loc, "'clip' is for pixel shaders only".into());
+                return None;
+            }
+            let v = float(l, args[0].clone(), loc)?;
+            l.kill(v.comps);
+            Some(Val {
+                ty: Ty::Void,
+                comps: vec![],
+            })
+        }
+        "mul" => {
+            arity(2, l)?;
+            mul(l, args[0].clone(), args[1].clone(), loc)
+        }
+        "transpose" => {
+            arity(1, l)?;
+            let v = args[0].clone();
+            let Some((r, c)) = v.ty.dims() else {
+                l.err(loc, "'transpose' takes a matrix".into());
+                return None;
+            };
+            let (r, c) = (usize::from(r), usize::from(c));
+            let comps = (0..c)
+                .flat_map(|j| (0..r).map(move |i| (i, j)))
+                .map(|(i, j)| v.comps[i * c + j])
+                .collect();
+            let base = v.ty.base().unwrap_or(Base::Float);
+            Some(Val {
+                ty: Ty::Matrix(base, c as u8, r as u8),
+                comps,
+            })
+        }
+        "lit" => {
+            arity(3, l)?;
+            let f =
+                |l: &mut Lowering, v: &Val| l.conv(v.clone(), &Ty::FLOAT, loc).map(|v| v.comps[0]);
+            let (nl, nh, m) = (f(l, &args[0])?, f(l, &args[1])?, f(l, &args[2])?);
+            // (1, max(nl, 0), nl < 0 || nh < 0 ? 0 : pow(nh, m), 1)
+            let one = l.prog().konst(1.0);
+            let zero = l.prog().konst(0.0);
+            let diffuse = l.prog().map(Op::Max, vec![vec![nl], vec![zero]])[0];
+            let p = pow(l, nh, m);
+            let a = l.cmp_ops(BinOp::Lt, &[nl], &[zero])[0];
+            let b = l.cmp_ops(BinOp::Lt, &[nh], &[zero])[0];
+            let either = l.prog().map(Op::Max, vec![vec![a], vec![b]])[0];
+            let spec = l.sel(&[either], &[zero], &[p])[0];
+            Some(Val {
+                ty: Ty::Vector(Base::Float, 4),
+                comps: vec![one, diffuse, spec, one],
+            })
+        }
+        "noise" => {
+            l.err(loc, "'noise' is not supported for Direct3D 9 shaders: Microsoft's compiler refuses it outside texture shaders (tx_1_0)".into());
+            None
+        }
+        _ => texture(l, name, args, loc),
+    }
+}
+
+fn texture(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Option<Val> {
+    let (dim, rest) = if let Some(r) = name.strip_prefix("tex1D") {
+        (Dim::D1, r)
+    } else if let Some(r) = name.strip_prefix("tex2D") {
+        (Dim::D2, r)
+    } else if let Some(r) = name.strip_prefix("tex3D") {
+        (Dim::D3, r)
+    } else if let Some(r) = name.strip_prefix("texCUBE") {
+        (Dim::Cube, r)
+    } else {
+        l.err(loc, format!("undeclared identifier '{name}'"));
+        return None;
+    };
+    let kind = match rest {
+        "" => TexKind::Plain,
+        "proj" => TexKind::Proj,
+        "bias" => TexKind::Bias,
+        "lod" => TexKind::Lod,
+        "grad" => TexKind::Grad,
+        _ => {
+            l.err(loc, format!("undeclared identifier '{name}'"));
+            return None;
+        }
+    };
+    let want = if kind == TexKind::Grad { 4 } else { 2 };
+    if args.len() != want {
+        l.err(
+            loc,
+            format!("'{name}' takes {want} arguments; {} given", args.len()),
+        );
+        return None;
+    }
+    match &args[0].ty {
+        Ty::Sampler(d) if *d == dim || *d == Dim::Generic => {}
+        t => {
+            l.err(
+                loc,
+                format!(
+                    "'{name}': the first argument must be a {} sampler, not {t}",
+                    match dim {
+                        Dim::D1 => "1D",
+                        Dim::D2 => "2D",
+                        Dim::D3 => "3D",
+                        _ => "cube",
+                    }
+                ),
+            );
+            return None;
+        }
+    }
+    if kind == TexKind::Lod || kind == TexKind::Grad {
+        if l.profile().major < 3 && !(kind == TexKind::Grad && l.profile().minor > 0) {
+            l.err(
+                loc,
+                format!("'{name}' needs shader model 3 (or ps_2_x for gradients)"),
+            );
+            return None;
+        }
+    }
+    if !l.is_pixel() && !(l.profile().major >= 3 && kind == TexKind::Lod) {
+        l.err(
+            loc,
+            format!("'{name}': vertex shaders read textures only with tex2Dlod, in vs_3_0"),
+        );
+        return None;
+    }
+    let coords = match dim {
+        Dim::D1 => 1,
+        Dim::D2 => 2,
+        _ => 3,
+    };
+    let n = if matches!(kind, TexKind::Proj | TexKind::Bias | TexKind::Lod) {
+        4
+    } else {
+        coords
+    };
+    let c = l
+        .conv(args[1].clone(), &Ty::vector(Base::Float, n), loc)?
+        .comps;
+    let mut c4 = c.clone();
+    while c4.len() < 4 {
+        c4.push(*c.last().unwrap());
+    }
+    let mut ops = vec![c4, args[0].comps.clone()];
+    if kind == TexKind::Grad {
+        for g in &args[2..] {
+            let g = l
+                .conv(g.clone(), &Ty::vector(Base::Float, coords), loc)?
+                .comps;
+            let mut g4 = g.clone();
+            while g4.len() < 4 {
+                g4.push(*g.last().unwrap());
+            }
+            ops.push(g4);
+        }
+    }
+    let comps = l.prog().raw(Op::Tex(kind), ops, 4);
+    Some(Val {
+        ty: Ty::Vector(Base::Float, 4),
+        comps,
+    })
+}
+
+fn mul(l: &mut Lowering, a: Val, b: Val, loc: Loc) -> Option<Val> {
+    let (Some((ar, ac)), Some((br, bc))) = (a.ty.dims(), b.ty.dims()) else {
+        l.err(loc, "'mul' takes numeric arguments".into());
+        return None;
+    };
+    let base = if a.ty.base() == Some(Base::Float) || b.ty.base() == Some(Base::Float) {
+        Base::Float
+    } else {
+        a.ty.base().unwrap()
+    };
+    let (ar, ac, br, bc) = (
+        usize::from(ar),
+        usize::from(ac),
+        usize::from(br),
+        usize::from(bc),
+    );
+    // A scalar scales the other.
+    if a.comps.len() == 1 || b.comps.len() == 1 {
+        let (s, v) = if a.comps.len() == 1 { (a, b) } else { (b, a) };
+        let comps = l.prog().map(
+            Op::Mul,
+            vec![vec![s.comps[0]; v.comps.len()], v.comps.clone()],
+        );
+        return Some(Val {
+            ty: v.ty.with_base(base),
+            comps,
+        });
+    }
+    // A vector is a row on the left and a column on the right.
+    let (ar, ac) = if matches!(a.ty, Ty::Vector(..)) {
+        (1, ac)
+    } else {
+        (ar, ac)
+    };
+    let (br, bc) = if matches!(b.ty, Ty::Vector(..)) {
+        (bc, 1)
+    } else {
+        (br, bc)
+    };
+    let inner = ac.min(br);
+    if ac != br {
+        l.diags_warning(loc);
+    }
+    let row = |i: usize| (0..inner).map(|k| a.comps[i * ac + k]).collect::<Vec<_>>();
+    let col = |j: usize| (0..inner).map(|k| b.comps[k * bc + j]).collect::<Vec<_>>();
+    let mut comps = Vec::with_capacity(ar * bc);
+    for i in 0..ar {
+        for j in 0..bc {
+            comps.push(dot(l, &row(i), &col(j)));
+        }
+    }
+    let ty = match (
+        matches!(a.ty, Ty::Vector(..)),
+        matches!(b.ty, Ty::Vector(..)),
+    ) {
+        (true, true) => Ty::Scalar(base),
+        (true, false) => Ty::Vector(base, bc as u8),
+        (false, true) => Ty::Vector(base, ar as u8),
+        (false, false) => Ty::Matrix(base, ar as u8, bc as u8),
+    };
+    Some(Val { ty, comps })
+}
+
+impl Lowering<'_> {
+    fn diags_warning(&mut self, _loc: Loc) {
+        // `mul` of mismatched sizes uses the smaller, as fxc does (with warning X3206).
+    }
+}
+
+/// `dot(a, b)` as one instruction where one does it.
+fn dot(l: &mut Lowering, a: &[Comp], b: &[Comp]) -> Comp {
+    match a.len() {
+        1 => l.prog().map(Op::Mul, vec![a.to_vec(), b.to_vec()])[0],
+        2 if l.is_pixel() => {
+            let zero = l.prog().konst(0.0);
+            l.prog()
+                .scalar(Op::Dp2Add, vec![a.to_vec(), b.to_vec(), vec![zero]])
+        }
+        2 => {
+            let m = l.prog().map(Op::Mul, vec![vec![a[0]], vec![b[0]]]);
+            l.prog().map(Op::Mad, vec![vec![a[1]], vec![b[1]], m])[0]
+        }
+        3 => l.prog().scalar(Op::Dp3, vec![a.to_vec(), b.to_vec()]),
+        _ => l
+            .prog()
+            .scalar(Op::Dp4, vec![a[..4].to_vec(), b[..4].to_vec()]),
+    }
+}
+
+fn each(l: &mut Lowering, op: Op, c: &[Comp]) -> Vec<Comp> {
+    c.iter()
+        .map(|&x| l.prog().scalar(op, vec![vec![x]]))
+        .collect()
+}
+
+fn floor(l: &mut Lowering, c: &[Comp]) -> Vec<Comp> {
+    let f = l.prog().map(Op::Frc, vec![c.to_vec()]);
+    let nf = l.prog().map(Op::Neg, vec![f]);
+    l.prog().map(Op::Add, vec![c.to_vec(), nf])
+}
+
+fn pow(l: &mut Lowering, a: Comp, b: Comp) -> Comp {
+    // exp2(b * log2(a)), which is what `pow` is in both models.
+    let lg = l.prog().scalar(Op::Log, vec![vec![a]]);
+    let m = l.prog().map(Op::Mul, vec![vec![lg], vec![b]])[0];
+    l.prog().scalar(Op::Exp, vec![vec![m]])
+}
+
+/// sin (lane 1) or cos (lane 0) of each component, its argument first brought into
+/// [-π, π] as `sincos` requires.
+fn sincos(l: &mut Lowering, c: &[Comp], lane: u8) -> Vec<Comp> {
+    let n = c.len();
+    let inv = l.prog().konst(1.0 / (2.0 * PI));
+    let half = l.prog().konst(0.5);
+    let t = l
+        .prog()
+        .map(Op::Mad, vec![c.to_vec(), vec![inv; n], vec![half; n]]);
+    let f = l.prog().map(Op::Frc, vec![t]);
+    let two_pi = l.prog().konst(2.0 * PI);
+    let neg_pi = l.prog().konst(-PI);
+    let r = l
+        .prog()
+        .map(Op::Mad, vec![f, vec![two_pi; n], vec![neg_pi; n]]);
+    r.iter()
+        .map(|&x| {
+            let sc = l.prog().raw(Op::SinCos, vec![vec![x]], 2);
+            sc[usize::from(lane)]
+        })
+        .collect()
+}
+
+fn numeric(l: &mut Lowering, v: Val, loc: Loc) -> Option<Val> {
+    if v.ty.is_numeric() {
+        Some(v)
+    } else {
+        l.err(
+            loc,
+            format!("a numeric argument was expected, not {}", v.ty),
+        );
+        None
+    }
+}
+
+/// The argument as a float of its shape.
+fn float(l: &mut Lowering, v: Val, loc: Loc) -> Option<Val> {
+    let v = numeric(l, v, loc)?;
+    let base = v.ty.base().unwrap();
+    if matches!(base, Base::Half | Base::Float | Base::Double) {
+        return Some(v);
+    }
+    let to = v.ty.with_base(Base::Float);
+    l.conv(v, &to, loc)
+}
+
+fn same2(l: &mut Lowering, a: &Val, b: &Val, loc: Loc) -> Option<(Vec<Comp>, Vec<Comp>, Ty)> {
+    let Some(ty) = l.common(&a.ty, &b.ty) else {
+        l.err(
+            loc,
+            format!("the arguments' types {} and {} do not match", a.ty, b.ty),
+        );
+        return None;
+    };
+    let x = l.conv(a.clone(), &ty, loc)?.comps;
+    let y = l.conv(b.clone(), &ty, loc)?.comps;
+    Some((x, y, ty))
+}
+
+fn same2f(l: &mut Lowering, a: &Val, b: &Val, loc: Loc) -> Option<(Vec<Comp>, Vec<Comp>, Ty)> {
+    let (x, y, ty) = same2(l, a, b, loc)?;
+    let ty = if matches!(ty.base(), Some(Base::Half | Base::Float | Base::Double)) {
+        ty
+    } else {
+        ty.with_base(Base::Float)
+    };
+    Some((x, y, ty))
+}
+
+fn float_common(l: &mut Lowering, args: &[Val], loc: Loc) -> Option<Ty> {
+    let mut ty = args[0].ty.clone();
+    for a in &args[1..] {
+        match l.common(&ty, &a.ty) {
+            Some(t) => ty = t,
+            None => {
+                l.err(
+                    loc,
+                    format!("the arguments' types {} and {} do not match", ty, a.ty),
+                );
+                return None;
+            }
+        }
+    }
+    Some(
+        if matches!(ty.base(), Some(Base::Half | Base::Float | Base::Double)) {
+            ty
+        } else {
+            ty.with_base(Base::Float)
+        },
+    )
+}

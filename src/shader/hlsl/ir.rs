@@ -1,0 +1,318 @@
+//! The code a shader computes, as a graph of vector operations with no control flow left:
+//! every value is a [`Node`], every use names the node's components it reads ([`Comp`]s),
+//! so a swizzle is free and a vector built from parts is a list of components. Building a
+//! node folds constants and reuses an equal node already built, so constant folding and
+//! common-subexpression elimination happen as the code is made.
+
+use std::collections::HashMap;
+
+pub type NodeId = u32;
+
+/// One component of a node's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Comp {
+    pub node: NodeId,
+    pub lane: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TexKind {
+    /// `texld`: implicit level of detail.
+    Plain,
+    /// `texldp`: coordinates divided by w.
+    Proj,
+    /// `texldb`: level of detail biased by w.
+    Bias,
+    /// `texldl`: level of detail w.
+    Lod,
+    /// `texldd`: gradients given.
+    Grad,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// A scalar constant (`f32` bits), one lane.
+    Const(u32),
+    /// A shader input register (four lanes), an index into [`Program::inputs`].
+    Input(u32),
+    /// Register `offset` of uniform `var` (four lanes), an index into [`Program::uniforms`].
+    Uniform {
+        var: u32,
+        offset: u32,
+    },
+    /// The sampler of uniform `var` (one lane, for texture reads only).
+    Sampler(u32),
+    // Component-wise, as wide as their operands.
+    Mov,
+    Add,
+    Mul,
+    Mad,
+    Min,
+    Max,
+    /// `a >= 0 ? b : c`
+    Cmp,
+    /// `a < b ? 1 : 0`
+    Slt,
+    /// `a >= b ? 1 : 0`
+    Sge,
+    /// `a * (b - c) + c`
+    Lrp,
+    Frc,
+    Abs,
+    Neg,
+    /// Clamped to [0, 1], NaN to 0: the `_sat` result modifier.
+    Sat,
+    Dsx,
+    Dsy,
+    // One lane from one-lane operands.
+    Rcp,
+    Rsq,
+    Exp,
+    Log,
+    Pow,
+    // One lane from wider operands.
+    Dp2Add,
+    Dp3,
+    Dp4,
+    /// Three lanes: a normalised three-vector.
+    Nrm,
+    /// Two lanes: cosine and sine of one lane.
+    SinCos,
+    /// Four lanes read from a sampler: operands are the coordinates (four lanes) and the
+    /// sampler; `Grad` adds the two gradients.
+    Tex(TexKind),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Node {
+    pub op: Op,
+    pub args: Vec<Vec<Comp>>,
+    pub width: u8,
+}
+
+/// Where a shader input comes from: a semantic, and for pixel shaders the misc registers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Input {
+    /// Upper-case usage without index: `TEXCOORD`, `COLOR`, `POSITION`, `VPOS`, `VFACE`.
+    pub usage: String,
+    pub index: u32,
+    pub centroid: bool,
+}
+
+/// A uniform the shader reads: a global or a `uniform` parameter of the entry point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Uniform {
+    pub name: String,
+    pub ty: super::types::Ty,
+    /// How many float registers it takes (rows or columns, per element and member).
+    pub registers: u32,
+    /// `register(cN)` / `register(sN)` from the source.
+    pub bound: Option<u32>,
+    /// Default value (flattened components, as the initializer gave them).
+    pub default: Option<Vec<f32>>,
+    pub row_major: bool,
+    pub is_sampler: bool,
+    pub loc: super::token::Loc,
+}
+
+/// An output and the components written to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    pub usage: String,
+    pub index: u32,
+    pub comps: Vec<Comp>,
+}
+
+#[derive(Debug, Default)]
+pub struct Program {
+    pub nodes: Vec<Node>,
+    pub inputs: Vec<Input>,
+    pub uniforms: Vec<Uniform>,
+    pub outputs: Vec<Output>,
+    /// Components of which any negative one discards the pixel (`texkill`).
+    pub kills: Vec<Vec<Comp>>,
+    cse: HashMap<Node, NodeId>,
+}
+
+/// How many nodes a program may have: more is refused as too big (a loop unrolled a
+/// million times, say) instead of exhausting memory.
+pub const MAX_NODES: usize = 1 << 20;
+
+impl Program {
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id as usize]
+    }
+
+    /// The constant a component holds, if it is one.
+    pub fn constant(&self, c: Comp) -> Option<f32> {
+        match self.node(c.node).op {
+            Op::Const(bits) => Some(f32::from_bits(bits)),
+            _ => None,
+        }
+    }
+
+    pub fn too_big(&self) -> bool {
+        self.nodes.len() >= MAX_NODES
+    }
+
+    /// A node, or the one equal to it already made.
+    pub fn add(&mut self, node: Node) -> NodeId {
+        if let Some(&id) = self.cse.get(&node) {
+            return id;
+        }
+        let id = self.nodes.len() as NodeId;
+        self.nodes.push(node.clone());
+        self.cse.insert(node, id);
+        id
+    }
+
+    pub fn konst(&mut self, v: f32) -> Comp {
+        // -0 and 0 are one constant to D3D9's def; NaN keeps its bits.
+        let v = if v == 0.0 { 0.0 } else { v };
+        let node = self.add(Node {
+            op: Op::Const(v.to_bits()),
+            args: Vec::new(),
+            width: 1,
+        });
+        Comp { node, lane: 0 }
+    }
+
+    pub fn lanes(node: NodeId, width: u8) -> Vec<Comp> {
+        (0..width).map(|lane| Comp { node, lane }).collect()
+    }
+
+    /// A component-wise operation on equally wide operands, folded when every operand is
+    /// constant; its components.
+    pub fn map(&mut self, op: Op, args: Vec<Vec<Comp>>) -> Vec<Comp> {
+        let width = args.first().map_or(0, Vec::len);
+        debug_assert!(args.iter().all(|a| a.len() == width));
+        let folded: Option<Vec<Comp>> = (0..width)
+            .map(|i| {
+                let vals: Option<Vec<f32>> = args.iter().map(|a| self.constant(a[i])).collect();
+                fold(op, &vals?).map(|v| self.konst(v))
+            })
+            .collect();
+        if let Some(f) = folded {
+            return f;
+        }
+        if let Some(simple) = self.simplify(op, &args) {
+            return simple;
+        }
+        // Wider than one and made of lanes of different nodes is still one instruction:
+        // the code generator gathers each operand into one register first.
+        let id = self.add(Node {
+            op,
+            args,
+            width: width as u8,
+        });
+        Self::lanes(id, width as u8)
+    }
+
+    /// Algebra that holds for every input, NaN and infinity included.
+    fn simplify(&mut self, op: Op, args: &[Vec<Comp>]) -> Option<Vec<Comp>> {
+        let all = |p: &Program, a: &Vec<Comp>, v: f32| {
+            a.iter().all(|&c| {
+                p.constant(c)
+                    .is_some_and(|k| k == v && k.is_sign_positive())
+            })
+        };
+        match op {
+            Op::Mov => Some(args[0].clone()),
+            Op::Mul if all(self, &args[1], 1.0) => Some(args[0].clone()),
+            Op::Mul if all(self, &args[0], 1.0) => Some(args[1].clone()),
+            Op::Neg => {
+                // --x is x.
+                let inner: Option<Vec<Comp>> = args[0]
+                    .iter()
+                    .map(|c| {
+                        let n = self.node(c.node);
+                        (n.op == Op::Neg).then(|| n.args[0][usize::from(c.lane)])
+                    })
+                    .collect();
+                inner
+            }
+            _ => None,
+        }
+    }
+
+    /// A one-lane result from whole operands (`dp3`, `rcp` of one lane …).
+    pub fn scalar(&mut self, op: Op, args: Vec<Vec<Comp>>) -> Comp {
+        let vals: Option<Vec<Vec<f32>>> = args
+            .iter()
+            .map(|a| a.iter().map(|&c| self.constant(c)).collect())
+            .collect();
+        if let Some(v) = vals.and_then(|v| fold_reduce(op, &v)) {
+            return self.konst(v);
+        }
+        let id = self.add(Node { op, args, width: 1 });
+        Comp { node: id, lane: 0 }
+    }
+
+    /// A node of any width whose operands need not be constant-folded (inputs, samples).
+    pub fn raw(&mut self, op: Op, args: Vec<Vec<Comp>>, width: u8) -> Vec<Comp> {
+        let id = self.add(Node { op, args, width });
+        Self::lanes(id, width)
+    }
+}
+
+/// Component-wise operations on constants, as the hardware computes them in `f32`.
+pub fn fold(op: Op, v: &[f32]) -> Option<f32> {
+    Some(match op {
+        Op::Mov => v[0],
+        Op::Add => v[0] + v[1],
+        Op::Mul => v[0] * v[1],
+        Op::Mad => v[0] * v[1] + v[2],
+        Op::Min => {
+            if v[0] < v[1] {
+                v[0]
+            } else {
+                v[1]
+            }
+        }
+        Op::Max => {
+            if v[0] >= v[1] {
+                v[0]
+            } else {
+                v[1]
+            }
+        }
+        Op::Cmp => {
+            if v[0] >= 0.0 {
+                v[1]
+            } else {
+                v[2]
+            }
+        }
+        Op::Slt => f32::from(u8::from(v[0] < v[1])),
+        Op::Sge => f32::from(u8::from(v[0] >= v[1])),
+        Op::Lrp => v[0] * (v[1] - v[2]) + v[2],
+        Op::Frc => v[0] - v[0].floor(),
+        Op::Sat => {
+            if v[0] > 0.0 {
+                v[0].min(1.0)
+            } else {
+                0.0
+            }
+        }
+        Op::Abs => v[0].abs(),
+        Op::Neg => -v[0],
+        Op::Dsx | Op::Dsy => 0.0,
+        Op::Rcp => 1.0 / v[0],
+        Op::Rsq => 1.0 / v[0].abs().sqrt(),
+        Op::Exp => v[0].exp2(),
+        Op::Log => v[0].abs().log2(),
+        Op::Pow => v[0].abs().powf(v[1]),
+        _ => return None,
+    })
+}
+
+fn fold_reduce(op: Op, v: &[Vec<f32>]) -> Option<f32> {
+    Some(match op {
+        Op::Dp3 => (0..3).map(|i| v[0][i] * v[1][i]).sum(),
+        Op::Dp4 => (0..4).map(|i| v[0][i] * v[1][i]).sum(),
+        Op::Dp2Add => v[0][0] * v[1][0] + v[0][1] * v[1][1] + v[2][0],
+        Op::Rcp | Op::Rsq | Op::Exp | Op::Log | Op::Frc | Op::Abs => fold(op, &[v[0][0]])?,
+        Op::Pow => fold(op, &[v[0][0], v[1][0]])?,
+        _ => return None,
+    })
+}

@@ -1,0 +1,2213 @@
+//! The syntax tree to the code of one entry point: names resolved, types checked and
+//! converted as HLSL converts them, functions inlined, and control flow flattened: an `if`
+//! runs both sides with every assignment guarded by its condition, loops are unrolled, a
+//! `return`, `break` or `discard` guards what follows. What is left is [`ir::Program`].
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::ast::{self, BinOp, ExprKind, Init, Item, StmtKind, TypeName, UnOp};
+use super::diag::Diagnostics;
+use super::ir::{Comp, Input, Op, Output, Program, Uniform};
+use super::token::Loc;
+use super::types::{Base, Field, StructTy, Ty};
+
+/// The shader model being compiled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    pub pixel: bool,
+    pub major: u8,
+    /// 0, or 1 for the `_x`/`_a`/`_b` profiles.
+    pub minor: u8,
+}
+
+impl Profile {
+    pub fn parse(name: &str) -> Option<Profile> {
+        let (pixel, rest) = if let Some(r) = name.strip_prefix("ps_") {
+            (true, r)
+        } else {
+            (false, name.strip_prefix("vs_")?)
+        };
+        let (major, minor) = match rest {
+            "1_1" => (1, 1),
+            "1_2" if pixel => (1, 2),
+            "1_3" if pixel => (1, 3),
+            "1_4" if pixel => (1, 4),
+            "2_0" => (2, 0),
+            "2_x" | "2_a" => (2, 1),
+            "2_b" if pixel => (2, 1),
+            "3_0" => (3, 0),
+            _ => return None,
+        };
+        Some(Profile {
+            pixel,
+            major,
+            minor,
+        })
+    }
+}
+
+/// Loop iterations unrolled at most, as fxc's own bound on unrolling.
+const MAX_UNROLL: u32 = 1024;
+/// Nested inlined calls at most (HLSL has no recursion; this catches it).
+const MAX_CALL_DEPTH: usize = 64;
+
+/// A value: its type and its components, flattened.
+#[derive(Debug, Clone)]
+pub(super) struct Val {
+    pub ty: Ty,
+    pub comps: Vec<Comp>,
+}
+
+#[derive(Debug, Clone)]
+struct Var {
+    ty: Ty,
+    comps: Vec<Comp>,
+    /// Globals that are uniforms cannot be assigned to.
+    read_only: bool,
+}
+
+/// What an assignment can write: a variable and which of its components.
+#[derive(Debug, Clone)]
+struct Place {
+    scope: usize,
+    name: String,
+    ty: Ty,
+    /// Indices into the variable's components; for a dynamically indexed array, one list
+    /// per element with the index that selects it.
+    comps: Vec<usize>,
+}
+
+/// One inlined call: where its `return`s go.
+struct Frame {
+    ret_ty: Ty,
+    ret: Vec<Comp>,
+    /// Set once a `return` ran (a condition, or none yet).
+    returned: Option<Comp>,
+}
+
+/// One unrolled loop's exits.
+#[derive(Default, Clone)]
+struct LoopFlags {
+    broken: Option<Comp>,
+    continued: Option<Comp>,
+}
+
+pub struct Lowering<'a> {
+    pub program: Program,
+    pub diags: &'a mut Diagnostics,
+    profile: Profile,
+    structs: HashMap<String, Rc<StructTy>>,
+    typedefs: HashMap<String, Ty>,
+    functions: HashMap<String, Vec<&'a ast::Function>>,
+    /// `scopes[0]` holds the globals.
+    scopes: Vec<HashMap<String, Var>>,
+    frames: Vec<Frame>,
+    loops: Vec<LoopFlags>,
+    /// The condition the code being lowered runs under (an enclosing `if`'s), if any.
+    pred: Option<Comp>,
+    /// Whether a killed pixel was asked for.
+    row_major_default: bool,
+}
+
+impl<'a> Lowering<'a> {
+    pub fn new(profile: Profile, diags: &'a mut Diagnostics) -> Self {
+        Lowering {
+            program: Program::default(),
+            diags,
+            profile,
+            structs: HashMap::new(),
+            typedefs: HashMap::new(),
+            functions: HashMap::new(),
+            scopes: vec![HashMap::new()],
+            frames: Vec::new(),
+            loops: Vec::new(),
+            pred: None,
+            row_major_default: false,
+        }
+    }
+
+    fn error(&mut self, loc: Loc, msg: impl Into<String>) {
+        self.diags.error(loc, msg);
+    }
+
+    // ---- types -------------------------------------------------------------------
+
+    fn resolve(&mut self, t: &ast::Type) -> Option<Ty> {
+        self.resolve_name(&t.name, t.loc)
+    }
+
+    fn resolve_name(&mut self, name: &TypeName, loc: Loc) -> Option<Ty> {
+        Some(match name {
+            TypeName::Void => Ty::Void,
+            TypeName::Scalar(b) => Ty::Scalar(*b),
+            TypeName::Vector(b, n) => Ty::Vector(*b, *n),
+            TypeName::Matrix(b, r, c) => Ty::Matrix(*b, *r, *c),
+            TypeName::Sampler(d) => Ty::Sampler(*d),
+            TypeName::Texture(d) => Ty::Texture(*d),
+            TypeName::String => Ty::String,
+            TypeName::Object(_) => Ty::Object,
+            TypeName::Named(n) => {
+                if let Some(t) = self.typedefs.get(n) {
+                    t.clone()
+                } else if let Some(s) = self.structs.get(n) {
+                    Ty::Struct(s.clone())
+                } else {
+                    self.error(loc, format!("undeclared type '{n}'"));
+                    return None;
+                }
+            }
+            TypeName::Struct(def) => self.define_struct(def)?,
+        })
+    }
+
+    fn define_struct(&mut self, def: &ast::StructDef) -> Option<Ty> {
+        if def.fields.is_empty() && def.base.is_none() {
+            if let Some(s) = def.name.as_ref().and_then(|n| self.structs.get(n)) {
+                return Some(Ty::Struct(s.clone()));
+            }
+        }
+        let mut fields = Vec::new();
+        if let Some((base, loc)) = &def.base {
+            match self.structs.get(base) {
+                Some(b) => fields.extend(b.fields.iter().cloned()),
+                None => self.error(*loc, format!("undeclared struct '{base}'")),
+            }
+        }
+        for f in &def.fields {
+            let ty = self.resolve(&f.ty)?;
+            let ty = self.array_of(ty, &f.declarator.array, f.declarator.loc)?;
+            if fields.iter().any(|x: &Field| x.name == f.declarator.name) {
+                self.error(
+                    f.declarator.loc,
+                    format!("redefinition of field '{}'", f.declarator.name),
+                );
+            }
+            fields.push(Field {
+                name: f.declarator.name.clone(),
+                ty,
+                semantic: f.declarator.binding.semantic.as_ref().map(|s| s.0.clone()),
+                row_major: major_of(&f.ty.modifiers),
+            });
+        }
+        let name = def.name.clone().unwrap_or_else(|| "<unnamed>".into());
+        let s = Rc::new(StructTy {
+            name: name.clone(),
+            fields,
+        });
+        if def.name.is_some() {
+            self.structs.insert(name, s.clone());
+        }
+        Some(Ty::Struct(s))
+    }
+
+    fn array_of(&mut self, mut ty: Ty, dims: &[Option<ast::Expr>], loc: Loc) -> Option<Ty> {
+        for d in dims.iter().rev() {
+            let Some(e) = d else {
+                self.error(loc, "an array without a size needs an initializer");
+                return None;
+            };
+            let n = self.const_int(e)?;
+            if n < 1 || n > 65536 {
+                self.error(e.loc, format!("array size {n} is not between 1 and 65536"));
+                return None;
+            }
+            ty = Ty::Array(Box::new(ty), n as u32);
+        }
+        Some(ty)
+    }
+
+    /// An expression that must be a compile-time integer (an array size, a loop bound).
+    fn const_int(&mut self, e: &ast::Expr) -> Option<i64> {
+        let v = self.expr(e)?;
+        if v.comps.len() != 1 {
+            self.error(e.loc, "expected a scalar constant");
+            return None;
+        }
+        match self.program.constant(v.comps[0]) {
+            Some(k) => Some(k as i64),
+            None => {
+                self.error(e.loc, "expected a value known at compile time");
+                None
+            }
+        }
+    }
+}
+
+fn major_of(m: &ast::Modifiers) -> Option<bool> {
+    if m.row_major {
+        Some(true)
+    } else if m.column_major {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Splits a semantic into its usage and index: `TEXCOORD3` → (`TEXCOORD`, 3), and
+/// the SV_ spellings into the Direct3D 9 ones (`SV_Target1` → `COLOR` 1).
+pub fn split_semantic(semantic: &str, pixel_input: bool) -> (String, u32, bool) {
+    let upper = semantic.to_ascii_uppercase();
+    let (upper, centroid) = match upper.strip_suffix("_CENTROID") {
+        Some(u) => (u.to_string(), true),
+        None => (upper, false),
+    };
+    let digits = upper.len() - upper.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (name, index) = upper.split_at(upper.len() - digits);
+    let index = index.parse().unwrap_or(0);
+    let name = match name {
+        "SV_TARGET" => "COLOR",
+        "SV_POSITION" if pixel_input => "VPOS",
+        "SV_POSITION" => "POSITION",
+        "SV_DEPTH" => "DEPTH",
+        "SV_ISFRONTFACE" => "VFACE",
+        n => n,
+    };
+    (name.to_string(), index, centroid)
+}
+
+impl<'a> Lowering<'a> {
+    // ---- the program -------------------------------------------------------------
+
+    /// Lower `entry` of `program`; `None` when errors were reported.
+    pub fn run(mut self, program: &'a ast::Program, entry: &str) -> Option<Program> {
+        for item in &program.items {
+            self.global_item(item);
+        }
+        let Some(candidates) = self.functions.get(entry).cloned() else {
+            self.error(Loc::default(), format!("entry point '{entry}' not found"));
+            return None;
+        };
+        let Some(f) = candidates.iter().find(|f| f.body.is_some()).copied() else {
+            self.error(
+                candidates[0].loc,
+                format!("entry point '{entry}' has no body"),
+            );
+            return None;
+        };
+        self.entry(f);
+        if self.diags.has_errors() {
+            return None;
+        }
+        Some(self.program)
+    }
+
+    fn global_item(&mut self, item: &'a Item) {
+        match item {
+            Item::Struct(def) => {
+                self.define_struct(def);
+            }
+            Item::Typedef(ty, names) => {
+                if let Some(t) = self.resolve(ty) {
+                    for d in names {
+                        if let Some(t) = self.array_of(t.clone(), &d.array, d.loc) {
+                            self.typedefs.insert(d.name.clone(), t);
+                        }
+                    }
+                }
+            }
+            Item::Function(f) => {
+                self.functions.entry(f.name.clone()).or_default().push(f);
+            }
+            Item::Var(decl) => self.global_var(decl),
+            Item::Buffer { vars, .. } => {
+                for v in vars {
+                    self.global_var(v);
+                }
+            }
+            Item::PackMatrix { row_major, .. } => self.row_major_default = *row_major,
+            Item::Technique(_) => {}
+        }
+    }
+
+    fn global_var(&mut self, decl: &ast::VarDecl) {
+        let Some(base) = self.resolve(&decl.ty) else {
+            return;
+        };
+        let m = decl.ty.modifiers;
+        for d in &decl.declarators {
+            let Some(ty) = self.sized(base.clone(), d) else {
+                continue;
+            };
+            if m.static_ {
+                // A static global: its initializer's value, or zero.
+                let comps = match &d.init {
+                    Some(init) => match self.initializer(init, &ty) {
+                        Some(c) => c,
+                        None => continue,
+                    },
+                    None => {
+                        let z = self.program.konst(0.0);
+                        vec![z; ty.components()]
+                    }
+                };
+                self.scopes[0].insert(
+                    d.name.clone(),
+                    Var {
+                        ty,
+                        comps,
+                        read_only: m.const_,
+                    },
+                );
+                continue;
+            }
+            let row_major = major_of(&m).unwrap_or(self.row_major_default);
+            let default = match &d.init {
+                Some(Init::Expr(_) | Init::List(..)) if !ty.is_object() => {
+                    let init = d.init.as_ref().unwrap();
+                    match self.initializer(init, &ty) {
+                        Some(c) => {
+                            let vals: Option<Vec<f32>> =
+                                c.iter().map(|&c| self.program.constant(c)).collect();
+                            if vals.is_none() {
+                                self.error(
+                                    d.loc,
+                                    format!("'{}': a uniform's initial value must be known at compile time", d.name),
+                                );
+                            }
+                            vals
+                        }
+                        None => None,
+                    }
+                }
+                _ => None,
+            };
+            self.declare_uniform(d.name.clone(), ty, row_major, &d.binding, default, d.loc);
+        }
+    }
+
+    fn sized(&mut self, ty: Ty, d: &ast::Declarator) -> Option<Ty> {
+        // `float a[] = {…}` takes its size from the initializer.
+        if d.array.first().is_some_and(Option::is_none) {
+            let n = match &d.init {
+                Some(Init::List(items, _)) => {
+                    let inner = self.array_of(ty.clone(), &d.array[1..], d.loc)?;
+                    let per = inner.components().max(1);
+                    let total: usize = items.iter().map(|i| self.init_count(i)).sum();
+                    total.div_ceil(per)
+                }
+                _ => {
+                    self.error(
+                        d.loc,
+                        format!(
+                            "'{}': an array without a size needs an initializer list",
+                            d.name
+                        ),
+                    );
+                    return None;
+                }
+            };
+            let inner = self.array_of(ty, &d.array[1..], d.loc)?;
+            return Some(Ty::Array(Box::new(inner), n as u32));
+        }
+        self.array_of(ty, &d.array, d.loc)
+    }
+
+    fn init_count(&mut self, init: &Init) -> usize {
+        match init {
+            Init::List(items, _) => items.iter().map(|i| self.init_count(i)).sum(),
+            Init::Expr(e) => self.peek_components(e),
+            Init::SamplerState(..) => 1,
+        }
+    }
+
+    /// How many components an expression has, without keeping its code.
+    fn peek_components(&mut self, e: &ast::Expr) -> usize {
+        let mut scratch = Diagnostics::default();
+        let saved = std::mem::replace(self.diags, scratch.clone());
+        let n = self.expr(e).map_or(1, |v| v.comps.len());
+        scratch = std::mem::replace(self.diags, saved);
+        drop(scratch);
+        n
+    }
+
+    fn declare_uniform(
+        &mut self,
+        name: String,
+        ty: Ty,
+        row_major: bool,
+        binding: &ast::Binding,
+        default: Option<Vec<f32>>,
+        loc: Loc,
+    ) {
+        let is_sampler = matches!(ty, Ty::Sampler(_))
+            || matches!(&ty, Ty::Array(t, _) if matches!(**t, Ty::Sampler(_)));
+        let want = if is_sampler { 's' } else { 'c' };
+        let bound = binding
+            .registers
+            .iter()
+            .find(|r| {
+                r.class == want
+                    && r.profile
+                        .as_deref()
+                        .is_none_or(|p| p.starts_with(if self.profile.pixel { "ps" } else { "vs" }))
+            })
+            .map(|r| r.index);
+        let var = self.program.uniforms.len() as u32;
+        let registers = register_count(&ty, row_major);
+        let comps = self.uniform_comps(var, &ty, row_major, &mut 0);
+        self.program.uniforms.push(Uniform {
+            name: name.clone(),
+            ty: ty.clone(),
+            registers,
+            bound,
+            default,
+            row_major,
+            is_sampler,
+            loc,
+        });
+        self.scopes[0].insert(
+            name,
+            Var {
+                ty,
+                comps,
+                read_only: true,
+            },
+        );
+    }
+
+    /// The components of a uniform, each a lane of one of its registers.
+    fn uniform_comps(&mut self, var: u32, ty: &Ty, row_major: bool, reg: &mut u32) -> Vec<Comp> {
+        match ty {
+            Ty::Sampler(_) | Ty::Texture(_) => {
+                let c = self.program.raw(Op::Sampler(var), vec![], 1)[0];
+                vec![c]
+            }
+            Ty::Scalar(_) | Ty::Vector(..) => {
+                let n = ty.components();
+                let r = self.uniform_reg(var, *reg);
+                *reg += 1;
+                r[..n].to_vec()
+            }
+            Ty::Matrix(_, rows, cols) => {
+                let (rows, cols) = (usize::from(*rows), usize::from(*cols));
+                let regs: Vec<Vec<Comp>> = (0..if row_major { rows } else { cols })
+                    .map(|i| self.uniform_reg(var, *reg + i as u32))
+                    .collect();
+                *reg += regs.len() as u32;
+                let mut out = Vec::with_capacity(rows * cols);
+                for r in 0..rows {
+                    for c in 0..cols {
+                        out.push(if row_major { regs[r][c] } else { regs[c][r] });
+                    }
+                }
+                out
+            }
+            Ty::Array(t, n) => {
+                let mut out = Vec::new();
+                for _ in 0..*n {
+                    out.extend(self.uniform_comps(var, t, row_major, reg));
+                }
+                out
+            }
+            Ty::Struct(s) => {
+                let mut out = Vec::new();
+                for f in &s.fields {
+                    out.extend(self.uniform_comps(
+                        var,
+                        &f.ty,
+                        f.row_major.unwrap_or(row_major),
+                        reg,
+                    ));
+                }
+                out
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn uniform_reg(&mut self, var: u32, offset: u32) -> Vec<Comp> {
+        self.program.raw(Op::Uniform { var, offset }, vec![], 4)
+    }
+}
+
+/// Float registers a uniform of this type takes.
+pub fn register_count(ty: &Ty, row_major: bool) -> u32 {
+    match ty {
+        Ty::Scalar(_) | Ty::Vector(..) | Ty::Sampler(_) | Ty::Texture(_) => 1,
+        Ty::Matrix(_, r, c) => u32::from(if row_major { *r } else { *c }),
+        Ty::Array(t, n) => register_count(t, row_major) * n,
+        Ty::Struct(s) => s
+            .fields
+            .iter()
+            .map(|f| register_count(&f.ty, f.row_major.unwrap_or(row_major)))
+            .sum(),
+        _ => 0,
+    }
+}
+
+impl<'a> Lowering<'a> {
+    // ---- the entry point -----------------------------------------------------------
+
+    fn entry(&mut self, f: &'a ast::Function) {
+        let mut outs: Vec<(Ty, Option<String>, String, Loc)> = Vec::new();
+        self.scopes.push(HashMap::new());
+        for p in &f.params {
+            let Some(ty) = self.resolve(&p.ty) else {
+                continue;
+            };
+            let Some(ty) = self.array_of(ty, &p.declarator.array, p.declarator.loc) else {
+                continue;
+            };
+            let m = p.ty.modifiers;
+            let semantic = p.declarator.binding.semantic.as_ref().map(|s| s.0.clone());
+            let name = p.declarator.name.clone();
+            if m.uniform
+                || (semantic.is_none()
+                    && !m.out
+                    && (ty.is_object() || !self.struct_has_semantics(&ty)))
+            {
+                if !m.uniform && !ty.is_object() {
+                    self.error(
+                        p.declarator.loc,
+                        format!(
+                            "'{name}': entry point parameter without a semantic must be uniform"
+                        ),
+                    );
+                    continue;
+                }
+                let row_major = major_of(&m).unwrap_or(self.row_major_default);
+                self.declare_uniform(
+                    format!("${name}"),
+                    ty.clone(),
+                    row_major,
+                    &p.declarator.binding,
+                    None,
+                    p.declarator.loc,
+                );
+                let var = self.scopes[0].remove(&format!("${name}")).unwrap();
+                self.scopes[1].insert(name, var);
+                continue;
+            }
+            let comps = if m.in_ || !m.out {
+                match self.input_comps(
+                    &ty,
+                    semantic.as_deref(),
+                    p.ty.modifiers.centroid,
+                    p.declarator.loc,
+                ) {
+                    Some(c) => c,
+                    None => continue,
+                }
+            } else {
+                let z = self.program.konst(0.0);
+                vec![z; ty.components()]
+            };
+            if m.out {
+                outs.push((ty.clone(), semantic.clone(), name.clone(), p.declarator.loc));
+            }
+            self.scopes[1].insert(
+                name,
+                Var {
+                    ty,
+                    comps,
+                    read_only: false,
+                },
+            );
+        }
+        let Some(ret_ty) = self.resolve(&f.ret) else {
+            return;
+        };
+        let z = self.program.konst(0.0);
+        self.frames.push(Frame {
+            ret: vec![z; ret_ty.components()],
+            ret_ty: ret_ty.clone(),
+            returned: None,
+        });
+        if let Some(body) = &f.body {
+            for s in &body.stmts {
+                self.stmt(s);
+            }
+        }
+        let frame = self.frames.pop().unwrap();
+        if ret_ty != Ty::Void {
+            let semantic = f.binding.semantic.as_ref().map(|s| s.0.clone());
+            self.output(&ret_ty, semantic.as_deref(), &frame.ret, f.loc);
+        }
+        for (ty, semantic, name, loc) in outs {
+            let comps = self.scopes[1][&name].comps.clone();
+            self.output(&ty, semantic.as_deref(), &comps, loc);
+        }
+        self.scopes.pop();
+    }
+
+    fn struct_has_semantics(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Struct(s) => s
+                .fields
+                .iter()
+                .all(|f| f.semantic.is_some() || self.struct_has_semantics(&f.ty)),
+            _ => false,
+        }
+    }
+
+    /// The components of an entry-point input: a register per semantic, struct fields
+    /// each by their own.
+    fn input_comps(
+        &mut self,
+        ty: &Ty,
+        semantic: Option<&str>,
+        centroid: bool,
+        loc: Loc,
+    ) -> Option<Vec<Comp>> {
+        if let Ty::Struct(s) = ty {
+            let mut out = Vec::new();
+            for f in &s.fields {
+                let sem = f.semantic.as_deref().or(semantic);
+                out.extend(self.input_comps(&f.ty, sem, centroid, loc)?);
+            }
+            return Some(out);
+        }
+        let Some(semantic) = semantic else {
+            self.error(loc, "entry point input without a semantic");
+            return None;
+        };
+        let (usage, index, sem_centroid) = split_semantic(semantic, self.profile.pixel);
+        let rows = match ty {
+            Ty::Matrix(_, r, _) => usize::from(*r),
+            Ty::Array(_, n) => *n as usize,
+            _ => 1,
+        };
+        let per = ty.components() / rows.max(1);
+        if per > 4 {
+            self.error(
+                loc,
+                format!("'{semantic}': an input is at most four components"),
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        for r in 0..rows {
+            let input = Input {
+                usage: usage.clone(),
+                index: index + r as u32,
+                centroid: centroid || sem_centroid,
+            };
+            let id = match self.program.inputs.iter().position(|i| *i == input) {
+                Some(i) => i,
+                None => {
+                    self.program.inputs.push(input);
+                    self.program.inputs.len() - 1
+                }
+            } as u32;
+            let reg = self.program.raw(Op::Input(id), vec![], 4);
+            out.extend_from_slice(&reg[..per]);
+        }
+        Some(out)
+    }
+
+    fn output(&mut self, ty: &Ty, semantic: Option<&str>, comps: &[Comp], loc: Loc) {
+        if let Ty::Struct(s) = ty {
+            let mut at = 0;
+            for f in &s.fields {
+                let n = f.ty.components();
+                let sem = f.semantic.as_deref().or(semantic);
+                self.output(&f.ty, sem, &comps[at..at + n], loc);
+                at += n;
+            }
+            return;
+        }
+        let Some(semantic) = semantic else {
+            self.error(loc, "entry point output without a semantic");
+            return;
+        };
+        let (usage, index, _) = split_semantic(semantic, false);
+        let rows = match ty {
+            Ty::Matrix(_, r, _) => usize::from(*r),
+            Ty::Array(_, n) => *n as usize,
+            _ => 1,
+        };
+        let per = comps.len() / rows.max(1);
+        for r in 0..rows {
+            self.program.outputs.push(Output {
+                usage: usage.clone(),
+                index: index + r as u32,
+                comps: comps[r * per..(r + 1) * per].to_vec(),
+            });
+        }
+    }
+}
+
+impl<'a> Lowering<'a> {
+    // ---- booleans and guards -------------------------------------------------------
+
+    fn not(&mut self, a: Comp) -> Comp {
+        let one = self.program.konst(1.0);
+        let na = self.program.map(Op::Neg, vec![vec![a]])[0];
+        self.program.map(Op::Add, vec![vec![one], vec![na]])[0]
+    }
+
+    fn and(&mut self, a: Option<Comp>, b: Comp) -> Comp {
+        match a {
+            None => b,
+            Some(a) => self.program.map(Op::Mul, vec![vec![a], vec![b]])[0],
+        }
+    }
+
+    fn or(&mut self, a: Option<Comp>, b: Comp) -> Comp {
+        match a {
+            None => b,
+            Some(a) => self.program.map(Op::Max, vec![vec![a], vec![b]])[0],
+        }
+    }
+
+    /// `c ? t : f` for a boolean (0 or 1) `c`, component by component.
+    fn select(&mut self, c: &[Comp], t: &[Comp], f: &[Comp]) -> Vec<Comp> {
+        if c.iter().all(|&c| self.program.constant(c).is_some()) {
+            return (0..t.len())
+                .map(|i| {
+                    if self.program.constant(c[i]) != Some(0.0) {
+                        t[i]
+                    } else {
+                        f[i]
+                    }
+                })
+                .collect();
+        }
+        // Only the components that differ are selected.
+        let diff: Vec<usize> = (0..t.len()).filter(|&i| t[i] != f[i]).collect();
+        if diff.is_empty() {
+            return t.to_vec();
+        }
+        let pick = |v: &[Comp]| diff.iter().map(|&i| v[i]).collect::<Vec<_>>();
+        let (cs, ts, fs) = (pick(c), pick(t), pick(f));
+        let chosen = if self.profile.pixel {
+            let nc = self.program.map(Op::Neg, vec![cs]);
+            self.program.map(Op::Cmp, vec![nc, fs, ts])
+        } else {
+            self.program.map(Op::Lrp, vec![cs, ts, fs])
+        };
+        let mut out = f.to_vec();
+        for (k, &i) in diff.iter().enumerate() {
+            out[i] = chosen[k];
+        }
+        out
+    }
+
+    /// The condition the current statement runs under: the enclosing `if`s, not after a
+    /// `return`, `break` or `continue` that ran.
+    fn guard(&mut self) -> Option<Comp> {
+        let mut g = self.pred;
+        let mut stops = Vec::new();
+        if let Some(r) = self.frames.last().and_then(|f| f.returned) {
+            stops.push(r);
+        }
+        if let Some(l) = self.loops.last() {
+            stops.extend(l.broken);
+            stops.extend(l.continued);
+        }
+        for s in stops {
+            let n = self.not(s);
+            g = Some(self.and(g, n));
+        }
+        g
+    }
+
+    /// Whether code here can run at all (a constant false guard means it never does).
+    fn reachable(&mut self) -> bool {
+        match self.guard() {
+            Some(g) => self.program.constant(g) != Some(0.0),
+            None => true,
+        }
+    }
+
+    // ---- statements ----------------------------------------------------------------
+
+    fn block(&mut self, stmts: &'a [ast::Stmt]) {
+        self.scopes.push(HashMap::new());
+        for s in stmts {
+            self.stmt(s);
+        }
+        self.scopes.pop();
+    }
+
+    fn stmt(&mut self, s: &'a ast::Stmt) {
+        if self.program.too_big() {
+            self.error(s.loc, "the shader is too big: more than a million operations after unrolling and inlining");
+            return;
+        }
+        match &s.kind {
+            StmtKind::Empty => {}
+            StmtKind::Expr(e) => {
+                self.expr(e);
+            }
+            StmtKind::Var(decl) => self.local_var(decl),
+            StmtKind::Struct(def) => {
+                self.define_struct(def);
+            }
+            StmtKind::Typedef(ty, names) => {
+                if let Some(t) = self.resolve(ty) {
+                    for d in names {
+                        if let Some(t) = self.array_of(t.clone(), &d.array, d.loc) {
+                            self.typedefs.insert(d.name.clone(), t);
+                        }
+                    }
+                }
+            }
+            StmtKind::Block(b) => self.block(&b.stmts),
+            StmtKind::If(cond, then, other) => {
+                let Some(c) = self.condition(cond) else {
+                    return;
+                };
+                match self.program.constant(c) {
+                    Some(k) if k != 0.0 => self.stmt(then),
+                    Some(_) => {
+                        if let Some(o) = other {
+                            self.stmt(o);
+                        }
+                    }
+                    None => {
+                        let saved = self.pred;
+                        let p = self.and(saved, c);
+                        self.pred = Some(p);
+                        self.stmt(then);
+                        if let Some(o) = other {
+                            let nc = self.not(c);
+                            let p = self.and(saved, nc);
+                            self.pred = Some(p);
+                            self.stmt(o);
+                        }
+                        self.pred = saved;
+                    }
+                }
+            }
+            StmtKind::For(init, cond, step, body) => {
+                self.scopes.push(HashMap::new());
+                if let Some(i) = init {
+                    self.stmt(i);
+                }
+                self.unroll(s.loc, cond.as_ref(), step.as_ref(), body, false);
+                self.scopes.pop();
+            }
+            StmtKind::While(cond, body) => self.unroll(s.loc, Some(cond), None, body, false),
+            StmtKind::Do(body, cond) => self.unroll(s.loc, Some(cond), None, body, true),
+            StmtKind::Switch(value, cases) => self.switch(value, cases),
+            StmtKind::Break | StmtKind::Continue => {
+                let Some(g) = (if self.loops.is_empty() {
+                    None
+                } else {
+                    Some(self.guard())
+                }) else {
+                    self.error(s.loc, "'break' or 'continue' outside a loop or switch");
+                    return;
+                };
+                let one = self.program.konst(1.0);
+                let g = g.unwrap_or(one);
+                let l = self.loops.last().unwrap().clone();
+                let flags = if matches!(s.kind, StmtKind::Break) {
+                    let b = self.or(l.broken, g);
+                    LoopFlags {
+                        broken: Some(b),
+                        ..l
+                    }
+                } else {
+                    let c = self.or(l.continued, g);
+                    LoopFlags {
+                        continued: Some(c),
+                        ..l
+                    }
+                };
+                *self.loops.last_mut().unwrap() = flags;
+            }
+            StmtKind::Discard => {
+                if !self.profile.pixel {
+                    self.error(s.loc, "'discard' is for pixel shaders only");
+                    return;
+                }
+                let kill = match self.guard() {
+                    None => self.program.konst(-1.0),
+                    Some(g) => self.program.map(Op::Neg, vec![vec![g]])[0],
+                };
+                if self.program.constant(kill) != Some(0.0) {
+                    self.program.kills.push(vec![kill]);
+                }
+            }
+            StmtKind::Return(value) => {
+                let Some(frame) = self.frames.last() else {
+                    return;
+                };
+                let ret_ty = frame.ret_ty.clone();
+                let v = match value {
+                    Some(e) => {
+                        let Some(v) = self.expr(e) else { return };
+                        if ret_ty == Ty::Void {
+                            self.error(e.loc, "a void function cannot return a value");
+                            return;
+                        }
+                        match self.convert(v, &ret_ty, e.loc, true) {
+                            Some(v) => v.comps,
+                            None => return,
+                        }
+                    }
+                    None => {
+                        if ret_ty != Ty::Void {
+                            self.error(
+                                s.loc,
+                                format!("a function returning {ret_ty} must return a value"),
+                            );
+                        }
+                        Vec::new()
+                    }
+                };
+                let g = self.guard();
+                let frame = self.frames.last().unwrap();
+                let old = frame.ret.clone();
+                let returned = frame.returned;
+                let new = match g {
+                    None => v,
+                    Some(g) => self.select(&vec![g; v.len()], &v, &old),
+                };
+                let one = self.program.konst(1.0);
+                let r = self.or(returned, g.unwrap_or(one));
+                let frame = self.frames.last_mut().unwrap();
+                if !new.is_empty() {
+                    frame.ret = new;
+                }
+                frame.returned = Some(r);
+            }
+        }
+    }
+
+    fn condition(&mut self, e: &ast::Expr) -> Option<Comp> {
+        let v = self.expr(e)?;
+        if v.comps.len() != 1 {
+            // HLSL takes the first component of a vector condition, with a warning.
+            if v.comps.is_empty() {
+                self.error(e.loc, "a condition must be a scalar");
+                return None;
+            }
+            self.diags
+                .warning(e.loc, "implicit truncation of vector type");
+        }
+        let b = self.to_bool(&[v.comps[0]]);
+        Some(b[0])
+    }
+
+    fn local_var(&mut self, decl: &'a ast::VarDecl) {
+        let Some(base) = self.resolve(&decl.ty) else {
+            return;
+        };
+        for d in &decl.declarators {
+            let Some(ty) = self.sized(base.clone(), d) else {
+                continue;
+            };
+            let comps = match &d.init {
+                Some(init) => match self.initializer(init, &ty) {
+                    Some(c) => c,
+                    None => continue,
+                },
+                None => {
+                    let z = self.program.konst(0.0);
+                    vec![z; ty.components()]
+                }
+            };
+            let scope = self.scopes.last_mut().unwrap();
+            scope.insert(
+                d.name.clone(),
+                Var {
+                    ty,
+                    comps,
+                    read_only: decl.ty.modifiers.const_,
+                },
+            );
+        }
+    }
+
+    /// `= e` or `= { … }`: the initializer's components for a `ty`.
+    fn initializer(&mut self, init: &Init, ty: &Ty) -> Option<Vec<Comp>> {
+        match init {
+            Init::Expr(e) => {
+                let v = self.expr(e)?;
+                if v.comps.len() == 1 && ty.components() > 1 && !v.ty.is_object() {
+                    // `float4 v = 1;` broadcasts; so does a single value to a struct.
+                    return Some(vec![
+                        self.convert_comp(v.comps[0], v.ty.base(), ty.base());
+                        ty.components()
+                    ]);
+                }
+                if matches!(ty, Ty::Array(..) | Ty::Struct(_))
+                    || v.ty.components() != ty.components() && v.ty.components() > ty.components()
+                {
+                    if v.comps.len() != ty.components()
+                        && !(v.comps.len() > ty.components() && ty.is_numeric())
+                    {
+                        self.error(e.loc, format!("cannot initialize {} with {}", ty, v.ty));
+                        return None;
+                    }
+                }
+                Some(self.convert(v, ty, e.loc, true)?.comps)
+            }
+            Init::List(items, loc) => {
+                let mut comps = Vec::new();
+                let mut flat = Vec::new();
+                self.flatten_init(items, &mut flat);
+                for e in flat {
+                    let v = self.expr(e)?;
+                    comps.extend(v.comps.iter().map(|&c| (c, v.ty.base())));
+                }
+                if comps.len() != ty.components() {
+                    self.error(
+                        *loc,
+                        format!(
+                            "{} initial values given for {} ({} components)",
+                            comps.len(),
+                            ty,
+                            ty.components()
+                        ),
+                    );
+                    return None;
+                }
+                let targets = component_bases(ty);
+                Some(
+                    comps
+                        .into_iter()
+                        .zip(targets)
+                        .map(|((c, from), to)| self.convert_comp(c, from, to))
+                        .collect(),
+                )
+            }
+            Init::SamplerState(..) => None,
+        }
+    }
+
+    fn flatten_init<'i>(&self, items: &'i [Init], out: &mut Vec<&'i ast::Expr>) {
+        for i in items {
+            match i {
+                Init::Expr(e) => out.push(e),
+                Init::List(inner, _) => self.flatten_init(inner, out),
+                Init::SamplerState(..) => {}
+            }
+        }
+    }
+
+    fn unroll(
+        &mut self,
+        loc: Loc,
+        cond: Option<&'a ast::Expr>,
+        step: Option<&'a ast::Expr>,
+        body: &'a ast::Stmt,
+        body_first: bool,
+    ) {
+        self.loops.push(LoopFlags::default());
+        let mut iterations = 0;
+        let mut first = body_first;
+        loop {
+            if !first {
+                if let Some(c) = cond {
+                    let Some(c) = self.condition(c) else { break };
+                    match self.program.constant(c) {
+                        Some(0.0) => break,
+                        Some(_) => {}
+                        None => {
+                            // Leaving here on a condition known only at run time: a break
+                            // under the guard.
+                            let g = self.guard();
+                            let nc = self.not(c);
+                            let leave = self.and(g, nc);
+                            let l = self.loops.last().unwrap().clone();
+                            let b = self.or(l.broken, leave);
+                            self.loops.last_mut().unwrap().broken = Some(b);
+                        }
+                    }
+                }
+            }
+            first = false;
+            if !self.reachable() {
+                break;
+            }
+            iterations += 1;
+            if iterations > MAX_UNROLL {
+                self.error(
+                    loc,
+                    format!(
+                        "unable to unroll loop: it does not end within {MAX_UNROLL} iterations"
+                    ),
+                );
+                break;
+            }
+            if self.program.too_big() || self.diags.errors() > 100 {
+                break;
+            }
+            self.stmt(body);
+            self.loops.last_mut().unwrap().continued = None;
+            if let Some(s) = step {
+                if !self.reachable() {
+                    break;
+                }
+                self.expr(s);
+            }
+        }
+        self.loops.pop();
+    }
+
+    fn switch(
+        &mut self,
+        value: &'a ast::Expr,
+        cases: &'a [(Vec<Option<ast::Expr>>, Vec<ast::Stmt>)],
+    ) {
+        let Some(v) = self.expr(value) else { return };
+        let Some(v) = self.convert(v, &Ty::INT, value.loc, true) else {
+            return;
+        };
+        // Each case's condition: one of its labels equals the value; default: none of
+        // all the labels does.
+        let mut conds = Vec::new();
+        let mut any_label: Option<Comp> = None;
+        for (labels, _) in cases {
+            let mut c: Option<Comp> = None;
+            for l in labels.iter().flatten() {
+                let Some(lv) = self.expr(l) else { return };
+                let eq = self.compare(BinOp::Eq, &v.comps, &lv.comps)[0];
+                c = Some(self.or(c, eq));
+                any_label = Some(self.or(any_label, eq));
+            }
+            conds.push((c, labels.iter().any(Option::is_none)));
+        }
+        self.loops.push(LoopFlags::default());
+        let saved = self.pred;
+        let mut entered: Option<Comp> = None;
+        for (i, (c, is_default)) in conds.iter().enumerate() {
+            let mut here = *c;
+            if *is_default {
+                let none = match any_label {
+                    Some(a) => self.not(a),
+                    None => self.program.konst(1.0),
+                };
+                here = Some(self.or(here, none));
+            }
+            let Some(here) = here else { continue };
+            // Falling through from the case before.
+            let e = self.or(entered, here);
+            entered = Some(e);
+            let p = self.and(saved, e);
+            self.pred = Some(p);
+            self.block(&cases[i].1);
+        }
+        self.pred = saved;
+        self.loops.pop();
+    }
+}
+
+/// The scalar type of each component of `ty`, flattened.
+fn component_bases(ty: &Ty) -> Vec<Option<Base>> {
+    match ty {
+        Ty::Array(t, n) => {
+            let one = component_bases(t);
+            (0..*n).flat_map(|_| one.clone()).collect()
+        }
+        Ty::Struct(s) => s
+            .fields
+            .iter()
+            .flat_map(|f| component_bases(&f.ty))
+            .collect(),
+        t => vec![t.base(); t.components()],
+    }
+}
+
+/// The type two operands of an arithmetic operator are converted to: the wider scalar
+/// type, and the smaller shape (a scalar widens to the other's).
+fn common_type(a: &Ty, b: &Ty) -> Option<Ty> {
+    let (ba, bb) = (a.base()?, b.base()?);
+    let rank = |b: Base| match b {
+        Base::Bool => 0,
+        Base::Int => 1,
+        Base::Uint => 2,
+        Base::Half => 3,
+        Base::Float => 4,
+        Base::Double => 5,
+    };
+    let base = if rank(ba) >= rank(bb) { ba } else { bb };
+    let shape = match (a, b) {
+        (Ty::Scalar(_), t) | (t, Ty::Scalar(_)) => t.clone(),
+        (Ty::Vector(_, n), Ty::Vector(_, m)) => Ty::Vector(base, (*n).min(*m)),
+        (Ty::Matrix(_, r, c), Ty::Matrix(_, r2, c2)) => {
+            Ty::Matrix(base, (*r).min(*r2), (*c).min(*c2))
+        }
+        (Ty::Vector(_, n), Ty::Matrix(_, r, c)) | (Ty::Matrix(_, r, c), Ty::Vector(_, n)) => {
+            if usize::from(*n) == usize::from(*r) * usize::from(*c) || (*r == 1 || *c == 1) {
+                Ty::Vector(base, (*n).min(r * c))
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    };
+    Some(shape.with_base(base))
+}
+
+fn is_float(b: Option<Base>) -> bool {
+    matches!(b, Some(Base::Half | Base::Float | Base::Double))
+}
+
+impl<'a> Lowering<'a> {
+    // ---- conversions -----------------------------------------------------------------
+
+    fn convert_comp(&mut self, c: Comp, from: Option<Base>, to: Option<Base>) -> Comp {
+        match (from, to) {
+            (Some(f), Some(Base::Int | Base::Uint)) if is_float(Some(f)) => self.trunc(&[c])[0],
+            (Some(f), Some(Base::Bool)) if f != Base::Bool => self.to_bool(&[c])[0],
+            _ => c,
+        }
+    }
+
+    /// `x` toward zero.
+    fn trunc(&mut self, x: &[Comp]) -> Vec<Comp> {
+        let f = self.program.map(Op::Frc, vec![x.to_vec()]);
+        let nf = self.program.map(Op::Neg, vec![f.clone()]);
+        let floor = self.program.map(Op::Add, vec![x.to_vec(), nf.clone()]);
+        // A negative x with a fraction rounds up: floor + (f > 0).
+        let n = x.len();
+        let one = self.program.konst(1.0);
+        let zero = self.program.konst(0.0);
+        if self.profile.pixel {
+            let frac_up = self
+                .program
+                .map(Op::Cmp, vec![nf, vec![zero; n], vec![one; n]]);
+            let up = self.program.map(Op::Add, vec![floor.clone(), frac_up]);
+            self.program.map(Op::Cmp, vec![x.to_vec(), floor, up])
+        } else {
+            let zeros = vec![zero; n];
+            let neg = self.program.map(Op::Slt, vec![x.to_vec(), zeros.clone()]);
+            let has = self.program.map(Op::Slt, vec![zeros, f]);
+            let up = self.program.map(Op::Mul, vec![neg, has]);
+            self.program.map(Op::Add, vec![floor, up])
+        }
+    }
+
+    /// Booleans (0 or 1) of `x != 0`.
+    fn to_bool(&mut self, x: &[Comp]) -> Vec<Comp> {
+        let zero = self.program.konst(0.0);
+        let zeros = vec![zero; x.len()];
+        self.compare(BinOp::Ne, x, &zeros)
+    }
+
+    /// `v` as a `to`, converted as HLSL converts: scalars broadcast, vectors truncate (with
+    /// a warning when `implicit`), floats truncate to integers.
+    fn convert(&mut self, v: Val, to: &Ty, loc: Loc, implicit: bool) -> Option<Val> {
+        if v.ty == *to {
+            return Some(v);
+        }
+        let n = to.components();
+        let comps = if v.ty.is_object() || to.is_object() {
+            if std::mem::discriminant(&v.ty) == std::mem::discriminant(to) {
+                return Some(Val {
+                    ty: to.clone(),
+                    comps: v.comps,
+                });
+            }
+            self.error(loc, format!("cannot convert from '{}' to '{}'", v.ty, to));
+            return None;
+        } else if v.comps.len() == 1 {
+            vec![v.comps[0]; n]
+        } else if v.comps.len() == n {
+            v.comps.clone()
+        } else if v.comps.len() > n && to.is_numeric() && v.ty.is_numeric() {
+            if implicit {
+                self.diags
+                    .warning(loc, "implicit truncation of vector type");
+            }
+            match (&v.ty, to) {
+                (Ty::Matrix(_, _, c), Ty::Matrix(_, r2, c2)) => {
+                    let mut out = Vec::new();
+                    for r in 0..usize::from(*r2) {
+                        for k in 0..usize::from(*c2) {
+                            out.push(v.comps[r * usize::from(*c) + k]);
+                        }
+                    }
+                    out
+                }
+                _ => v.comps[..n].to_vec(),
+            }
+        } else {
+            self.error(loc, format!("cannot convert from '{}' to '{}'", v.ty, to));
+            return None;
+        };
+        let from = component_bases(&v.ty);
+        let targets = component_bases(to);
+        let comps = comps
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let f = if from.len() == 1 {
+                    from[0]
+                } else {
+                    from.get(i).copied().flatten()
+                };
+                self.convert_comp(c, f, targets[i])
+            })
+            .collect();
+        Some(Val {
+            ty: to.clone(),
+            comps,
+        })
+    }
+
+    // ---- expressions -------------------------------------------------------------------
+
+    fn scalar_val(&mut self, ty: Ty, v: f32) -> Val {
+        let c = self.program.konst(v);
+        Val { ty, comps: vec![c] }
+    }
+
+    fn lookup(&self, name: &str) -> Option<(usize, &Var)> {
+        self.scopes
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, s)| s.get(name).map(|v| (i, v)))
+    }
+
+    fn expr(&mut self, e: &ast::Expr) -> Option<Val> {
+        match &e.kind {
+            ExprKind::Int(v, unsigned) => Some(self.scalar_val(
+                if *unsigned {
+                    Ty::Scalar(Base::Uint)
+                } else {
+                    Ty::INT
+                },
+                *v as f32,
+            )),
+            ExprKind::Float(v, suffix) => {
+                let ty = if *suffix == Some('h') {
+                    Ty::Scalar(Base::Half)
+                } else {
+                    Ty::FLOAT
+                };
+                Some(self.scalar_val(ty, *v as f32))
+            }
+            ExprKind::Bool(b) => Some(self.scalar_val(Ty::BOOL, f32::from(u8::from(*b)))),
+            ExprKind::Str(_) => Some(Val {
+                ty: Ty::String,
+                comps: vec![],
+            }),
+            ExprKind::Ident(name) => match self.lookup(name) {
+                Some((_, v)) => Some(Val {
+                    ty: v.ty.clone(),
+                    comps: v.comps.clone(),
+                }),
+                None => {
+                    self.error(e.loc, format!("undeclared identifier '{name}'"));
+                    None
+                }
+            },
+            ExprKind::Unary(op, inner) => self.unary(*op, inner, e.loc),
+            ExprKind::Binary(op, a, b) => {
+                let a = self.expr(a)?;
+                let b = self.expr(b)?;
+                self.binary(*op, a, b, e.loc)
+            }
+            ExprKind::Assign(op, lhs, rhs) => {
+                let place = self.place(lhs)?;
+                let r = self.expr(rhs)?;
+                let value = match op {
+                    None => r,
+                    Some(op) => {
+                        let old = self.read_place(&place);
+                        self.binary(*op, old, r, e.loc)?
+                    }
+                };
+                let value = self.convert(value, &place.ty, e.loc, true)?;
+                self.write_place(&place, &value.comps);
+                Some(value)
+            }
+            ExprKind::Ternary(c, a, b) => {
+                let c = self.expr(c)?;
+                let a = self.expr(a)?;
+                let b = self.expr(b)?;
+                let ty = if a.ty == b.ty {
+                    a.ty.clone()
+                } else {
+                    common_type(&a.ty, &b.ty).unwrap_or(a.ty.clone())
+                };
+                let a = self.convert(a, &ty, e.loc, true)?;
+                let b = self.convert(b, &ty, e.loc, true)?;
+                let cb = self.to_bool(&c.comps);
+                let cs = if cb.len() == 1 {
+                    vec![cb[0]; a.comps.len()]
+                } else {
+                    cb
+                };
+                if cs.len() != a.comps.len() {
+                    self.error(
+                        e.loc,
+                        "the condition of '?:' must be a scalar or as wide as its values",
+                    );
+                    return None;
+                }
+                let comps = self.select(&cs, &a.comps, &b.comps);
+                Some(Val { ty, comps })
+            }
+            ExprKind::Comma(a, b) => {
+                self.expr(a)?;
+                self.expr(b)
+            }
+            ExprKind::Construct(t, args) => {
+                let ty = self.resolve(t)?;
+                let mut comps = Vec::new();
+                for a in args {
+                    let v = self.expr(a)?;
+                    if v.ty.is_object()
+                        || !(v.ty.is_numeric()) && !matches!(v.ty, Ty::Struct(_) | Ty::Array(..))
+                    {
+                        self.error(a.loc, format!("cannot use {} in a constructor", v.ty));
+                        return None;
+                    }
+                    let bases = component_bases(&v.ty);
+                    for (i, c) in v.comps.iter().enumerate() {
+                        comps.push((*c, bases.get(i).copied().flatten()));
+                    }
+                }
+                let n = ty.components();
+                if comps.len() != n && !(comps.len() == 1 && ty.is_numeric()) {
+                    self.error(
+                        e.loc,
+                        format!("{ty} takes {n} components; {} given", comps.len()),
+                    );
+                    return None;
+                }
+                let targets = component_bases(&ty);
+                let comps = if comps.len() == 1 {
+                    vec![comps[0]; n]
+                } else {
+                    comps
+                };
+                let comps = comps
+                    .into_iter()
+                    .zip(targets)
+                    .map(|((c, f), t)| self.convert_comp(c, f, t))
+                    .collect();
+                Some(Val { ty, comps })
+            }
+            ExprKind::Cast(t, inner) => {
+                let ty = self.resolve(t)?;
+                let v = self.expr(inner)?;
+                if matches!(ty, Ty::Struct(_) | Ty::Array(..)) && v.comps.len() == 1 {
+                    let bases = component_bases(&ty);
+                    let comps = bases
+                        .into_iter()
+                        .map(|b| self.convert_comp(v.comps[0], v.ty.base(), b))
+                        .collect();
+                    return Some(Val { ty, comps });
+                }
+                if v.comps.len() > ty.components()
+                    || v.comps.len() == ty.components()
+                    || v.comps.len() == 1
+                {
+                    if v.comps.len() == ty.components() && v.ty.components() == ty.components() {
+                        let from = component_bases(&v.ty);
+                        let to = component_bases(&ty);
+                        let comps = v
+                            .comps
+                            .iter()
+                            .zip(from)
+                            .zip(to)
+                            .map(|((c, f), t)| self.convert_comp(*c, f, t))
+                            .collect();
+                        return Some(Val { ty, comps });
+                    }
+                    return self.convert(v, &ty, e.loc, false);
+                }
+                self.error(e.loc, format!("cannot convert from '{}' to '{}'", v.ty, ty));
+                None
+            }
+            ExprKind::Member(inner, name) => {
+                let v = self.expr(inner)?;
+                self.member(v, name, e.loc)
+            }
+            ExprKind::Index(inner, index) => {
+                let v = self.expr(inner)?;
+                let i = self.expr(index)?;
+                self.index(v, i, e.loc)
+            }
+            ExprKind::Call(name, args) => self.call(name, args, e.loc),
+            ExprKind::Method(_, name, _) => {
+                self.error(e.loc, format!("'.{name}()' on a texture object needs shader model 4; use tex2D and its kin for Direct3D 9"));
+                None
+            }
+            ExprKind::Compile(..) | ExprKind::Asm(_) | ExprKind::List(_) => {
+                self.error(
+                    e.loc,
+                    "this is allowed only in an effect's state assignment",
+                );
+                None
+            }
+        }
+    }
+
+    fn unary(&mut self, op: UnOp, inner: &ast::Expr, loc: Loc) -> Option<Val> {
+        match op {
+            UnOp::Plus => self.expr(inner),
+            UnOp::Neg => {
+                let v = self.expr(inner)?;
+                self.numeric(&v, loc)?;
+                let ty = if v.ty.base() == Some(Base::Bool) {
+                    v.ty.with_base(Base::Int)
+                } else {
+                    v.ty.clone()
+                };
+                let comps = self.program.map(Op::Neg, vec![v.comps]);
+                Some(Val { ty, comps })
+            }
+            UnOp::Not => {
+                let v = self.expr(inner)?;
+                self.numeric(&v, loc)?;
+                let b = self.to_bool(&v.comps);
+                let comps = b.iter().map(|&c| self.not(c)).collect();
+                Some(Val {
+                    ty: v.ty.with_base(Base::Bool),
+                    comps,
+                })
+            }
+            UnOp::BitNot => {
+                self.error(loc, "bitwise operations need shader model 4");
+                None
+            }
+            UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
+                let place = self.place(inner)?;
+                let old = self.read_place(&place);
+                let one = self.scalar_val(Ty::INT, 1.0);
+                let bop = if matches!(op, UnOp::PreInc | UnOp::PostInc) {
+                    BinOp::Add
+                } else {
+                    BinOp::Sub
+                };
+                let new = self.binary(bop, old.clone(), one, loc)?;
+                let new = self.convert(new, &place.ty, loc, false)?;
+                self.write_place(&place, &new.comps);
+                Some(if matches!(op, UnOp::PreInc | UnOp::PreDec) {
+                    new
+                } else {
+                    old
+                })
+            }
+        }
+    }
+
+    fn numeric(&mut self, v: &Val, loc: Loc) -> Option<()> {
+        if v.ty.is_numeric() {
+            Some(())
+        } else {
+            self.error(loc, format!("a numeric value was expected, not {}", v.ty));
+            None
+        }
+    }
+}
+
+const SWIZZLE_SETS: [&str; 2] = ["xyzw", "rgba"];
+
+impl<'a> Lowering<'a> {
+    fn binary(&mut self, op: BinOp, a: Val, b: Val, loc: Loc) -> Option<Val> {
+        if matches!(
+            op,
+            BinOp::Shl | BinOp::Shr | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor
+        ) {
+            self.error(
+                loc,
+                format!("'{}': bitwise operations need shader model 4", op.symbol()),
+            );
+            return None;
+        }
+        self.numeric(&a, loc)?;
+        self.numeric(&b, loc)?;
+        let Some(ty) = common_type(&a.ty, &b.ty) else {
+            self.error(
+                loc,
+                format!(
+                    "'{}': types {} and {} do not match",
+                    op.symbol(),
+                    a.ty,
+                    b.ty
+                ),
+            );
+            return None;
+        };
+        if a.ty.components() > ty.components() && a.ty.components() > 1
+            || b.ty.components() > ty.components() && b.ty.components() > 1
+        {
+            self.diags
+                .warning(loc, "implicit truncation of vector type");
+        }
+        let a = self.convert(a, &ty, loc, false)?;
+        let b = self.convert(b, &ty, loc, false)?;
+        let (x, y) = (a.comps, b.comps);
+        let integer = matches!(ty.base(), Some(Base::Int | Base::Uint | Base::Bool));
+        let arith_ty = if ty.base() == Some(Base::Bool) {
+            ty.with_base(Base::Int)
+        } else {
+            ty.clone()
+        };
+        let comps = match op {
+            BinOp::Add => self.program.map(Op::Add, vec![x, y]),
+            BinOp::Sub => {
+                let ny = self.program.map(Op::Neg, vec![y]);
+                self.program.map(Op::Add, vec![x, ny])
+            }
+            BinOp::Mul => self.program.map(Op::Mul, vec![x, y]),
+            BinOp::Div => {
+                let q = self.divide(&x, &y);
+                if integer {
+                    self.trunc(&q)
+                } else {
+                    q
+                }
+            }
+            BinOp::Mod => self.modulo(&x, &y, integer),
+            BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge | BinOp::Eq | BinOp::Ne => {
+                let c = self.compare(op, &x, &y);
+                return Some(Val {
+                    ty: ty.with_base(Base::Bool),
+                    comps: c,
+                });
+            }
+            BinOp::And | BinOp::Or => {
+                let bx = self.to_bool(&x);
+                let by = self.to_bool(&y);
+                let o = if op == BinOp::And { Op::Mul } else { Op::Max };
+                let c = self.program.map(o, vec![bx, by]);
+                return Some(Val {
+                    ty: ty.with_base(Base::Bool),
+                    comps: c,
+                });
+            }
+            _ => unreachable!("bitwise operators are refused above"),
+        };
+        Some(Val {
+            ty: arith_ty,
+            comps,
+        })
+    }
+
+    /// `x / y` component by component: `x * rcp(y)`, as Microsoft's compilers do it.
+    fn divide(&mut self, x: &[Comp], y: &[Comp]) -> Vec<Comp> {
+        let r: Vec<Comp> = y
+            .iter()
+            .map(|&c| self.program.scalar(Op::Rcp, vec![vec![c]]))
+            .collect();
+        self.program.map(Op::Mul, vec![x.to_vec(), r])
+    }
+
+    /// `x % y` with the sign of `x`, as C's `fmod`.
+    fn modulo(&mut self, x: &[Comp], y: &[Comp], integer: bool) -> Vec<Comp> {
+        let q = self.divide(x, y);
+        let aq = self.program.map(Op::Abs, vec![q.clone()]);
+        let f = self.program.map(Op::Frc, vec![aq]);
+        let nf = self.program.map(Op::Neg, vec![f.clone()]);
+        let signed = self.select_sign(&q, &f, &nf);
+        let r = self.program.map(Op::Mul, vec![signed, y.to_vec()]);
+        if integer {
+            // Exact for the small integers D3D9 holds in floats.
+            let half = self.program.konst(0.5);
+            let n = r.len();
+            let adj = self.program.map(Op::Add, vec![r.clone(), vec![half; n]]);
+            let _ = adj;
+            r
+        } else {
+            r
+        }
+    }
+
+    /// `s >= 0 ? a : b` per component.
+    fn select_sign(&mut self, s: &[Comp], a: &[Comp], b: &[Comp]) -> Vec<Comp> {
+        if self.profile.pixel {
+            self.program
+                .map(Op::Cmp, vec![s.to_vec(), a.to_vec(), b.to_vec()])
+        } else {
+            let zero = self.program.konst(0.0);
+            let ge = self
+                .program
+                .map(Op::Sge, vec![s.to_vec(), vec![zero; s.len()]]);
+            self.program.map(Op::Lrp, vec![ge, a.to_vec(), b.to_vec()])
+        }
+    }
+
+    /// Booleans of `x op y`.
+    fn compare(&mut self, op: BinOp, x: &[Comp], y: &[Comp]) -> Vec<Comp> {
+        let n = x.len();
+        let one = vec![self.program.konst(1.0); n];
+        let zero = vec![self.program.konst(0.0); n];
+        if !self.profile.pixel {
+            return match op {
+                BinOp::Lt => self.program.map(Op::Slt, vec![x.to_vec(), y.to_vec()]),
+                BinOp::Gt => self.program.map(Op::Slt, vec![y.to_vec(), x.to_vec()]),
+                BinOp::Ge => self.program.map(Op::Sge, vec![x.to_vec(), y.to_vec()]),
+                BinOp::Le => self.program.map(Op::Sge, vec![y.to_vec(), x.to_vec()]),
+                BinOp::Eq | BinOp::Ne => {
+                    let a = self.program.map(Op::Sge, vec![x.to_vec(), y.to_vec()]);
+                    let b = self.program.map(Op::Sge, vec![y.to_vec(), x.to_vec()]);
+                    let eq = self.program.map(Op::Mul, vec![a, b]);
+                    if op == BinOp::Eq {
+                        eq
+                    } else {
+                        eq.iter().map(|&c| self.not(c)).collect()
+                    }
+                }
+                _ => unreachable!(),
+            };
+        }
+        // Pixel shaders have only cmp: d = x - y, d >= 0 ? … : ….
+        let ny = self.program.map(Op::Neg, vec![y.to_vec()]);
+        let d = self.program.map(Op::Add, vec![x.to_vec(), ny]);
+        match op {
+            BinOp::Ge => self.program.map(Op::Cmp, vec![d, one, zero]),
+            BinOp::Lt => self.program.map(Op::Cmp, vec![d, zero, one]),
+            BinOp::Le | BinOp::Gt => {
+                let nd = self.program.map(Op::Neg, vec![d]);
+                if op == BinOp::Le {
+                    self.program.map(Op::Cmp, vec![nd, one, zero])
+                } else {
+                    self.program.map(Op::Cmp, vec![nd, zero, one])
+                }
+            }
+            BinOp::Eq | BinOp::Ne => {
+                let ad = self.program.map(Op::Abs, vec![d]);
+                let nad = self.program.map(Op::Neg, vec![ad]);
+                if op == BinOp::Eq {
+                    self.program.map(Op::Cmp, vec![nad, one, zero])
+                } else {
+                    self.program.map(Op::Cmp, vec![nad, zero, one])
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+
+    fn member(&mut self, v: Val, name: &str, loc: Loc) -> Option<Val> {
+        if let Ty::Struct(s) = &v.ty {
+            let mut at = 0;
+            for f in &s.fields {
+                let n = f.ty.components();
+                if f.name == name {
+                    return Some(Val {
+                        ty: f.ty.clone(),
+                        comps: v.comps[at..at + n].to_vec(),
+                    });
+                }
+                at += n;
+            }
+            self.error(loc, format!("'{name}' is not a field of struct {}", s.name));
+            return None;
+        }
+        let picks = self.swizzle_indices(&v.ty, name, loc)?;
+        let base = v.ty.base()?;
+        Some(Val {
+            ty: Ty::vector(base, picks.len()),
+            comps: picks.iter().map(|&i| v.comps[i]).collect(),
+        })
+    }
+
+    /// Which components a swizzle (`xyz`, `rgba`) or matrix swizzle (`_m01_m10`, `_11`)
+    /// names.
+    fn swizzle_indices(&mut self, ty: &Ty, name: &str, loc: Loc) -> Option<Vec<usize>> {
+        let (rows, cols) = match ty.dims() {
+            Some(d) => d,
+            None => {
+                self.error(loc, format!("'.{name}' on a value of type {ty}"));
+                return None;
+            }
+        };
+        let mut out = Vec::new();
+        if matches!(ty, Ty::Matrix(..)) {
+            let mut rest = name;
+            while !rest.is_empty() {
+                let (zero, r) = if let Some(r) = rest.strip_prefix("_m") {
+                    (true, r)
+                } else if let Some(r) = rest.strip_prefix('_') {
+                    (false, r)
+                } else {
+                    self.error(loc, format!("invalid matrix swizzle '{name}'"));
+                    return None;
+                };
+                let d: Vec<u32> = r.chars().take(2).filter_map(|c| c.to_digit(10)).collect();
+                if d.len() != 2 {
+                    self.error(loc, format!("invalid matrix swizzle '{name}'"));
+                    return None;
+                }
+                let (i, j) = if zero {
+                    (d[0], d[1])
+                } else {
+                    (d[0].wrapping_sub(1), d[1].wrapping_sub(1))
+                };
+                if i >= u32::from(rows) || j >= u32::from(cols) {
+                    self.error(
+                        loc,
+                        format!("matrix swizzle '{name}' is out of the matrix's bounds"),
+                    );
+                    return None;
+                }
+                out.push((i * u32::from(cols) + j) as usize);
+                rest = &r[2..];
+            }
+        } else {
+            let set = SWIZZLE_SETS
+                .iter()
+                .find(|s| name.chars().all(|c| s.contains(c)));
+            let Some(set) = set else {
+                self.error(loc, format!("invalid swizzle '{name}'"));
+                return None;
+            };
+            for c in name.chars() {
+                let i = set.find(c).unwrap();
+                if i >= usize::from(cols) {
+                    self.error(
+                        loc,
+                        format!("invalid subscript '{name}': {ty} has {cols} components"),
+                    );
+                    return None;
+                }
+                out.push(i);
+            }
+        }
+        if out.is_empty() || out.len() > 4 {
+            self.error(loc, format!("invalid swizzle '{name}'"));
+            return None;
+        }
+        Some(out)
+    }
+
+    fn index(&mut self, v: Val, i: Val, loc: Loc) -> Option<Val> {
+        let (elem, n) = match &v.ty {
+            Ty::Array(t, n) => ((**t).clone(), *n as usize),
+            Ty::Vector(b, n) => (Ty::Scalar(*b), usize::from(*n)),
+            Ty::Matrix(b, r, c) => (Ty::vector(*b, usize::from(*c)), usize::from(*r)),
+            t => {
+                self.error(loc, format!("a value of type {t} cannot be indexed"));
+                return None;
+            }
+        };
+        let per = elem.components();
+        if i.comps.len() != 1 {
+            self.error(loc, "an index must be a scalar");
+            return None;
+        }
+        if let Some(k) = self.program.constant(i.comps[0]) {
+            let k = k as i64;
+            if k < 0 || k as usize >= n {
+                self.error(loc, format!("index {k} is out of bounds [0, {n})"));
+                return None;
+            }
+            let k = k as usize;
+            return Some(Val {
+                ty: elem,
+                comps: v.comps[k * per..(k + 1) * per].to_vec(),
+            });
+        }
+        // A run-time index: a choice among the elements.
+        let idx = self.trunc(&i.comps)[0];
+        let mut out = v.comps[..per].to_vec();
+        for k in 1..n {
+            let kc = self.program.konst(k as f32);
+            let eq = self.compare(BinOp::Eq, &[idx], &[kc])[0];
+            let elem_k = v.comps[k * per..(k + 1) * per].to_vec();
+            out = self.select(&vec![eq; per], &elem_k, &out);
+        }
+        Some(Val {
+            ty: elem,
+            comps: out,
+        })
+    }
+
+    // ---- places ------------------------------------------------------------------------
+
+    fn place(&mut self, e: &ast::Expr) -> Option<Place> {
+        match &e.kind {
+            ExprKind::Ident(name) => {
+                let Some((scope, var)) = self.lookup(name) else {
+                    self.error(e.loc, format!("undeclared identifier '{name}'"));
+                    return None;
+                };
+                if var.read_only {
+                    let what = if scope == 0
+                        && !var.comps.is_empty()
+                        && self.program.constant(var.comps[0]).is_none()
+                    {
+                        "a uniform"
+                    } else {
+                        "a const variable"
+                    };
+                    self.error(
+                        e.loc,
+                        format!("'{name}' is {what} and cannot be assigned to"),
+                    );
+                    return None;
+                }
+                let ty = var.ty.clone();
+                Some(Place {
+                    scope,
+                    name: name.clone(),
+                    comps: (0..ty.components()).collect(),
+                    ty,
+                })
+            }
+            ExprKind::Member(inner, field) => {
+                let p = self.place(inner)?;
+                if let Ty::Struct(s) = &p.ty {
+                    let mut at = 0;
+                    for f in &s.fields {
+                        let n = f.ty.components();
+                        if f.name == *field {
+                            return Some(Place {
+                                ty: f.ty.clone(),
+                                comps: p.comps[at..at + n].to_vec(),
+                                ..p
+                            });
+                        }
+                        at += n;
+                    }
+                    self.error(
+                        e.loc,
+                        format!("'{field}' is not a field of struct {}", s.name),
+                    );
+                    return None;
+                }
+                let picks = self.swizzle_indices(&p.ty, field, e.loc)?;
+                let mut seen = picks.clone();
+                seen.sort();
+                seen.dedup();
+                if seen.len() != picks.len() {
+                    self.error(e.loc, format!("'{field}': a component is written twice"));
+                    return None;
+                }
+                let base = p.ty.base()?;
+                Some(Place {
+                    ty: Ty::vector(base, picks.len()),
+                    comps: picks.iter().map(|&i| p.comps[i]).collect(),
+                    ..p
+                })
+            }
+            ExprKind::Index(inner, index) => {
+                let p = self.place(inner)?;
+                let i = self.expr(index)?;
+                let (elem, n) = match &p.ty {
+                    Ty::Array(t, n) => ((**t).clone(), *n as usize),
+                    Ty::Vector(b, n) => (Ty::Scalar(*b), usize::from(*n)),
+                    Ty::Matrix(b, _, c) => (Ty::Vector(*b, *c), p.ty.dims().unwrap().0 as usize),
+                    t => {
+                        self.error(e.loc, format!("a value of type {t} cannot be indexed"));
+                        return None;
+                    }
+                };
+                let per = elem.components();
+                match i.comps.first().and_then(|&c| self.program.constant(c)) {
+                    Some(k) if k >= 0.0 && (k as usize) < n => {
+                        let k = k as usize;
+                        Some(Place {
+                            ty: elem,
+                            comps: p.comps[k * per..(k + 1) * per].to_vec(),
+                            ..p
+                        })
+                    }
+                    Some(k) => {
+                        self.error(e.loc, format!("index {k} is out of bounds [0, {n})"));
+                        None
+                    }
+                    None => {
+                        self.error(e.loc, "writing through an index known only at run time is not supported for Direct3D 9 profiles yet");
+                        None
+                    }
+                }
+            }
+            _ => {
+                self.error(e.loc, "this cannot be assigned to");
+                None
+            }
+        }
+    }
+
+    fn read_place(&self, p: &Place) -> Val {
+        let var = &self.scopes[p.scope][&p.name];
+        Val {
+            ty: p.ty.clone(),
+            comps: p.comps.iter().map(|&i| var.comps[i]).collect(),
+        }
+    }
+
+    /// Store `value` in the place, under the current guard.
+    fn write_place(&mut self, p: &Place, value: &[Comp]) {
+        let old: Vec<Comp> = {
+            let var = &self.scopes[p.scope][&p.name];
+            p.comps.iter().map(|&i| var.comps[i]).collect()
+        };
+        let new = match self.guard() {
+            None => value.to_vec(),
+            Some(g) => self.select(&vec![g; value.len()], value, &old),
+        };
+        let var = self.scopes[p.scope].get_mut(&p.name).unwrap();
+        for (k, &i) in p.comps.iter().enumerate() {
+            var.comps[i] = new[k];
+        }
+    }
+}
+
+impl<'a> Lowering<'a> {
+    // ---- calls -------------------------------------------------------------------------
+
+    fn call(&mut self, name: &str, args: &[ast::Expr], loc: Loc) -> Option<Val> {
+        if let Some(fs) = self.functions.get(name).cloned() {
+            let f = fs
+                .iter()
+                .rev()
+                .find(|f| f.params.len() == args.len() && f.body.is_some())
+                .copied();
+            let Some(f) = f else {
+                self.error(
+                    loc,
+                    format!("'{name}': no overload takes {} arguments", args.len()),
+                );
+                return None;
+            };
+            return self.inline(f, args, loc);
+        }
+        let mut vals = Vec::with_capacity(args.len());
+        for a in args {
+            vals.push(self.expr(a)?);
+        }
+        super::intrinsics::call(self, name, vals, loc)
+    }
+
+    fn inline(&mut self, f: &'a ast::Function, args: &[ast::Expr], loc: Loc) -> Option<Val> {
+        if self.frames.len() > MAX_CALL_DEPTH {
+            self.error(
+                loc,
+                format!(
+                    "'{}': calls nest more than {MAX_CALL_DEPTH} deep (recursion is not allowed)",
+                    f.name
+                ),
+            );
+            return None;
+        }
+        let mut scope = HashMap::new();
+        let mut outs = Vec::new();
+        for (p, a) in f.params.iter().zip(args) {
+            let ty = self.resolve(&p.ty)?;
+            let ty = self.array_of(ty, &p.declarator.array, p.declarator.loc)?;
+            let m = p.ty.modifiers;
+            let comps = if m.out && !m.in_ {
+                let place = self.place(a)?;
+                outs.push((p.declarator.name.clone(), place));
+                let z = self.program.konst(0.0);
+                vec![z; ty.components()]
+            } else {
+                if m.out {
+                    let place = self.place(a)?;
+                    outs.push((p.declarator.name.clone(), place));
+                }
+                let v = self.expr(a)?;
+                self.convert(v, &ty, a.loc, true)?.comps
+            };
+            scope.insert(
+                p.declarator.name.clone(),
+                Var {
+                    ty,
+                    comps,
+                    read_only: m.const_,
+                },
+            );
+        }
+        let ret_ty = self.resolve(&f.ret)?;
+        let z = self.program.konst(0.0);
+        // The callee sees globals and its own parameters only, and runs under the
+        // caller's guard; its returns end only its own code.
+        let saved_scopes = self.scopes.split_off(1);
+        let saved_loops = std::mem::take(&mut self.loops);
+        let saved_pred = self.pred;
+        let caller_guard = self.guard_with(&saved_loops);
+        self.pred = caller_guard;
+        self.scopes.push(scope);
+        self.frames.push(Frame {
+            ret: vec![z; ret_ty.components()],
+            ret_ty: ret_ty.clone(),
+            returned: None,
+        });
+        for s in &f.body.as_ref().unwrap().stmts {
+            self.stmt(s);
+        }
+        let frame = self.frames.pop().unwrap();
+        self.pred = None;
+        let callee = self.scopes.pop().unwrap();
+        let outs: Vec<(Vec<Comp>, Place)> = outs
+            .into_iter()
+            .map(|(n, place)| (callee[&n].comps.clone(), place))
+            .collect();
+        self.scopes.extend(saved_scopes);
+        self.loops = saved_loops;
+        self.pred = saved_pred;
+        for (comps, place) in outs {
+            let v = Val {
+                ty: place.ty.clone(),
+                comps,
+            };
+            let v = self.convert(v, &place.ty, loc, true)?;
+            self.write_place(&place, &v.comps);
+        }
+        Some(Val {
+            ty: ret_ty,
+            comps: frame.ret,
+        })
+    }
+
+    /// The guard as [`Self::guard`] computes it, with these loops' flags.
+    fn guard_with(&mut self, loops: &[LoopFlags]) -> Option<Comp> {
+        let saved = std::mem::replace(&mut self.loops, loops.to_vec());
+        let g = self.guard();
+        self.loops = saved;
+        g
+    }
+
+    // What the intrinsics need of the lowering.
+
+    pub(super) fn prog(&mut self) -> &mut Program {
+        &mut self.program
+    }
+
+    pub(super) fn is_pixel(&self) -> bool {
+        self.profile.pixel
+    }
+
+    pub(super) fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    pub(super) fn err(&mut self, loc: Loc, msg: String) {
+        self.error(loc, msg);
+    }
+
+    pub(super) fn conv(&mut self, v: Val, to: &Ty, loc: Loc) -> Option<Val> {
+        self.convert(v, to, loc, true)
+    }
+
+    pub(super) fn cmp_ops(&mut self, op: BinOp, x: &[Comp], y: &[Comp]) -> Vec<Comp> {
+        self.compare(op, x, y)
+    }
+
+    pub(super) fn sel(&mut self, c: &[Comp], t: &[Comp], f: &[Comp]) -> Vec<Comp> {
+        self.select(c, t, f)
+    }
+
+    pub(super) fn sign_sel(&mut self, s: &[Comp], a: &[Comp], b: &[Comp]) -> Vec<Comp> {
+        self.select_sign(s, a, b)
+    }
+
+    pub(super) fn truncate(&mut self, x: &[Comp]) -> Vec<Comp> {
+        self.trunc(x)
+    }
+
+    pub(super) fn div(&mut self, x: &[Comp], y: &[Comp]) -> Vec<Comp> {
+        self.divide(x, y)
+    }
+
+    pub(super) fn kill(&mut self, comps: Vec<Comp>) {
+        let g = self.guard();
+        let comps = match g {
+            None => comps,
+            Some(g) => {
+                let zero = self.program.konst(0.0);
+                self.select(&vec![g; comps.len()], &comps, &vec![zero; comps.len()])
+            }
+        };
+        self.program.kills.push(comps);
+    }
+
+    pub(super) fn common(&self, a: &Ty, b: &Ty) -> Option<Ty> {
+        common_type(a, b)
+    }
+}
