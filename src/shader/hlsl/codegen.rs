@@ -76,21 +76,14 @@ struct Operand {
 
 impl Operand {
     fn text(&self) -> String {
-        let base = format!(
-            "{}{}",
-            self.reg.name(),
-            if matches!(self.reg, Reg::Sampler(_)) {
-                String::new()
-            } else {
-                swizzle_text(self.swz)
-            }
-        );
-        match (self.neg, self.abs) {
-            (false, false) => base,
-            (true, false) => format!("-{base}"),
-            (false, true) => format!("{base}_abs"),
-            (true, true) => format!("-{base}_abs"),
-        }
+        let swz = if matches!(self.reg, Reg::Sampler(_)) {
+            String::new()
+        } else {
+            swizzle_text(self.swz)
+        };
+        let abs = if self.abs { "_abs" } else { "" };
+        let neg = if self.neg { "-" } else { "" };
+        format!("{neg}{}{abs}{swz}", self.reg.name())
     }
 
     fn file(&self) -> Option<RegisterType> {
@@ -1174,13 +1167,6 @@ impl Gen<'_> {
                     return None;
                 }
                 let place = self.places.get(nodes.iter().next().unwrap())?;
-                if !matches!(place.reg, Reg::Temp(_))
-                    && self.profile.pixel
-                    && self.profile.major < 3
-                    && self.profile.minor == 0
-                {
-                    // Lanes of an input or constant are fine to align with too.
-                }
                 let mut l = [0u8; 4];
                 for (i, c) in s.comps.iter().enumerate() {
                     l[i] = place.lanes[usize::from(c.lane)];

@@ -185,6 +185,16 @@ impl Program {
     /// constant; its components.
     pub fn map(&mut self, op: Op, args: Vec<Vec<Comp>>) -> Vec<Comp> {
         let width = args.first().map_or(0, Vec::len);
+        if width > 4 {
+            // Wider than a register (a matrix, an array): four lanes at a time.
+            let mut out = Vec::with_capacity(width);
+            for start in (0..width).step_by(4) {
+                let end = (start + 4).min(width);
+                let part = args.iter().map(|a| a[start..end].to_vec()).collect();
+                out.extend(self.map(op, part));
+            }
+            return out;
+        }
         debug_assert!(args.iter().all(|a| a.len() == width));
         let folded: Option<Vec<Comp>> = (0..width)
             .map(|i| {

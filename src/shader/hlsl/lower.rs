@@ -876,11 +876,11 @@ impl<'a> Lowering<'a> {
                 if let Some(i) = init {
                     self.stmt(i);
                 }
-                self.unroll(s.loc, cond.as_ref(), step.as_ref(), body, false);
+                self.unroll(s, cond.as_ref(), step.as_ref(), body, false);
                 self.scopes.pop();
             }
-            StmtKind::While(cond, body) => self.unroll(s.loc, Some(cond), None, body, false),
-            StmtKind::Do(body, cond) => self.unroll(s.loc, Some(cond), None, body, true),
+            StmtKind::While(cond, body) => self.unroll(s, Some(cond), None, body, false),
+            StmtKind::Do(body, cond) => self.unroll(s, Some(cond), None, body, true),
             StmtKind::Switch(value, cases) => self.switch(value, cases),
             StmtKind::Break | StmtKind::Continue => {
                 let Some(g) = (if self.loops.is_empty() {
@@ -1082,12 +1082,24 @@ impl<'a> Lowering<'a> {
 
     fn unroll(
         &mut self,
-        loc: Loc,
+        stmt: &'a ast::Stmt,
         cond: Option<&'a ast::Expr>,
         step: Option<&'a ast::Expr>,
         body: &'a ast::Stmt,
         body_first: bool,
     ) {
+        let loc = stmt.loc;
+        // `[unroll(n)]` allows n iterations; otherwise fxc's own limit.
+        let limit = stmt
+            .attributes
+            .iter()
+            .find(|a| a.name == "unroll")
+            .and_then(|a| a.args.first())
+            .and_then(|e| match e.kind {
+                ExprKind::Int(n, _) => Some(n.min(u64::from(u32::MAX)) as u32),
+                _ => None,
+            })
+            .map_or(MAX_UNROLL, |n| n.max(1).min(1 << 16));
         self.loops.push(LoopFlags::default());
         let mut iterations = 0;
         let mut first = body_first;
@@ -1095,6 +1107,16 @@ impl<'a> Lowering<'a> {
             if !first {
                 if let Some(c) = cond {
                     let Some(c) = self.condition(c) else { break };
+                    // Only paths still running matter: where the guard holds, a counter
+                    // a `break` stopped counting is not read.
+                    let c = match self.guard() {
+                        Some(g) => {
+                            let mut facts = HashMap::new();
+                            self.assume(g, 1.0, &mut facts);
+                            self.rebuild(c, &facts, &mut HashMap::new())
+                        }
+                        None => c,
+                    };
                     match self.program.constant(c) {
                         Some(0.0) => break,
                         Some(_) => {}
@@ -1116,11 +1138,11 @@ impl<'a> Lowering<'a> {
                 break;
             }
             iterations += 1;
-            if iterations > MAX_UNROLL {
+            if iterations > limit {
                 self.error(
                     loc,
                     format!(
-                        "unable to unroll loop: it does not end within {MAX_UNROLL} iterations"
+                        "unable to unroll loop: it does not end within {limit} iterations"
                     ),
                 );
                 break;
@@ -1138,6 +1160,62 @@ impl<'a> Lowering<'a> {
             }
         }
         self.loops.pop();
+    }
+
+    /// What `c == value` implies of the booleans it is made of (0 or 1 each): `a * b` is 1
+    /// when both are, `max(a, b)` 0 when both are, `1 - a` the other of `a`.
+    fn assume(&self, c: Comp, value: f32, facts: &mut HashMap<Comp, f32>) {
+        if facts.insert(c, value).is_some() {
+            return;
+        }
+        let node = self.program.node(c.node);
+        let arg = |i: usize| node.args[i][usize::from(c.lane)];
+        match (node.op, value) {
+            (Op::Mul, v) if v == 1.0 => {
+                self.assume(arg(0), 1.0, facts);
+                self.assume(arg(1), 1.0, facts);
+            }
+            (Op::Max, v) if v == 0.0 => {
+                self.assume(arg(0), 0.0, facts);
+                self.assume(arg(1), 0.0, facts);
+            }
+            (Op::Add, v) if self.program.constant(arg(0)) == Some(1.0) => {
+                let n = arg(1);
+                let nn = self.program.node(n.node);
+                if nn.op == Op::Neg {
+                    self.assume(nn.args[0][usize::from(n.lane)], 1.0 - v, facts);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `c` with the components `facts` knows replaced by their values, folded again.
+    fn rebuild(&mut self, c: Comp, facts: &HashMap<Comp, f32>, memo: &mut HashMap<Comp, Comp>) -> Comp {
+        if let Some(&v) = facts.get(&c) {
+            return self.program.konst(v);
+        }
+        if let Some(&m) = memo.get(&c) {
+            return m;
+        }
+        let node = self.program.node(c.node).clone();
+        let componentwise = matches!(
+            node.op,
+            Op::Mov | Op::Add | Op::Mul | Op::Mad | Op::Min | Op::Max | Op::Cmp | Op::Slt | Op::Sge | Op::Lrp | Op::Frc | Op::Abs | Op::Neg | Op::Sat
+        );
+        let out = if componentwise {
+            let lane = usize::from(c.lane);
+            let args: Vec<Vec<Comp>> = node.args.iter().map(|a| vec![self.rebuild(a[lane], facts, memo)]).collect();
+            if args.iter().zip(&node.args).all(|(n, o)| n[0] == o[lane]) {
+                c
+            } else {
+                self.program.map(node.op, args)[0]
+            }
+        } else {
+            c
+        };
+        memo.insert(c, out);
+        out
     }
 
     fn switch(
