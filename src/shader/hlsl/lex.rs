@@ -18,9 +18,9 @@ pub struct Lexed {
 
 /// Punctuators, longest first so that the first match is the longest.
 const PUNCTS: [&str; 48] = [
-    "<<=", ">>=", "...", "::", "++", "--", "&&", "||", "==", "!=", "<=", ">=", "+=", "-=",
-    "*=", "/=", "%=", "&=", "|=", "^=", "<<", ">>", "##", "->", "+", "-", "*", "/", "%", "<",
-    ">", "=", "!", "~", "&", "|", "^", "?", ":", ";", ",", ".", "(", ")", "[", "]", "{", "}",
+    "<<=", ">>=", "...", "::", "++", "--", "&&", "||", "==", "!=", "<=", ">=", "+=", "-=", "*=",
+    "/=", "%=", "&=", "|=", "^=", "<<", ">>", "##", "->", "+", "-", "*", "/", "%", "<", ">", "=",
+    "!", "~", "&", "|", "^", "?", ":", ";", ",", ".", "(", ")", "[", "]", "{", "}",
 ];
 
 /// `#` is a punctuator too, but only for the preprocessor.
@@ -152,7 +152,8 @@ pub fn lex(text: &str, file: FileId, diags: &mut Diagnostics) -> Vec<Lexed> {
                 c.bump();
             }
             TokenKind::Ident
-        } else if ch.is_ascii_digit() || (ch == '.' && c.peek(1).is_some_and(|d| d.is_ascii_digit()))
+        } else if ch.is_ascii_digit()
+            || (ch == '.' && c.peek(1).is_some_and(|d| d.is_ascii_digit()))
         {
             number(&mut c)
         } else if ch == '"' {
@@ -171,7 +172,10 @@ pub fn lex(text: &str, file: FileId, diags: &mut Diagnostics) -> Vec<Lexed> {
                 }
             }
             if !closed {
-                diags.error(loc, "string not closed: '\"' without its closing '\"' on the line");
+                diags.error(
+                    loc,
+                    "string not closed: '\"' without its closing '\"' on the line",
+                );
             }
             TokenKind::Str
         } else if let Some(p) = PUNCTS
@@ -264,7 +268,9 @@ mod tests {
         let mut d = Diagnostics::default();
         let out = lex(src, FileId(0), &mut d);
         assert!(!d.has_errors(), "{:?}", d.list);
-        out.into_iter().map(|l| (l.token.kind, l.token.text)).collect()
+        out.into_iter()
+            .map(|l| (l.token.kind, l.token.text))
+            .collect()
     }
 
     #[test]
@@ -300,8 +306,8 @@ mod tests {
         assert_eq!(
             t,
             [
-                "a", "<<=", "b", ">>", "c", "&&", "d", "||", "!", "e", "##", "f", "->", "g",
-                "...", "h", "::", "i"
+                "a", "<<=", "b", ">>", "c", "&&", "d", "||", "!", "e", "##", "f", "->", "g", "...",
+                "h", "::", "i"
             ]
         );
     }

@@ -8,4 +8,5 @@
 
 pub mod diag;
 pub mod lex;
+pub mod pp;
 pub mod token;
