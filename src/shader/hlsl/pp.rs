@@ -36,6 +36,7 @@ use std::rc::Rc;
 use super::diag::Diagnostics;
 use super::lex::{lex, Lexed};
 use super::token::{FileId, Loc, SourceFile, Sources, Token, TokenKind};
+use crate::shader::d3d9::ppexpr;
 
 /// What the command line gives the preprocessor.
 #[derive(Debug, Clone, Default)]
@@ -69,7 +70,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             tokens: 4 << 20,
-            expansion: 4 << 20,
+            expansion: 2 << 20,
             include_depth: 64,
             includes: 10_000,
             argument_nesting: 100,
@@ -806,8 +807,17 @@ impl Pp<'_> {
             }
             i += 1;
         }
+        // Tokens of one argument share their hide set: one union serves them all.
+        let mut last: Option<(Hide, Hide)> = None;
         for t in &mut out {
-            t.hide = union(&t.hide, hide);
+            t.hide = match &last {
+                Some((from, to)) if Rc::ptr_eq(from, &t.hide) => to.clone(),
+                _ => {
+                    let to = union(&t.hide, hide);
+                    last = Some((t.hide.clone(), to.clone()));
+                    to
+                }
+            };
         }
         if let Some(first) = out.first_mut() {
             first.space = name.space;
@@ -1046,7 +1056,8 @@ impl Pp<'_> {
     }
 
     /// The condition of `#if` / `#elif`: `defined` done, macros expanded, the rest
-    /// evaluated as C does (`ppexpr`), names left over being 0. A condition that is no
+    /// evaluated as fxc does (`ppexpr`: C's operators on unsigned 32-bit integers), names
+    /// left over being 0. A condition that is no
     /// integer expression is an error, and false.
     fn condition(&mut self, rest: Vec<Tk>, at: Loc) -> bool {
         if rest.is_empty() {
@@ -1094,7 +1105,7 @@ impl Pp<'_> {
             return false;
         }
         let text = spell(&expanded);
-        match crate::shader::d3d9::ppexpr::evaluate(text.as_bytes(), &|_| None) {
+        match ppexpr::evaluate_as(text.as_bytes(), &|_| None, ppexpr::Integers::Unsigned32) {
             Some(v) => v != 0,
             None => {
                 self.diags.error(
@@ -1273,6 +1284,10 @@ impl Pp<'_> {
                 }
             }
         };
+        if name.is_empty() {
+            self.diags.error(at, "#include: the file name is empty");
+            return;
+        }
         self.includes += 1;
         if self.includes > self.limits.includes {
             self.stop(
@@ -1442,7 +1457,9 @@ impl Pp<'_> {
     /// `pack_matrix(row_major)` / `pack_matrix(column_major)` go to the parser as a
     /// [`TokenKind::Pragma`]; `once` marks the file; `warning(…)` is accepted (its numbers
     /// are fxc's own); `message("text")` is a warning with the text, as fxc prints it
-    /// during compilation; any other pragma is warned about and ignored.
+    /// during compilation; `def` (documented, "infrequently used") is refused with a
+    /// warning; any other pragma is warned about and ignored, as Microsoft's "#pragma
+    /// Directive" page says the compiler does.
     fn pragma(&mut self, rest: &[Tk], at: Loc) -> Option<Tk> {
         let Some(first) = rest.first() else {
             self.diags.warning(at, "#pragma without a name ignored");
@@ -1480,6 +1497,11 @@ impl Pp<'_> {
                 self.once.insert(key);
             }
             "warning" => {}
+            "def" => self.diags.warning(
+                first.loc,
+                "#pragma def (a register filled before the shader runs) is not supported; \
+                 ignored",
+            ),
             "message" => match (rest.get(1), rest.get(2), rest.get(3)) {
                 (Some(open), Some(s), Some(close))
                     if open.is("(") && s.kind == TokenKind::Str && close.is(")") =>
@@ -1586,6 +1608,12 @@ mod tests {
         assert_eq!(line("#define OP ==\n1 OP 2"), "1 == 2");
         assert_eq!(line("  #  define  KEY  pass\nKEY"), "pass");
         assert_eq!(line("#define \\\nKEY \\\npass\nKEY"), "pass");
+        // A comment over lines is one space: the directive goes on after it.
+        assert_eq!(
+            line("#define KEY(a, b) /* multiline\n\ncomment */ a\nKEY(pass, fail)"),
+            "pass"
+        );
+        assert_eq!(line("#define KEY //\nKEY pass"), "pass");
         // `#` outside a directive is a token, and what follows it is expanded.
         assert_eq!(line("#define KEY pass\napple # KEY"), "apple # pass");
         // The same definition twice is no redefinition.
@@ -1825,6 +1853,11 @@ mod tests {
             "b"
         );
         assert_eq!(line("#define Y 0\n#if defined(Y) && !Y\na\n#endif"), "a");
+        // fxc's integers are unsigned and 32 bits wide.
+        assert_eq!(
+            line("#if -1 == 0xffffffff && 8 / -3 == 0\npass\n#endif"),
+            "pass"
+        );
         // Names that are no macros are 0.
         assert_eq!(line("#if UNDEFINED == 0\na\n#endif"), "a");
         assert_eq!(
@@ -2001,8 +2034,14 @@ mod tests {
             "main.hlsl(5,9): warning: #pragma pack_matrix(VALUE): expected pack_matrix(row_major) \
              or pack_matrix(column_major); ignored\n\
              main.hlsl(7,1): warning: hello\n\
-             main.hlsl(8,9): warning: unknown pragma 'def' ignored\n\
+             main.hlsl(8,9): warning: #pragma def (a register filled before the shader runs) is \
+             not supported; ignored\n\
              main.hlsl(9,1): warning: #pragma without a name ignored\n"
+        );
+        // Never macro-expanded: this is no pack_matrix.
+        assert_eq!(
+            messages("#define KEY pack_matrix\n#pragma KEY(row_major)"),
+            "main.hlsl(2,9): warning: unknown pragma 'KEY' ignored\n"
         );
     }
 
@@ -2106,7 +2145,7 @@ mod tests {
     fn include_errors_name_the_file_and_where_it_was_looked_for() {
         let (out, diags, sources) = session(
             "#include \"nope.h\"\n#include <nope.h>\n#include\n#include nope\n#include <open\n\
-             #define H \"beside.h\"\n#include H\nafter",
+             #define H \"beside.h\"\n#include H\n#include \"\"\nafter",
             &includes(),
             &Options::default(),
         );
@@ -2119,7 +2158,8 @@ mod tests {
              look in (the including file has no path and no -I folder was given)\n\
              main.hlsl(3,2): error: #include: expected \"file\" or <file> on its line\n\
              main.hlsl(4,10): error: #include: expected \"file\" or <file>, found 'nope'\n\
-             main.hlsl(5,10): error: #include <file: '>' expected on its line\n"
+             main.hlsl(5,10): error: #include <file: '>' expected on its line\n\
+             main.hlsl(8,2): error: #include: the file name is empty\n"
         );
     }
 
@@ -2261,7 +2301,8 @@ mod tests {
             format!("and {} more #if without #endif", n - 16)
         );
         let huge = "a + ".repeat(300_000);
-        assert_eq!(texts(&format!("#define H {huge}b\nH")).len(), 600_001);
+        let body = "a + ".repeat(50_000);
+        assert_eq!(texts(&format!("#define H {body}b\nH H")).len(), 200_002);
         let options = Options {
             limits: Limits {
                 tokens: 1000,
