@@ -11,7 +11,8 @@
 //! - commas inside `[]` and `{}` do not split arguments, as commas inside `()` do not;
 //! - directives inside a macro's arguments take effect as they are read, and the arguments
 //!   are expanded only when the whole invocation has been read;
-//! - `##` pastes only in function-like macros: in an object-like body it is a token;
+//! - `##` pastes only in function-like macros: in an object-like body it is a token; in
+//!   a function-like one, a `##` an argument brings pastes too;
 //! - `#x` in a function-like body is the string `"x"` even when `x` is no parameter;
 //! - a parameter named twice is the first one;
 //! - `#pragma` lines are never macro-expanded (`#pragma pack_matrix(VALUE)` is ignored,
@@ -807,6 +808,10 @@ impl Pp<'_> {
             }
             i += 1;
         }
+        // fxc: a `##` an argument brought pastes too, once the body is filled in.
+        if function_like && out.iter().any(|t| t.is("##")) {
+            out = self.paste_brought(out, at);
+        }
         // Tokens of one argument share their hide set: one union serves them all.
         let mut last: Option<(Hide, Hide)> = None;
         for t in &mut out {
@@ -821,6 +826,23 @@ impl Pp<'_> {
         }
         if let Some(first) = out.first_mut() {
             first.space = name.space;
+        }
+        out
+    }
+
+    /// `tokens` with each `##` between two tokens done: the `##`s arguments brought into
+    /// a function-like macro's body, which fxc pastes (vkd3d's `preproc-macro` tests).
+    fn paste_brought(&mut self, tokens: Vec<Tk>, at: Loc) -> Vec<Tk> {
+        let mut out: Vec<Tk> = Vec::with_capacity(tokens.len());
+        let mut rest = tokens.into_iter().peekable();
+        while let Some(t) = rest.next() {
+            if t.is("##") && !out.is_empty() && rest.peek().is_some() {
+                if let (Some(left), Some(right)) = (out.pop(), rest.next()) {
+                    out.extend(self.paste(left, right, at));
+                    continue;
+                }
+            }
+            out.push(t);
         }
         out
     }
@@ -1766,9 +1788,12 @@ mod tests {
             line("#define pass ok\n#define KEY2(x) x ## ss\n#define KEY(a) KEY2(a)\nKEY(pa)"),
             "ok"
         );
-        // fxc: `##` in an object-like macro is a token, and so in an argument.
+        // fxc: `##` in an object-like macro is a token, and so outside macros; but one
+        // an argument brings into a function-like macro pastes there.
         assert_eq!(line("#define KEY fa ## il\nKEY"), "fa ## il");
-        assert_eq!(line("#define KEY(a) a\nKEY(pa ## ss)"), "pa ## ss");
+        assert_eq!(line("fa ## il"), "fa ## il");
+        assert_eq!(line("#define KEY(a) a\nKEY(pa ## ss)"), "pass");
+        assert_eq!(line("#define KEY(a) a\nKEY(## x ##)"), "## x ##");
         assert_eq!(
             messages("#define KEY(a, b) a ## b\nKEY(+, /)"),
             "main.hlsl(2,1): error: '##' of '+' and '/' does not make one token ('+/')\n"
