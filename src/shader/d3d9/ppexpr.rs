@@ -125,6 +125,7 @@ pub fn evaluate_as<'a>(
         toks: &expanded,
         pos: 0,
         integers,
+        depth: 0,
     };
     let value = p.conditional()?;
     (p.pos == expanded.len()).then_some(value)
@@ -177,7 +178,12 @@ struct Parser<'t, 'a> {
     toks: &'t [Tok<'a>],
     pos: usize,
     integers: Integers,
+    depth: usize,
 }
+
+/// How deep a condition may nest (parentheses, `?:`, unary operators): deeper is not
+/// followed, so that a hostile line cannot exhaust the stack.
+const MAX_NESTING: usize = 200;
 
 /// C's binary operators by precedence, loosest first (HLSL's too: `sha/grammar.rs`).
 pub(crate) const LEVELS: [&[&str]; 10] = [
@@ -204,7 +210,22 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// `f` one level deeper, if the condition may nest so deep.
+    fn nested(&mut self, f: impl FnOnce(&mut Self) -> Option<i64>) -> Option<i64> {
+        if self.depth >= MAX_NESTING {
+            return None;
+        }
+        self.depth += 1;
+        let v = f(self);
+        self.depth -= 1;
+        v
+    }
+
     fn conditional(&mut self) -> Option<i64> {
+        self.nested(Self::ternary)
+    }
+
+    fn ternary(&mut self) -> Option<i64> {
         let c = self.binary(0)?;
         if self.op(&["?"]).is_none() {
             return Some(c);
@@ -258,7 +279,7 @@ impl Parser<'_, '_> {
 
     fn unary(&mut self) -> Option<i64> {
         if let Some(op) = self.op(&["!", "~", "-", "+"]) {
-            let v = self.unary()?;
+            let v = self.nested(Self::unary)?;
             return Some(self.integers.wrap(match op {
                 "!" => i64::from(v == 0),
                 "~" => !v,
@@ -347,6 +368,19 @@ mod tests {
                 "{text}"
             );
         }
+        // Nesting beyond 200 is not followed (nor a stack exhausted).
+        let deep =
+            |n: usize, open: &str, close: &str| format!("{}1{}", open.repeat(n), close.repeat(n));
+        assert_eq!(evaluate(deep(150, "(", ")").as_bytes(), &|_| None), Some(1));
+        assert_eq!(
+            evaluate(deep(100_000, "(", ")").as_bytes(), &|_| None),
+            None
+        );
+        assert_eq!(evaluate(deep(100_000, "-", "").as_bytes(), &|_| None), None);
+        assert_eq!(
+            evaluate(deep(100_000, "1?", ":0").as_bytes(), &|_| None),
+            None
+        );
         // C's integers are unchanged: signed, and too big a literal is malformed.
         assert_eq!(evaluate(b"-1 < 0", &|_| None), Some(1));
         assert_eq!(evaluate(b"36893488147419103233 == 1", &|_| None), None);
