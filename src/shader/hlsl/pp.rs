@@ -564,14 +564,16 @@ impl Pp<'_> {
                 }
             };
             let out = self.substitute(&m, &args, &hide, &t);
-            self.made += out.len();
+            // The work of an expansion: its tokens, and the hide set each one carries (a
+            // chain of a hundred thousand macros is short but its hide sets are not).
+            self.made += out.len() + hide.len();
             if self.made > self.limits.expansion {
                 self.stop(
                     t.loc,
                     format!(
-                        "preprocessing stopped: macros made more than {} tokens (the expansion \
-                         of '{}' here does not end in a shader's size)",
-                        self.limits.expansion, t.text
+                        "preprocessing stopped: macros made more than {} tokens expanding \
+                         this line (more than a shader needs: macros that grow without end?)",
+                        self.limits.expansion
                     ),
                 );
                 return None;
@@ -1134,7 +1136,8 @@ impl Pp<'_> {
                     at,
                     format!(
                         "cannot evaluate the condition '{}' (after macros: '{text}'): expected \
-                         an integer expression of C's operators that does not divide by zero",
+                         an integer expression of C's operators, nested at most 200 deep, that \
+                         does not divide by zero",
                         spell(&rest)
                     ),
                 );
@@ -1930,11 +1933,11 @@ mod tests {
         assert_eq!(
             messages("#if 1 +\n#endif\n#if 1.5\n#endif\n#if 1/0\n#endif\n#if\n#endif\n#ifdef\n#endif\n#if defined(\n#endif"),
             "main.hlsl(1,2): error: cannot evaluate the condition '1 +' (after macros: '1 +'): \
-             expected an integer expression of C's operators that does not divide by zero\n\
+             expected an integer expression of C's operators, nested at most 200 deep, that does not divide by zero\n\
              main.hlsl(3,2): error: cannot evaluate the condition '1.5' (after macros: '1.5'): \
-             expected an integer expression of C's operators that does not divide by zero\n\
+             expected an integer expression of C's operators, nested at most 200 deep, that does not divide by zero\n\
              main.hlsl(5,2): error: cannot evaluate the condition '1/0' (after macros: '1/0'): \
-             expected an integer expression of C's operators that does not divide by zero\n\
+             expected an integer expression of C's operators, nested at most 200 deep, that does not divide by zero\n\
              main.hlsl(7,2): error: #if / #elif: expected a condition on its line\n\
              main.hlsl(9,2): error: #ifdef: expected a macro name on its line\n\
              main.hlsl(11,5): error: 'defined' needs a macro name: 'defined NAME' or 'defined(NAME)'\n"
@@ -2281,7 +2284,7 @@ mod tests {
         assert_eq!(
             diags.render(&sources),
             "main.hlsl(42,1): error: preprocessing stopped: macros made more than 100000 tokens \
-             (the expansion of 'a5' here does not end in a shader's size)\n"
+             expanding this line (more than a shader needs: macros that grow without end?)\n"
         );
         // With the default limits too, in bounded time and memory.
         let (_, diags, _) = session(&src, &MemoryLoader::default(), &Options::default());
@@ -2310,6 +2313,34 @@ mod tests {
             "main.hlsl(2,201): error: preprocessing stopped: macro invocations nested more than \
              100 deep in arguments\n"
         );
+    }
+
+    #[test]
+    fn a_long_chain_of_macros_meets_the_expansion_limit() {
+        let n = 50_000;
+        let mut src: String = (0..n)
+            .map(|i| format!("#define m{i} m{}\n", i + 1))
+            .collect();
+        src.push_str("m0");
+        let (out, diags, sources) = session(&src, &MemoryLoader::default(), &Options::default());
+        assert!(out.is_empty());
+        assert_eq!(diags.errors(), 1, "{}", diags.render(&sources));
+        assert!(diags.list[0]
+            .message
+            .contains("macros made more than 2097152 tokens"));
+    }
+
+    #[test]
+    fn a_condition_nested_too_deep_is_an_error() {
+        let deep = format!(
+            "#if {}1{}\nx\n#endif\ny",
+            "(".repeat(50_000),
+            ")".repeat(50_000)
+        );
+        let (out, diags, _) = session(&deep, &MemoryLoader::default(), &Options::default());
+        assert_eq!(out.len(), 1);
+        assert_eq!(diags.errors(), 1);
+        assert!(diags.list[0].message.contains("nested at most 200 deep"));
     }
 
     #[test]
