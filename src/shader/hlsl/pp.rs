@@ -60,9 +60,11 @@ pub struct Limits {
     pub expansion: usize,
     /// Files open at once: the main file and the includes inside each other.
     pub include_depth: usize,
-    /// `#include`s read, all together (two includes of a file that includes itself twice
-    /// are never deep, only many).
+    /// `#include`s read, all together (files that each include the next twice, forty
+    /// deep, are never deep, only many).
     pub includes: usize,
+    /// Bytes `#include`s read, all together.
+    pub include_bytes: usize,
     /// Macro invocations inside the arguments of invocations, nested: `F(F(F(…)))`.
     pub argument_nesting: usize,
 }
@@ -74,6 +76,7 @@ impl Default for Limits {
             expansion: 2 << 20,
             include_depth: 64,
             includes: 10_000,
+            include_bytes: 64 << 20,
             argument_nesting: 100,
         }
     }
@@ -142,6 +145,8 @@ pub fn preprocess(
         nesting: 0,
         made: 0,
         includes: 0,
+        read: 0,
+        included: HashMap::new(),
         stopped: false,
         once: HashSet::new(),
         aliases: HashMap::new(),
@@ -335,6 +340,10 @@ struct Pp<'a> {
     nesting: usize,
     made: usize,
     includes: usize,
+    /// Bytes of the files `#include` read.
+    read: usize,
+    /// The sources of included files by path and spelling.
+    included: HashMap<(PathBuf, String), FileId>,
     stopped: bool,
     /// Files that said `#pragma once`.
     once: HashSet<PathBuf>,
@@ -1341,11 +1350,31 @@ impl Pp<'_> {
         if self.once.contains(&path) {
             return;
         }
-        let id = self.sources.add(SourceFile {
-            name,
-            path: Some(path.clone()),
-            text,
-        });
+        self.read += text.len();
+        if self.read > self.limits.include_bytes {
+            self.stop(
+                at,
+                format!(
+                    "preprocessing stopped: #includes read more than {} bytes",
+                    self.limits.include_bytes
+                ),
+            );
+            return;
+        }
+        // A file included again under the same name is the same source, not a copy.
+        let key = (path.clone(), name.clone());
+        let id = match self.included.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = self.sources.add(SourceFile {
+                    name,
+                    path: Some(path.clone()),
+                    text,
+                });
+                self.included.insert(key, id);
+                id
+            }
+        };
         self.open(id, Some(path));
     }
 
@@ -2263,6 +2292,27 @@ mod tests {
         let (_, diags, sources) = session("#include \"f0.h\"", &l, &Options::default());
         assert_eq!(diags.errors(), 1, "{}", diags.render(&sources));
         assert!(diags.list[0].message.contains("more than 10000 #includes"));
+    }
+
+    #[test]
+    fn a_big_file_included_again_and_again_meets_the_byte_limit_and_is_kept_once() {
+        let mut l = MemoryLoader::default();
+        l.add("/src/big.h", format!("/*{}*/", " ".repeat(1 << 20)));
+        let src = "#include \"big.h\"\n".repeat(100);
+        let options = Options {
+            limits: Limits {
+                include_bytes: 50 << 20,
+                ..Limits::default()
+            },
+            ..Options::default()
+        };
+        let (_, diags, sources) = session(&src, &l, &options);
+        assert_eq!(
+            diags.render(&sources),
+            "main.hlsl(50,2): error: preprocessing stopped: #includes read more than 52428800 \
+             bytes\n"
+        );
+        assert_eq!(sources.files.len(), 2);
     }
 
     #[test]
