@@ -4,7 +4,11 @@
 //! The pipeline, one module per stage:
 //! - [`lex`] turns text into [`token::Token`]s with their place in the source;
 //! - [`pp`] is the C preprocessor HLSL has (macros, `#if`, `#include`, `#pragma`);
-//! - the parser, the type checker and the code generator follow.
+//! - [`parse`] builds the syntax tree ([`ast`]);
+//! - [`lower`] checks it and turns the entry point into a graph of operations ([`ir`]),
+//!   functions inlined, control flow flattened;
+//! - [`codegen`] gives the graph registers and writes asm and a constant table;
+//! - [`compile`] runs them all and assembles the result.
 
 pub mod ast;
 pub mod codegen;
@@ -15,6 +19,7 @@ pub mod ir;
 pub mod lex;
 pub mod lower;
 pub mod parse;
+pub mod pp;
 pub mod token;
 pub mod types;
 
