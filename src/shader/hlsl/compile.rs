@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::diag::Diagnostics;
 use super::lower::{Lowering, Profile};
 use super::token::{FileId, Loc, SourceFile, Sources, Token};
-use super::{codegen, parse};
+use super::{codegen, parse, pp};
 use crate::shader::d3d9::{asm, ctab};
 
 /// fxc's options, as `d3d9 compile` takes them.
@@ -54,6 +54,17 @@ pub fn compile(
     path: Option<&Path>,
     options: &Options,
 ) -> Result<Compiled, Failed> {
+    compile_with(name, text, path, options, &pp::FsLoader)
+}
+
+/// [`compile`] with `#include`s read through `loader` (in memory, from an archive).
+pub fn compile_with(
+    name: &str,
+    text: &str,
+    path: Option<&Path>,
+    options: &Options,
+    loader: &dyn pp::Loader,
+) -> Result<Compiled, Failed> {
     let mut sources = Sources::default();
     let main = sources.add(SourceFile {
         name: name.to_string(),
@@ -96,7 +107,7 @@ pub fn compile(
     } else {
         options.entry.as_str()
     };
-    let tokens = tokens(&mut sources, main, options, &mut diags);
+    let tokens = tokens(&mut sources, main, options, loader, &mut diags);
     let result = super::with_stack(|| {
         let program = parse::parse(&tokens, &mut diags);
         if diags.has_errors() {
@@ -179,13 +190,14 @@ pub fn compile(
 fn tokens(
     sources: &mut Sources,
     main: FileId,
-    _options: &Options,
+    options: &Options,
+    loader: &dyn pp::Loader,
     diags: &mut Diagnostics,
 ) -> Vec<Token> {
-    let text = sources.get(main).text.clone();
-    let lexed = super::lex::lex(&text, main, diags);
-    if let Some(hash) = lexed.iter().find(|l| l.first_on_line && l.token.is("#")) {
-        diags.error(hash.token.loc, "preprocessor directives are not read yet");
-    }
-    lexed.into_iter().map(|l| l.token).collect()
+    let pp_options = pp::Options {
+        defines: options.defines.clone(),
+        include_dirs: options.include_dirs.clone(),
+        ..pp::Options::default()
+    };
+    pp::preprocess(sources, main, &pp_options, loader, diags)
 }

@@ -228,6 +228,8 @@ impl Program {
         };
         match op {
             Op::Mov => Some(args[0].clone()),
+            Op::Add if all(self, &args[1], 0.0) => Some(args[0].clone()),
+            Op::Add if all(self, &args[0], 0.0) => Some(args[1].clone()),
             Op::Mul if all(self, &args[1], 1.0) => Some(args[0].clone()),
             Op::Mul if all(self, &args[0], 1.0) => Some(args[1].clone()),
             Op::Neg => {

@@ -1058,13 +1058,8 @@ impl<'a> Lowering<'a> {
                     return None;
                 }
                 let targets = component_bases(ty);
-                Some(
-                    comps
-                        .into_iter()
-                        .zip(targets)
-                        .map(|((c, from), to)| self.convert_comp(c, from, to))
-                        .collect(),
-                )
+                let (comps, from): (Vec<Comp>, Vec<Option<Base>>) = comps.into_iter().unzip();
+                Some(self.convert_all(comps, &from, &targets))
             }
             Init::SamplerState(..) => None,
         }
@@ -1141,9 +1136,7 @@ impl<'a> Lowering<'a> {
             if iterations > limit {
                 self.error(
                     loc,
-                    format!(
-                        "unable to unroll loop: it does not end within {limit} iterations"
-                    ),
+                    format!("unable to unroll loop: it does not end within {limit} iterations"),
                 );
                 break;
             }
@@ -1191,7 +1184,12 @@ impl<'a> Lowering<'a> {
     }
 
     /// `c` with the components `facts` knows replaced by their values, folded again.
-    fn rebuild(&mut self, c: Comp, facts: &HashMap<Comp, f32>, memo: &mut HashMap<Comp, Comp>) -> Comp {
+    fn rebuild(
+        &mut self,
+        c: Comp,
+        facts: &HashMap<Comp, f32>,
+        memo: &mut HashMap<Comp, Comp>,
+    ) -> Comp {
         if let Some(&v) = facts.get(&c) {
             return self.program.konst(v);
         }
@@ -1201,11 +1199,28 @@ impl<'a> Lowering<'a> {
         let node = self.program.node(c.node).clone();
         let componentwise = matches!(
             node.op,
-            Op::Mov | Op::Add | Op::Mul | Op::Mad | Op::Min | Op::Max | Op::Cmp | Op::Slt | Op::Sge | Op::Lrp | Op::Frc | Op::Abs | Op::Neg | Op::Sat
+            Op::Mov
+                | Op::Add
+                | Op::Mul
+                | Op::Mad
+                | Op::Min
+                | Op::Max
+                | Op::Cmp
+                | Op::Slt
+                | Op::Sge
+                | Op::Lrp
+                | Op::Frc
+                | Op::Abs
+                | Op::Neg
+                | Op::Sat
         );
         let out = if componentwise {
             let lane = usize::from(c.lane);
-            let args: Vec<Vec<Comp>> = node.args.iter().map(|a| vec![self.rebuild(a[lane], facts, memo)]).collect();
+            let args: Vec<Vec<Comp>> = node
+                .args
+                .iter()
+                .map(|a| vec![self.rebuild(a[lane], facts, memo)])
+                .collect();
             if args.iter().zip(&node.args).all(|(n, o)| n[0] == o[lane]) {
                 c
             } else {
@@ -1328,6 +1343,54 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// Convert each component from its scalar type to its target's, runs of components
+    /// converted alike at once, so a vector converts in one instruction, not four.
+    fn convert_all(
+        &mut self,
+        comps: Vec<Comp>,
+        from: &[Option<Base>],
+        to: &[Option<Base>],
+    ) -> Vec<Comp> {
+        #[derive(PartialEq, Clone, Copy)]
+        enum How {
+            Keep,
+            Trunc,
+            Bool,
+        }
+        let how = |f: Option<Base>, t: Option<Base>| match (f, t) {
+            (Some(f), Some(Base::Int | Base::Uint)) if is_float(Some(f)) => How::Trunc,
+            (Some(f), Some(Base::Bool)) if f != Base::Bool => How::Bool,
+            _ => How::Keep,
+        };
+        let kinds: Vec<How> = (0..comps.len())
+            .map(|i| {
+                let f = if from.len() == 1 {
+                    from[0]
+                } else {
+                    from.get(i).copied().flatten()
+                };
+                how(f, to.get(i).copied().flatten())
+            })
+            .collect();
+        let mut out = Vec::with_capacity(comps.len());
+        let mut i = 0;
+        while i < comps.len() {
+            let k = kinds[i];
+            let mut j = i + 1;
+            while j < comps.len() && kinds[j] == k && j - i < 4 {
+                j += 1;
+            }
+            let run = &comps[i..j];
+            out.extend(match k {
+                How::Keep => run.to_vec(),
+                How::Trunc => self.trunc(run),
+                How::Bool => self.to_bool(run),
+            });
+            i = j;
+        }
+        out
+    }
+
     /// `x` toward zero.
     fn trunc(&mut self, x: &[Comp]) -> Vec<Comp> {
         let f = self.program.map(Op::Frc, vec![x.to_vec()]);
@@ -1402,18 +1465,7 @@ impl<'a> Lowering<'a> {
         };
         let from = component_bases(&v.ty);
         let targets = component_bases(to);
-        let comps = comps
-            .into_iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let f = if from.len() == 1 {
-                    from[0]
-                } else {
-                    from.get(i).copied().flatten()
-                };
-                self.convert_comp(c, f, targets[i])
-            })
-            .collect();
+        let comps = self.convert_all(comps, &from, &targets);
         Some(Val {
             ty: to.clone(),
             comps,
@@ -1549,11 +1601,8 @@ impl<'a> Lowering<'a> {
                 } else {
                     comps
                 };
-                let comps = comps
-                    .into_iter()
-                    .zip(targets)
-                    .map(|((c, f), t)| self.convert_comp(c, f, t))
-                    .collect();
+                let (comps, from): (Vec<Comp>, Vec<Option<Base>>) = comps.into_iter().unzip();
+                let comps = self.convert_all(comps, &from, &targets);
                 Some(Val { ty, comps })
             }
             ExprKind::Cast(t, inner) => {
@@ -1574,13 +1623,7 @@ impl<'a> Lowering<'a> {
                     if v.comps.len() == ty.components() && v.ty.components() == ty.components() {
                         let from = component_bases(&v.ty);
                         let to = component_bases(&ty);
-                        let comps = v
-                            .comps
-                            .iter()
-                            .zip(from)
-                            .zip(to)
-                            .map(|((c, f), t)| self.convert_comp(*c, f, t))
-                            .collect();
+                        let comps = self.convert_all(v.comps, &from, &to);
                         return Some(Val { ty, comps });
                     }
                     return self.convert(v, &ty, e.loc, false);
@@ -1837,7 +1880,13 @@ impl<'a> Lowering<'a> {
                 }
             }
             BinOp::Eq | BinOp::Ne => {
-                let ad = self.program.map(Op::Abs, vec![d]);
+                // -|d| >= 0 only where d is 0; shader model 2 has no abs modifier, and
+                // Microsoft's compiler squares d instead.
+                let ad = if self.profile.major >= 3 {
+                    self.program.map(Op::Abs, vec![d])
+                } else {
+                    self.program.map(Op::Mul, vec![d.clone(), d])
+                };
                 let nad = self.program.map(Op::Neg, vec![ad]);
                 if op == BinOp::Eq {
                     self.program.map(Op::Cmp, vec![nad, one, zero])
