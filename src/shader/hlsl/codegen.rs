@@ -163,11 +163,14 @@ struct Gen<'p> {
 }
 
 pub fn generate(
-    p: &Program,
+    program: &Program,
     profile: Profile,
     entry_loc: Loc,
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let _ = entry_loc;
+    let mut fixed = program.clone();
+    fix_ports(&mut fixed, profile);
+    let p = &fixed;
     let needed = needed_nodes(p, profile);
     // Uniforms in use and their registers.
     let mut used_offsets: HashMap<u32, u32> = HashMap::new();
@@ -642,83 +645,55 @@ fn default_dwords(ty: &Ty, row_major: bool, values: &[f32]) -> Vec<u32> {
     out
 }
 
-/// The nodes the outputs and kills need, in order (a node's operands come before it).
+/// The nodes the outputs and kills need, each after the nodes it reads (ids are in that
+/// order but for copies the port fix adds later).
 fn needed_nodes(p: &Program, profile: Profile) -> Vec<NodeId> {
-    let mut seen = vec![false; p.nodes.len()];
-    let mut stack: Vec<NodeId> = Vec::new();
-    let probe = Gen {
-        p,
-        profile,
-        places: HashMap::new(),
-        busy: Vec::new(),
-        uses_left: HashMap::new(),
-        defs: Vec::new(),
-        def_base: 0,
-        code: Vec::new(),
-        errors: Vec::new(),
-        sincos_consts: None,
-    };
-    let push = |comps: &[Comp], stack: &mut Vec<NodeId>| {
-        for c in probe.resolve(comps).comps {
-            stack.push(c.node);
-        }
-    };
-    for o in &p.outputs {
-        push(&o.comps, &mut stack);
+    let mut state = vec![0u8; p.nodes.len()]; // 0 unseen, 1 open, 2 done
+    let mut order = Vec::new();
+    let mut roots: Vec<NodeId> = Vec::new();
+    for comps in p.outputs.iter().map(|o| &o.comps).chain(p.kills.iter()) {
+        roots.extend(resolve_in(p, profile, comps).comps.iter().map(|c| c.node));
     }
-    for k in &p.kills {
-        push(k, &mut stack);
-    }
-    while let Some(n) = stack.pop() {
-        if std::mem::replace(&mut seen[n as usize], true) {
-            continue;
+    roots.sort();
+    roots.dedup();
+    // Depth-first, post-order, without recursion (graphs can be deep).
+    for root in roots {
+        let mut stack: Vec<(NodeId, bool)> = vec![(root, false)];
+        while let Some((n, expanded)) = stack.pop() {
+            if expanded {
+                if state[n as usize] != 2 {
+                    state[n as usize] = 2;
+                    order.push(n);
+                }
+                continue;
+            }
+            if state[n as usize] != 0 {
+                continue;
+            }
+            state[n as usize] = 1;
+            stack.push((n, true));
+            let mut reads: Vec<NodeId> = p
+                .node(n)
+                .args
+                .iter()
+                .flat_map(|a| resolve_in(p, profile, a).comps.into_iter().map(|c| c.node))
+                .collect();
+            reads.sort();
+            reads.dedup();
+            for r in reads.into_iter().rev() {
+                if state[r as usize] == 0 {
+                    stack.push((r, false));
+                }
+            }
         }
-        for a in &p.node(n).args {
-            push(a, &mut stack);
-        }
     }
-    (0..p.nodes.len() as NodeId)
-        .filter(|&n| seen[n as usize])
-        .collect()
+    order
 }
 
 impl Gen<'_> {
     /// The operand with `neg`, `abs` (shader model 3) and `mov` nodes looked through.
     fn resolve(&self, comps: &[Comp]) -> Src {
-        let mut src = Src {
-            comps: comps.to_vec(),
-            neg: false,
-            abs: false,
-        };
-        loop {
-            let ops: HashSet<Op> = src.comps.iter().map(|c| self.p.node(c.node).op).collect();
-            if ops.len() != 1 {
-                return src;
-            }
-            let op = *ops.iter().next().unwrap();
-            let peel = match op {
-                Op::Neg => {
-                    if !src.abs {
-                        src.neg = !src.neg;
-                    }
-                    true
-                }
-                Op::Abs if self.profile.major >= 3 => {
-                    src.abs = true;
-                    true
-                }
-                Op::Mov => true,
-                _ => false,
-            };
-            if !peel {
-                return src;
-            }
-            src.comps = src
-                .comps
-                .iter()
-                .map(|c| self.p.node(c.node).args[0][usize::from(c.lane)])
-                .collect();
-        }
+        resolve_in(self.p, self.profile, comps)
     }
 
     fn note_input_lanes(&self, comps: &[Comp], used: &mut BTreeMap<u32, [bool; 4]>) {
@@ -1076,11 +1051,13 @@ impl Gen<'_> {
                 }
                 continue;
             }
-            let line = try_group(self, &[i]).unwrap_or_else(|| {
-                // A value not yet in a register cannot happen: operands come first.
-                format!("mov r{r}{}, c0", mask_text(&[dst[i]]))
-            });
-            self.code.push(line);
+            match try_group(self, &[i]) {
+                Some(line) => self.code.push(line),
+                None => self.errors.push(format!(
+                    "internal compiler error: a value (node {}) is read before it is computed",
+                    comps[i].node
+                )),
+            }
             done[i] = true;
         }
         // The gathered register is free again once this instruction has read it.
@@ -1095,7 +1072,7 @@ impl Gen<'_> {
         let srcs: Vec<Src> = node.args.iter().map(|a| self.resolve(a)).collect();
         let w = node.width;
         let m = match node.op {
-            Op::Mov => "mov",
+            Op::Mov | Op::Copy => "mov",
             Op::Add => "add",
             Op::Mul => "mul",
             Op::Mad => "mad",
@@ -1140,6 +1117,7 @@ impl Gen<'_> {
         let componentwise = matches!(
             node.op,
             Op::Mov
+                | Op::Copy
                 | Op::Add
                 | Op::Mul
                 | Op::Mad
@@ -1479,5 +1457,220 @@ fn fill_swizzle(swz: &mut [u8; 4], read: &[u8]) {
         } else {
             swz[usize::from(l)] = last;
         }
+    }
+}
+
+/// A register an operand reads, as read ports count them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum PortKey {
+    /// A uniform's or an input's register (its node).
+    Node(NodeId),
+    /// Literal values, from `def`s.
+    Def,
+}
+
+/// Look through `neg`, `abs` (shader model 3) and `mov` nodes.
+fn resolve_in(p: &Program, profile: Profile, comps: &[Comp]) -> Src {
+    let mut src = Src {
+        comps: comps.to_vec(),
+        neg: false,
+        abs: false,
+    };
+    loop {
+        let ops: HashSet<Op> = src.comps.iter().map(|c| p.node(c.node).op).collect();
+        if ops.len() != 1 {
+            return src;
+        }
+        match *ops.iter().next().unwrap() {
+            Op::Neg => {
+                if !src.abs {
+                    src.neg = !src.neg;
+                }
+            }
+            Op::Abs if profile.major >= 3 => src.abs = true,
+            Op::Mov => {}
+            _ => return src,
+        }
+        src.comps = src
+            .comps
+            .iter()
+            .map(|c| p.node(c.node).args[0][usize::from(c.lane)])
+            .collect();
+    }
+}
+
+/// The register file and key of an operand that reads one register as it is.
+fn port_key(p: &Program, profile: Profile, src: &Src) -> Option<(RegisterType, PortKey)> {
+    if src.comps.iter().all(|&c| p.constant(c).is_some()) {
+        return Some((RegisterType::Const, PortKey::Def));
+    }
+    let n = src.comps[0].node;
+    if src.comps.iter().any(|c| c.node != n) {
+        return None;
+    }
+    match p.node(n).op {
+        Op::Uniform { .. } => Some((RegisterType::Const, PortKey::Node(n))),
+        Op::Input(i) => {
+            let input = &p.inputs[i as usize];
+            let file = match input.usage.as_str() {
+                "VPOS" | "VFACE" => return None,
+                "COLOR" if profile.pixel && profile.major < 3 => RegisterType::Input,
+                _ if profile.pixel && profile.major < 3 => RegisterType::AddrOrTexture,
+                _ => RegisterType::Input,
+            };
+            Some((file, PortKey::Node(n)))
+        }
+        _ => None,
+    }
+}
+
+/// Instructions that would read more registers of a kind than the model's read ports
+/// allow get one of them through a copy to a temporary, as Microsoft's compiler does:
+/// the register the most such instructions read, copied once for all of them; literals
+/// copied together, four to a register.
+fn fix_ports(p: &mut Program, profile: Profile) {
+    let version = Version {
+        kind: if profile.pixel {
+            ShaderKind::Pixel
+        } else {
+            ShaderKind::Vertex
+        },
+        major: profile.major,
+        minor: if profile.minor > 0 { 1 } else { 0 },
+    };
+    let Some(lim) = limits::limits(version) else {
+        return;
+    };
+    let ports = |file: RegisterType| {
+        lim.register(file)
+            .and_then(|r| r.read_ports)
+            .unwrap_or(u32::MAX) as usize
+    };
+    let needed = needed_nodes(p, profile);
+    // Each instruction's reads per file, for those over a limit.
+    let mut over: Vec<(NodeId, RegisterType, Vec<PortKey>)> = Vec::new();
+    let mut count: HashMap<PortKey, usize> = HashMap::new();
+    for &n in &needed {
+        let node = p.node(n);
+        if matches!(
+            node.op,
+            Op::Const(_)
+                | Op::Input(_)
+                | Op::Uniform { .. }
+                | Op::Sampler(_)
+                | Op::Copy
+                | Op::Mov
+                | Op::Neg
+                | Op::SinCos
+        ) {
+            continue;
+        }
+        let mut files: BTreeMap<u8, Vec<PortKey>> = BTreeMap::new();
+        for a in &node.args {
+            let src = resolve_in(p, profile, a);
+            if let Some((file, key)) = port_key(p, profile, &src) {
+                let keys = files.entry(file as u8).or_default();
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+        }
+        for (file, keys) in files {
+            let file = RegisterType::from_u8(file).unwrap_or(RegisterType::Const);
+            if keys.len() > ports(file) {
+                for k in &keys {
+                    *count.entry(*k).or_default() += 1;
+                }
+                over.push((n, file, keys));
+            }
+        }
+    }
+    if over.is_empty() {
+        return;
+    }
+    // Which register each instruction copies.
+    let mut victims: Vec<(NodeId, PortKey)> = Vec::new();
+    for (n, file, mut keys) in over {
+        while keys.len() > ports(file) {
+            let (i, _) = keys
+                .iter()
+                .enumerate()
+                .max_by_key(|(i, k)| (count[k], std::cmp::Reverse(*i)))
+                .unwrap();
+            victims.push((n, keys.remove(i)));
+        }
+    }
+    // Literals copied by some instruction, in a pool of copies four lanes wide.
+    let mut pool_values: Vec<f32> = Vec::new();
+    for &(n, key) in &victims {
+        if key != PortKey::Def {
+            continue;
+        }
+        for a in &p.node(n).args {
+            let src = resolve_in(p, profile, a);
+            if src.comps.iter().all(|&c| p.constant(c).is_some()) {
+                for &c in &src.comps {
+                    let v = p.constant(c).unwrap();
+                    if !pool_values.iter().any(|x| x.to_bits() == v.to_bits()) {
+                        pool_values.push(v);
+                    }
+                }
+            }
+        }
+    }
+    let mut pool: HashMap<u32, Comp> = HashMap::new();
+    for chunk in pool_values.chunks(4) {
+        let comps: Vec<Comp> = chunk.iter().map(|&v| p.konst(v)).collect();
+        let copy = p.raw(Op::Copy, vec![comps], chunk.len() as u8);
+        for (i, &v) in chunk.iter().enumerate() {
+            pool.insert(v.to_bits(), copy[i]);
+        }
+    }
+    let mut copies: HashMap<NodeId, Vec<Comp>> = HashMap::new();
+    for (n, key) in victims {
+        let args = p.node(n).args.clone();
+        let mut new_args = Vec::with_capacity(args.len());
+        for a in args {
+            let src = resolve_in(p, profile, &a);
+            let replaced: Option<Vec<Comp>> = match key {
+                PortKey::Def if src.comps.iter().all(|&c| p.constant(c).is_some()) => Some(
+                    src.comps
+                        .iter()
+                        .map(|&c| pool[&p.constant(c).unwrap().to_bits()])
+                        .collect(),
+                ),
+                PortKey::Node(v) if src.comps.iter().all(|c| c.node == v) => {
+                    let copy = match copies.get(&v) {
+                        Some(c) => c.clone(),
+                        None => {
+                            let width = p.node(v).width;
+                            let c = p.raw(Op::Copy, vec![Program::lanes(v, width)], width);
+                            copies.insert(v, c.clone());
+                            c
+                        }
+                    };
+                    Some(
+                        src.comps
+                            .iter()
+                            .map(|c| copy[usize::from(c.lane)])
+                            .collect(),
+                    )
+                }
+                _ => None,
+            };
+            new_args.push(match replaced {
+                Some(mut comps) => {
+                    if src.abs {
+                        comps = p.raw(Op::Abs, vec![comps.clone()], comps.len() as u8);
+                    }
+                    if src.neg {
+                        comps = p.raw(Op::Neg, vec![comps.clone()], comps.len() as u8);
+                    }
+                    comps
+                }
+                None => a,
+            });
+        }
+        p.nodes[n as usize].args = new_args;
     }
 }

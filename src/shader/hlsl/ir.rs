@@ -44,6 +44,10 @@ pub enum Op {
     Sampler(u32),
     // Component-wise, as wide as their operands.
     Mov,
+    /// A `mov` that must happen (the code generator looks through `Mov`): a constant or
+    /// input copied to a temporary so one instruction reads fewer registers of a kind
+    /// than the model's read ports allow.
+    Copy,
     Add,
     Mul,
     Mad,
@@ -123,7 +127,7 @@ pub struct Output {
     pub comps: Vec<Comp>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Program {
     pub nodes: Vec<Node>,
     pub inputs: Vec<Input>,
@@ -271,6 +275,7 @@ impl Program {
 pub fn fold(op: Op, v: &[f32]) -> Option<f32> {
     Some(match op {
         Op::Mov => v[0],
+        Op::Copy => return None,
         Op::Add => v[0] + v[1],
         Op::Mul => v[0] * v[1],
         Op::Mad => v[0] * v[1] + v[2],
