@@ -55,6 +55,18 @@ impl Reg {
 struct Place {
     reg: Reg,
     lanes: [u8; 4],
+    /// For a one-lane node written with a wider mask (a `dp4`, an `rcp` replicate their
+    /// result): every lane that holds it.
+    bcast: u8,
+}
+
+/// Where a node should go so that its consumer reads it without a `mov`: a register
+/// shared with the other parts of the same value (`group`), at these lanes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Hint {
+    group: u32,
+    lanes: [u8; 4],
+    bcast: u8,
 }
 
 /// An operand after `neg`/`abs`/`mov` nodes are looked through.
@@ -160,6 +172,12 @@ struct Gen<'p> {
     errors: Vec<String>,
     /// The sincos constants of shader model 2, once made.
     sincos_consts: Option<(u32, u32)>,
+    hints: HashMap<NodeId, Hint>,
+    /// Lanes filled for the instruction being written, free once it is.
+    pending_free: Vec<(u32, Vec<u8>)>,
+    /// The register each hint group went to.
+    group_reg: HashMap<u32, u32>,
+    next_group: u32,
 }
 
 pub fn generate(
@@ -198,6 +216,10 @@ pub fn generate(
         code: Vec::new(),
         errors: Vec::new(),
         sincos_consts: None,
+        hints: HashMap::new(),
+        pending_free: Vec::new(),
+        group_reg: HashMap::new(),
+        next_group: 0,
     };
     // Registers of inputs, uniforms and samplers.
     let mut dcls = Vec::new();
@@ -216,6 +238,7 @@ pub fn generate(
                 Place {
                     reg,
                     lanes: [0, 1, 2, 3],
+                    bcast: 0,
                 },
             );
         }
@@ -238,6 +261,7 @@ pub fn generate(
             *g.uses_left.entry(c.node).or_default() += 1;
         }
     }
+    g.hint(&needed);
     for &n in &needed {
         if !g.places.contains_key(&n) && !matches!(p.node(n).op, Op::Const(_)) {
             g.emit_node(n);
@@ -732,62 +756,237 @@ impl Gen<'_> {
         }
     }
 
-    /// A node's result register: its lanes where the operands' are when it can, else the
-    /// first lanes free.
-    fn place_result(
-        &mut self,
-        n: NodeId,
-        width: u8,
-        prefer: Option<[u8; 4]>,
-        fixed: bool,
-    ) -> Place {
-        let lanes: Vec<u8> = match prefer {
-            Some(p) => p[..usize::from(width)].to_vec(),
-            None => (0..width).collect(),
-        };
-        let distinct = {
-            let mut l = lanes.clone();
-            l.sort();
-            l.dedup();
-            l.len() == lanes.len()
-        };
-        let lanes = if distinct {
-            lanes
-        } else {
-            (0..width).collect()
-        };
-        let r = if width == 1 && !fixed {
-            // A scalar goes in any free lane.
-            match self
-                .busy
-                .iter()
-                .enumerate()
-                .find_map(|(r, b)| (0..4u8).find(|&l| !b[usize::from(l)]).map(|l| (r, l)))
-            {
-                Some((r, l)) if prefer.is_none() => {
-                    self.busy[r][usize::from(l)] = true;
-                    let mut la = [0, 1, 2, 3];
-                    la[0] = l;
-                    let place = Place {
-                        reg: Reg::Temp(r as u32),
-                        lanes: la,
-                    };
-                    self.places.insert(n, place);
-                    return place;
-                }
-                _ => self.alloc(&lanes, None),
+    fn free_pending(&mut self) {
+        for (r, lanes) in std::mem::take(&mut self.pending_free) {
+            self.free(r, &lanes);
+        }
+    }
+
+    /// The first free lane of the first temporary that has one: where a scalar goes.
+    fn first_free_lane(&self) -> u8 {
+        self.busy
+            .iter()
+            .find_map(|b| (0..4u8).find(|&l| !b[usize::from(l)]))
+            .unwrap_or(0)
+    }
+
+    /// A node's result at `lanes` of a temporary: its hint group's register when those
+    /// lanes (and any it broadcasts to) are free there, else the first that has them.
+    fn place_at(&mut self, n: NodeId, lanes: &[u8]) -> Place {
+        let hint = self
+            .hints
+            .get(&n)
+            .copied()
+            .filter(|h| h.lanes[..lanes.len()] == *lanes);
+        let bcast = hint.map_or(0, |h| h.bcast);
+        let mut all: Vec<u8> = lanes.to_vec();
+        for l in 0..4u8 {
+            if bcast & (1 << l) != 0 && !all.contains(&l) {
+                all.push(l);
             }
-        } else {
-            self.alloc(&lanes, None)
+        }
+        let fits = |b: &[bool; 4]| all.iter().all(|&l| !b[usize::from(l)]);
+        let group = hint.and_then(|h| self.group_reg.get(&h.group).copied());
+        let r = match group {
+            Some(r) if fits(&self.busy[r as usize]) => r,
+            _ => {
+                let r = self.alloc(&all, None);
+                if let Some(h) = hint {
+                    self.group_reg.entry(h.group).or_insert(r);
+                }
+                for &l in &all {
+                    self.busy[r as usize][usize::from(l)] = false;
+                }
+                r
+            }
         };
+        for &l in &all {
+            self.busy[r as usize][usize::from(l)] = true;
+        }
         let mut la = [0, 1, 2, 3];
-        la[..lanes.len()].copy_from_slice(&lanes);
+        la[..lanes.len()].copy_from_slice(lanes);
         let place = Place {
             reg: Reg::Temp(r),
             lanes: la,
+            bcast: if group.is_some_and(|g| g == r) || hint.is_some() {
+                bcast
+            } else {
+                0
+            },
         };
         self.places.insert(n, place);
         place
+    }
+
+    /// Hints for every node whose one consumer reads it as part of a wider value: the
+    /// outputs, then each hinted node's operands, back from the last instruction.
+    fn hint(&mut self, order: &[NodeId]) {
+        let p = self.p;
+        for o in &p.outputs {
+            let src = self.resolve(&o.comps);
+            let mut comps = src.comps.clone();
+            if self.profile.pixel && o.usage == "COLOR" {
+                while comps.len() < 4 {
+                    comps.push(*src.comps.last().unwrap());
+                }
+            }
+            let lanes: Vec<u8> = (0..comps.len() as u8).collect();
+            let g = self.new_group();
+            self.hint_operand(&comps, &lanes, g);
+        }
+        for &n in order.iter().rev() {
+            let node = p.node(n);
+            let componentwise = matches!(
+                node.op,
+                Op::Copy
+                    | Op::Add
+                    | Op::Mul
+                    | Op::Mad
+                    | Op::Min
+                    | Op::Max
+                    | Op::Cmp
+                    | Op::Slt
+                    | Op::Sge
+                    | Op::Lrp
+                    | Op::Frc
+                    | Op::Abs
+                    | Op::Neg
+                    | Op::Sat
+            );
+            let scalar = matches!(node.op, Op::Rcp | Op::Rsq | Op::Exp | Op::Log | Op::Pow);
+            if !componentwise && !scalar {
+                continue;
+            }
+            let hint = match self.hints.get(&n) {
+                Some(h) => *h,
+                None if componentwise && node.args.iter().any(|a| self.needs_gather(a)) => {
+                    let g = self.new_group();
+                    let mut lanes = [0, 1, 2, 3];
+                    lanes[..usize::from(node.width)]
+                        .copy_from_slice(&[0, 1, 2, 3][..usize::from(node.width)]);
+                    let h = Hint {
+                        group: g,
+                        lanes,
+                        bcast: 0,
+                    };
+                    self.hints.insert(n, h);
+                    h
+                }
+                None => continue,
+            };
+            let dst: Vec<u8> = hint.lanes[..usize::from(node.width)].to_vec();
+            for a in &node.args {
+                let src = self.resolve(a);
+                if src.comps.len() != dst.len() {
+                    continue;
+                }
+                self.hint_operand(&src.comps, &dst, hint.group);
+            }
+        }
+    }
+
+    fn new_group(&mut self) -> u32 {
+        self.next_group += 1;
+        self.next_group
+    }
+
+    /// An operand of several nodes (or of nodes and literals) needs a `mov` to gather it.
+    fn needs_gather(&self, comps: &[Comp]) -> bool {
+        let src = self.resolve(comps);
+        let nodes: HashSet<NodeId> = src
+            .comps
+            .iter()
+            .filter(|&&c| self.is_const(c).is_none())
+            .map(|c| c.node)
+            .collect();
+        let consts = src.comps.iter().any(|&c| self.is_const(c).is_some());
+        nodes.len() > 1 || (nodes.len() == 1 && consts)
+    }
+
+    /// Hint each node of `comps` read nowhere else to the lanes it is read into.
+    fn hint_operand(&mut self, comps: &[Comp], dst: &[u8], group: u32) {
+        let mut nodes: Vec<NodeId> = comps.iter().map(|c| c.node).collect();
+        nodes.sort();
+        nodes.dedup();
+        for n in nodes {
+            let node = self.p.node(n);
+            if self.hints.contains_key(&n) || self.is_const(Comp { node: n, lane: 0 }).is_some() {
+                continue;
+            }
+            if matches!(
+                node.op,
+                Op::Input(_)
+                    | Op::Uniform { .. }
+                    | Op::Sampler(_)
+                    | Op::Const(_)
+                    | Op::Tex(_)
+                    | Op::Nrm
+                    | Op::SinCos
+                    | Op::Mov
+            ) {
+                continue;
+            }
+            let reads = comps.iter().filter(|c| c.node == n).count() as u32;
+            if self.uses_left.get(&n).copied().unwrap_or(0) != reads {
+                continue;
+            }
+            let mut lanes = [u8::MAX; 4];
+            let mut bcast = 0u8;
+            let mut ok = true;
+            for (i, c) in comps.iter().enumerate().filter(|(_, c)| c.node == n) {
+                let l = usize::from(c.lane);
+                if lanes[l] == u8::MAX {
+                    lanes[l] = dst[i];
+                } else if lanes[l] != dst[i] {
+                    if node.width == 1 {
+                        bcast |= 1 << dst[i];
+                    } else {
+                        ok = false;
+                    }
+                }
+            }
+            let w = usize::from(node.width);
+            if !ok || lanes[..w].iter().any(|&l| l == u8::MAX) {
+                continue;
+            }
+            let mut distinct = lanes[..w].to_vec();
+            distinct.sort();
+            distinct.dedup();
+            if distinct.len() != w {
+                continue;
+            }
+            // Only instructions that write every lane of their mask with the one value
+            // may fill lanes beyond their own.
+            if bcast != 0
+                && !matches!(
+                    node.op,
+                    Op::Dp3
+                        | Op::Dp4
+                        | Op::Dp2Add
+                        | Op::Rcp
+                        | Op::Rsq
+                        | Op::Exp
+                        | Op::Log
+                        | Op::Pow
+                )
+            {
+                bcast = 0;
+            }
+            if bcast != 0 {
+                bcast |= 1 << lanes[0];
+            }
+            for l in lanes.iter_mut().skip(w) {
+                *l = 0;
+            }
+            self.hints.insert(
+                n,
+                Hint {
+                    group,
+                    lanes,
+                    bcast,
+                },
+            );
+        }
     }
 
     /// One use of each operand component done; free the lanes of nodes used up.
@@ -801,9 +1000,15 @@ impl Gen<'_> {
                 if let Some(Place {
                     reg: Reg::Temp(r),
                     lanes,
+                    bcast,
                 }) = self.places.get(&c.node).copied()
                 {
                     let w = usize::from(self.p.node(c.node).width);
+                    for l in 0..4u8 {
+                        if bcast & (1 << l) != 0 {
+                            self.busy[r as usize][usize::from(l)] = false;
+                        }
+                    }
                     for &l in &lanes[..w] {
                         self.busy[r as usize][usize::from(l)] = false;
                     }
@@ -888,20 +1093,70 @@ impl Gen<'_> {
             abs: false,
             ..src.clone()
         };
-        let mut op = self.direct(&plain, dst, identity).unwrap_or_else(|| {
-            let r = self.gather(&src.comps, dst);
-            let mut swz = [0, 1, 2, 3];
-            fill_swizzle(&mut swz, dst);
-            Operand {
-                reg: Reg::Temp(r),
-                swz,
-                neg: false,
-                abs: false,
-            }
-        });
+        let mut op = self
+            .direct(&plain, dst, identity)
+            .or_else(|| self.complete(&plain, dst))
+            .unwrap_or_else(|| {
+                let r = self.gather(&src.comps, dst);
+                let mut swz = [0, 1, 2, 3];
+                fill_swizzle(&mut swz, dst);
+                Operand {
+                    reg: Reg::Temp(r),
+                    swz,
+                    neg: false,
+                    abs: false,
+                }
+            });
         op.neg = src.neg;
         op.abs = src.abs;
         op
+    }
+
+    /// An operand most of which already sits in one temporary at the lanes it is read
+    /// into (its parts were hinted there): the rest moved in beside them, the register
+    /// read as it is. The moved lanes are free again after this instruction.
+    fn complete(&mut self, src: &Src, dst: &[u8]) -> Option<Operand> {
+        let mut reg = None;
+        let mut missing = Vec::new();
+        for (i, &c) in src.comps.iter().enumerate() {
+            let d = dst[i];
+            let here = self.places.get(&c.node).filter(|p| {
+                matches!(p.reg, Reg::Temp(_))
+                    && (p.lanes[usize::from(c.lane)] == d
+                        && (self.p.node(c.node).width > 1
+                            || p.bcast == 0
+                            || p.bcast & (1 << d) != 0)
+                        || p.bcast & (1 << d) != 0)
+            });
+            match here {
+                Some(p) if reg.is_none_or(|r| r == p.reg) => reg = Some(p.reg),
+                _ => missing.push(i),
+            }
+        }
+        let Reg::Temp(r) = reg? else { return None };
+        if missing.is_empty()
+            || missing
+                .iter()
+                .any(|&i| self.busy[r as usize][usize::from(dst[i])])
+        {
+            return None;
+        }
+        // Move the missing parts in, grouped as gather groups them.
+        let lanes: Vec<u8> = missing.iter().map(|&i| dst[i]).collect();
+        for &l in &lanes {
+            self.busy[r as usize][usize::from(l)] = true;
+        }
+        let comps: Vec<Comp> = missing.iter().map(|&i| src.comps[i]).collect();
+        self.fill(r, &comps, &lanes);
+        self.pending_free.push((r, lanes));
+        let mut swz = [0, 1, 2, 3];
+        fill_swizzle(&mut swz, dst);
+        Some(Operand {
+            reg: Reg::Temp(r),
+            swz,
+            neg: false,
+            abs: false,
+        })
     }
 
     /// An operand as it is, if it is one register read with an allowed swizzle: the lanes
@@ -933,7 +1188,12 @@ impl Gen<'_> {
                 return None;
             }
             reg = Some(place.reg);
-            swz[usize::from(dst[i])] = place.lanes[usize::from(c.lane)];
+            let d = dst[i];
+            swz[usize::from(d)] = if place.bcast & (1 << d) != 0 {
+                d
+            } else {
+                place.lanes[usize::from(c.lane)]
+            };
         }
         let reg = reg?;
         fill_swizzle(&mut swz, dst);
@@ -1016,6 +1276,14 @@ impl Gen<'_> {
     /// can move; returns the register.
     fn gather(&mut self, comps: &[Comp], dst: &[u8]) -> u32 {
         let r = self.alloc(dst, None);
+        self.fill(r, comps, dst);
+        // The gathered register is free again once this instruction has read it.
+        self.free(r, dst);
+        r
+    }
+
+    /// `mov`s putting `comps` into lanes `dst` of temporary `r`.
+    fn fill(&mut self, r: u32, comps: &[Comp], dst: &[u8]) {
         let mut done = vec![false; comps.len()];
         for i in 0..comps.len() {
             if done[i] {
@@ -1060,9 +1328,6 @@ impl Gen<'_> {
             }
             done[i] = true;
         }
-        // The gathered register is free again once this instruction has read it.
-        self.free(r, dst);
-        r
     }
 
     // ---- instructions ----------------------------------------------------------------
@@ -1137,22 +1402,39 @@ impl Gen<'_> {
         if node.op == Op::Sat && !self.profile.pixel && self.profile.major < 3 {
             return self.emit_sat_vs2(n, &srcs);
         }
-        // Where the result goes.
-        let prefer = if componentwise {
-            srcs.iter().find_map(|s| {
-                let nodes: HashSet<NodeId> = s.comps.iter().map(|c| c.node).collect();
-                if nodes.len() != 1 {
-                    return None;
-                }
-                let place = self.places.get(nodes.iter().next().unwrap())?;
-                let mut l = [0u8; 4];
-                for (i, c) in s.comps.iter().enumerate() {
-                    l[i] = place.lanes[usize::from(c.lane)];
-                }
-                Some(l)
-            })
+        // The lanes the result goes to: a hint's, else where an operand's are, else the
+        // first; the register is chosen once the operands are read.
+        let fixed_lanes = matches!(node.op, Op::SinCos | Op::Nrm | Op::Tex(_));
+        let dst_lanes: Vec<u8> = if fixed_lanes {
+            (0..w).collect()
+        } else if let Some(h) = self.hints.get(&n) {
+            h.lanes[..usize::from(w)].to_vec()
         } else {
-            None
+            let prefer = if componentwise {
+                srcs.iter().find_map(|s| {
+                    let nodes: HashSet<NodeId> = s.comps.iter().map(|c| c.node).collect();
+                    if nodes.len() != 1 {
+                        return None;
+                    }
+                    let place = self.places.get(nodes.iter().next().unwrap())?;
+                    let l: Vec<u8> = s
+                        .comps
+                        .iter()
+                        .map(|c| place.lanes[usize::from(c.lane)])
+                        .collect();
+                    let mut d = l.clone();
+                    d.sort();
+                    d.dedup();
+                    (d.len() == l.len()).then_some(l)
+                })
+            } else {
+                None
+            };
+            match prefer {
+                Some(l) => l,
+                None if w == 1 => vec![self.first_free_lane()],
+                None => (0..w).collect(),
+            }
         };
         // Free operand lanes that die here, so the result may reuse them (every source
         // is read before the destination is written), except where the model forbids a
@@ -1160,25 +1442,6 @@ impl Gen<'_> {
         let reuse_ok = !matches!(
             node.op,
             Op::Nrm | Op::SinCos | Op::Lrp | Op::Tex(_) | Op::Dp2Add
-        );
-        if reuse_ok {
-            for s in &srcs {
-                self.release(&s.comps);
-            }
-        }
-        let place = match node.op {
-            Op::SinCos | Op::Nrm | Op::Tex(_) => self.place_result(n, w, Some([0, 1, 2, 3]), true),
-            _ => self.place_result(n, w, prefer, false),
-        };
-        let dst_lanes: Vec<u8> = place.lanes[..usize::from(w)].to_vec();
-        let dst = format!(
-            "{}{}",
-            place.reg.name(),
-            match node.op {
-                Op::Tex(_) => String::new(),
-                Op::Nrm => mask_text(&[0, 1, 2]),
-                _ => mask_text(&dst_lanes),
-            }
         );
         let mut ops = Vec::new();
         match node.op {
@@ -1250,14 +1513,43 @@ impl Gen<'_> {
         } else {
             self.fit_ports(&mut ops)
         };
-        let texts: Vec<String> = ops.iter().map(Operand::text).collect();
-        self.code.push(format!("{m} {dst}, {}", texts.join(", ")));
-        for (r, lanes) in temps {
-            self.free(r, &lanes);
-        }
-        if !reuse_ok {
+        if reuse_ok {
             for s in &srcs {
                 self.release(&s.comps);
+            }
+            for (r, lanes) in std::mem::take(&mut self.pending_free) {
+                self.free(r, &lanes);
+            }
+            for (r, lanes) in &temps {
+                self.free(*r, lanes);
+            }
+        }
+        let place = self.place_at(n, &dst_lanes);
+        let dst = format!(
+            "{}{}",
+            place.reg.name(),
+            match node.op {
+                Op::Tex(_) => String::new(),
+                Op::Nrm => mask_text(&[0, 1, 2]),
+                _ if place.bcast != 0 => mask_text(
+                    &(0..4u8)
+                        .filter(|l| place.bcast & (1 << l) != 0)
+                        .collect::<Vec<_>>()
+                ),
+                _ => mask_text(&dst_lanes),
+            }
+        );
+        let texts: Vec<String> = ops.iter().map(Operand::text).collect();
+        self.code.push(format!("{m} {dst}, {}", texts.join(", ")));
+        if !reuse_ok {
+            for (r, lanes) in temps {
+                self.free(r, &lanes);
+            }
+            for s in &srcs {
+                self.release(&s.comps);
+            }
+            for (r, lanes) in std::mem::take(&mut self.pending_free) {
+                self.free(r, &lanes);
             }
         }
         if self.uses_left.get(&n).copied().unwrap_or(0) == 0 {
@@ -1268,13 +1560,14 @@ impl Gen<'_> {
     /// saturate in a vertex shader before 3.0, which has no `_sat`: max then min.
     fn emit_sat_vs2(&mut self, n: NodeId, srcs: &[Src]) {
         let w = self.p.node(n).width;
+        let lanes: Vec<u8> = (0..w).collect();
+        let a = self.operand(&srcs[0], &lanes, false).text();
         for s in srcs {
             self.release(&s.comps);
         }
-        let place = self.place_result(n, w, None, false);
-        let lanes: Vec<u8> = place.lanes[..usize::from(w)].to_vec();
+        self.free_pending();
+        let place = self.place_at(n, &lanes);
         let dst = format!("{}{}", place.reg.name(), mask_text(&lanes));
-        let a = self.operand(&srcs[0], &lanes, false).text();
         let (zr, zl) = self.const_lanes(&vec![0.0; lanes.len()], &lanes);
         let (or, ol) = self.const_lanes(&vec![1.0; lanes.len()], &lanes);
         let sw = |l: &[u8], d: &[u8]| {
@@ -1351,6 +1644,7 @@ impl Gen<'_> {
         };
         self.code.push(format!("texkill {text}"));
         self.release(&src.comps);
+        self.free_pending();
     }
 
     fn output(
@@ -1405,6 +1699,7 @@ impl Gen<'_> {
             let o = self.operand(&s, &[0], false).text();
             let mask = if usage == "DEPTH" { "" } else { ".x" };
             self.code.push(format!("mov {reg}{mask}, {o}"));
+            self.free_pending();
             return;
         }
         let mut c4 = src.comps.clone();
@@ -1434,6 +1729,7 @@ impl Gen<'_> {
             mask_text(&lanes)
         };
         self.code.push(format!("mov {reg}{mask}, {o}"));
+        self.free_pending();
     }
 }
 
