@@ -601,6 +601,9 @@ fn each(l: &mut Lowering, op: Op, c: &[Comp]) -> Vec<Comp> {
 }
 
 fn floor(l: &mut Lowering, c: &[Comp]) -> Vec<Comp> {
+    if c.iter().all(|&x| l.prog().is_integral(x)) {
+        return c.to_vec();
+    }
     let f = l.prog().map(Op::Frc, vec![c.to_vec()]);
     let nf = l.prog().map(Op::Neg, vec![f]);
     l.prog().map(Op::Add, vec![c.to_vec(), nf])

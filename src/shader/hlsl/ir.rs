@@ -155,6 +155,37 @@ impl Program {
         }
     }
 
+    /// Whether a component is known to hold an integer (or an infinity or NaN an integer
+    /// operation could make): integer literals and uniforms, and what floor, sums,
+    /// products and choices of them make. `floor`, `trunc` and conversions to int skip it.
+    pub fn is_integral(&self, c: Comp) -> bool {
+        self.integral_within(c, 24)
+    }
+
+    fn integral_within(&self, c: Comp, depth: u32) -> bool {
+        if depth == 0 {
+            return false;
+        }
+        let node = self.node(c.node);
+        let arg = |i: usize| node.args[i][usize::from(c.lane)];
+        let int = |i: usize| self.integral_within(arg(i), depth - 1);
+        match node.op {
+            Op::Const(bits) => {
+                let v = f32::from_bits(bits);
+                v == v.trunc()
+            }
+            Op::Uniform { var, .. } => matches!(
+                self.uniforms[var as usize].ty.base(),
+                Some(super::types::Base::Int | super::types::Base::Uint | super::types::Base::Bool)
+            ),
+            Op::Add | Op::Mul | Op::Min | Op::Max | Op::Slt | Op::Sge => int(0) && int(1),
+            Op::Mad => int(0) && int(1) && int(2),
+            Op::Neg | Op::Abs | Op::Mov | Op::Copy | Op::Sat => int(0),
+            Op::Cmp | Op::Lrp => int(1) && int(2),
+            _ => false,
+        }
+    }
+
     pub fn too_big(&self) -> bool {
         self.nodes.len() >= MAX_NODES
     }

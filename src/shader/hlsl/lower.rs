@@ -1393,6 +1393,9 @@ impl<'a> Lowering<'a> {
 
     /// `x` toward zero.
     fn trunc(&mut self, x: &[Comp]) -> Vec<Comp> {
+        if x.iter().all(|&c| self.program.is_integral(c)) {
+            return x.to_vec();
+        }
         let f = self.program.map(Op::Frc, vec![x.to_vec()]);
         let nf = self.program.map(Op::Neg, vec![f.clone()]);
         let floor = self.program.map(Op::Add, vec![x.to_vec(), nf.clone()]);
