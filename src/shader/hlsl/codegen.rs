@@ -490,19 +490,20 @@ fn allocate_uniforms(
             }
         }
     }
-    for (var, u) in p.uniforms.iter().enumerate() {
-        let var = var as u32;
-        let Some(&count) = used.get(&var) else {
-            continue;
-        };
-        if regs.contains_key(&var) {
-            continue;
-        }
-        let count = if u.is_sampler {
-            u.registers.max(1)
-        } else {
-            count
-        };
+    // The rest by size, the largest first, then in order of declaration.
+    let mut unbound: Vec<(u32, u32)> = p
+        .uniforms
+        .iter()
+        .enumerate()
+        .filter_map(|(var, u)| {
+            let var = var as u32;
+            let count = *used.get(&var)?;
+            (!regs.contains_key(&var)).then_some((var, if u.is_sampler { u.registers.max(1) } else { count }))
+        })
+        .collect();
+    unbound.sort_by_key(|&(var, count)| (std::cmp::Reverse(count), var));
+    for (var, count) in unbound {
+        let u = &p.uniforms[var as usize];
         let set = if u.is_sampler {
             &mut taken_s
         } else {
