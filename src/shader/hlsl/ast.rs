@@ -79,6 +79,8 @@ pub struct Register {
     /// `c`, `b`, `i`, `s`, `t` … as written, lower-cased.
     pub class: char,
     pub index: u32,
+    /// `register(c2[-1])`: an offset added to the index.
+    pub subscript: Option<Box<Expr>>,
     pub loc: Loc,
 }
 

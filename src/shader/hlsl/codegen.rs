@@ -474,20 +474,19 @@ fn allocate_uniforms(
     let mut regs = HashMap::new();
     let mut taken_c: HashSet<u32> = HashSet::new();
     let mut taken_s: HashSet<u32> = HashSet::new();
+    // A register() reserves the whole variable, used or not.
     for (var, u) in p.uniforms.iter().enumerate() {
-        let Some(&count) = used.get(&(var as u32)) else {
-            continue;
-        };
-        if let Some(b) = u.bound {
+        let Some(b) = u.bound else { continue };
+        if used.contains_key(&(var as u32)) {
             regs.insert(var as u32, b);
-            let set = if u.is_sampler {
-                &mut taken_s
-            } else {
-                &mut taken_c
-            };
-            for r in b..b + count.max(1) {
-                set.insert(r);
-            }
+        }
+        let set = if u.is_sampler {
+            &mut taken_s
+        } else {
+            &mut taken_c
+        };
+        for r in b..b + u.registers.max(1) {
+            set.insert(r);
         }
     }
     // The rest by size, the largest first, then in order of declaration.
@@ -498,7 +497,14 @@ fn allocate_uniforms(
         .filter_map(|(var, u)| {
             let var = var as u32;
             let count = *used.get(&var)?;
-            (!regs.contains_key(&var)).then_some((var, if u.is_sampler { u.registers.max(1) } else { count }))
+            (!regs.contains_key(&var)).then_some((
+                var,
+                if u.is_sampler {
+                    u.registers.max(1)
+                } else {
+                    count
+                },
+            ))
         })
         .collect();
     unbound.sort_by_key(|&(var, count)| (std::cmp::Reverse(count), var));

@@ -433,16 +433,28 @@ impl<'a> Lowering<'a> {
         let is_sampler = matches!(ty, Ty::Sampler(_))
             || matches!(&ty, Ty::Array(t, _) if matches!(**t, Ty::Sampler(_)));
         let want = if is_sampler { 's' } else { 'c' };
-        let bound = binding
-            .registers
-            .iter()
-            .find(|r| {
-                r.class == want
-                    && r.profile
-                        .as_deref()
-                        .is_none_or(|p| p.starts_with(if self.profile.pixel { "ps" } else { "vs" }))
-            })
-            .map(|r| r.index);
+        let register = binding.registers.iter().find(|r| {
+            r.class == want
+                && r.profile
+                    .as_deref()
+                    .is_none_or(|p| p.starts_with(if self.profile.pixel { "ps" } else { "vs" }))
+        });
+        let bound = match register {
+            Some(r) => {
+                let offset = match &r.subscript {
+                    Some(e) => self.const_int(e).unwrap_or(0),
+                    None => 0,
+                };
+                let index = i64::from(r.index) + offset;
+                if index < 0 {
+                    self.error(r.loc, format!("register {}{index} does not exist", r.class));
+                    None
+                } else {
+                    Some(index as u32)
+                }
+            }
+            None => None,
+        };
         let var = self.program.uniforms.len() as u32;
         let registers = register_count(&ty, row_major);
         let comps = self.uniform_comps(var, &ty, row_major, &mut 0);

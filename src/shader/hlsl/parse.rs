@@ -762,15 +762,19 @@ impl<'t> Parser<'t, '_> {
                             Failed
                         })?
                     };
-                    if self.eat("[") {
-                        self.expr()?;
+                    let subscript = if self.eat("[") {
+                        let e = self.expr()?;
                         self.expect("]")?;
-                    }
+                        Some(Box::new(e))
+                    } else {
+                        None
+                    };
                     self.expect(")")?;
                     b.registers.push(Register {
                         profile,
                         class,
                         index,
+                        subscript,
                         loc: reg_loc,
                     });
                 }
