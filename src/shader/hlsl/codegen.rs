@@ -173,6 +173,8 @@ struct Gen<'p> {
     /// The sincos constants of shader model 2, once made.
     sincos_consts: Option<(u32, u32)>,
     hints: HashMap<NodeId, Hint>,
+    /// The lanes of each node something reads.
+    live: HashMap<NodeId, u8>,
     /// Lanes filled for the instruction being written, free once it is.
     pending_free: Vec<(u32, Vec<u8>)>,
     /// The register each hint group went to.
@@ -189,7 +191,7 @@ pub fn generate(
     let mut fixed = program.clone();
     fix_ports(&mut fixed, profile);
     let p = &fixed;
-    let needed = needed_nodes(p, profile);
+    let (needed, live) = live_nodes(p, profile);
     // Uniforms in use and their registers.
     let mut used_offsets: HashMap<u32, u32> = HashMap::new();
     for &n in &needed {
@@ -217,10 +219,12 @@ pub fn generate(
         errors: Vec::new(),
         sincos_consts: None,
         hints: HashMap::new(),
+        live: HashMap::new(),
         pending_free: Vec::new(),
         group_reg: HashMap::new(),
         next_group: 0,
     };
+    g.live = live;
     // Registers of inputs, uniforms and samplers.
     let mut dcls = Vec::new();
     let input_regs = input_registers(p, profile);
@@ -245,8 +249,8 @@ pub fn generate(
     }
     // How often each node is read.
     for &n in &needed {
-        for a in &p.node(n).args {
-            for c in g.resolve(a).comps {
+        for src in g.live_srcs(n).1 {
+            for c in src.comps {
                 *g.uses_left.entry(c.node).or_default() += 1;
             }
         }
@@ -289,8 +293,8 @@ pub fn generate(
     // Declarations: inputs read, samplers used.
     let mut used_inputs: BTreeMap<u32, [bool; 4]> = BTreeMap::new();
     for &n in &needed {
-        for a in &p.node(n).args {
-            g.note_input_lanes(a, &mut used_inputs);
+        for src in g.live_srcs(n).1 {
+            g.note_input_lanes(&src.comps, &mut used_inputs);
         }
     }
     for o in &p.outputs {
@@ -679,6 +683,36 @@ fn default_dwords(ty: &Ty, row_major: bool, values: &[f32]) -> Vec<u32> {
 /// The nodes the outputs and kills need, each after the nodes it reads (ids are in that
 /// order but for copies the port fix adds later).
 fn needed_nodes(p: &Program, profile: Profile) -> Vec<NodeId> {
+    live_nodes(p, profile).0
+}
+
+/// Component-wise operations: lane i reads lane i of each operand.
+fn is_componentwise(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Mov
+            | Op::Copy
+            | Op::Add
+            | Op::Mul
+            | Op::Mad
+            | Op::Min
+            | Op::Max
+            | Op::Cmp
+            | Op::Slt
+            | Op::Sge
+            | Op::Lrp
+            | Op::Frc
+            | Op::Abs
+            | Op::Neg
+            | Op::Sat
+            | Op::Dsx
+            | Op::Dsy
+    )
+}
+
+/// [`needed_nodes`], and the lanes of each that something reads: a lane no one reads is
+/// not computed, and the operands' lanes it would read are not needed for it.
+fn live_nodes(p: &Program, profile: Profile) -> (Vec<NodeId>, HashMap<NodeId, u8>) {
     let mut state = vec![0u8; p.nodes.len()]; // 0 unseen, 1 open, 2 done
     let mut order = Vec::new();
     let mut roots: Vec<NodeId> = Vec::new();
@@ -718,7 +752,30 @@ fn needed_nodes(p: &Program, profile: Profile) -> Vec<NodeId> {
             }
         }
     }
-    order
+    let mut live: HashMap<NodeId, u8> = HashMap::new();
+    for comps in p.outputs.iter().map(|o| &o.comps).chain(p.kills.iter()) {
+        for c in resolve_in(p, profile, comps).comps {
+            *live.entry(c.node).or_default() |= 1 << c.lane;
+        }
+    }
+    for &n in order.iter().rev() {
+        let mask = live.get(&n).copied().unwrap_or(0);
+        if mask == 0 {
+            continue;
+        }
+        let node = p.node(n);
+        let cw = is_componentwise(node.op);
+        for a in &node.args {
+            let src = resolve_in(p, profile, a);
+            for (i, c) in src.comps.iter().enumerate() {
+                if !cw || mask & (1 << i) != 0 {
+                    *live.entry(c.node).or_default() |= 1 << c.lane;
+                }
+            }
+        }
+    }
+    order.retain(|n| live.get(n).copied().unwrap_or(0) != 0);
+    (order, live)
 }
 
 impl Gen<'_> {
@@ -779,12 +836,13 @@ impl Gen<'_> {
 
     /// A node's result at `lanes` of a temporary: its hint group's register when those
     /// lanes (and any it broadcasts to) are free there, else the first that has them.
-    fn place_at(&mut self, n: NodeId, lanes: &[u8]) -> Place {
-        let hint = self
-            .hints
-            .get(&n)
-            .copied()
-            .filter(|h| h.lanes[..lanes.len()] == *lanes);
+    fn place_at(&mut self, n: NodeId, positions: &[u8], lanes: &[u8]) -> Place {
+        let hint = self.hints.get(&n).copied().filter(|h| {
+            positions
+                .iter()
+                .zip(lanes)
+                .all(|(&p, &l)| h.lanes[usize::from(p)] == l)
+        });
         let bcast = hint.map_or(0, |h| h.bcast);
         let mut all: Vec<u8> = lanes.to_vec();
         for l in 0..4u8 {
@@ -810,8 +868,10 @@ impl Gen<'_> {
         for &l in &all {
             self.busy[r as usize][usize::from(l)] = true;
         }
-        let mut la = [0, 1, 2, 3];
-        la[..lanes.len()].copy_from_slice(lanes);
+        let mut la = [lanes[0]; 4];
+        for (&p, &l) in positions.iter().zip(lanes) {
+            la[usize::from(p)] = l;
+        }
         let place = Place {
             reg: Reg::Temp(r),
             lanes: la,
@@ -866,7 +926,13 @@ impl Gen<'_> {
             }
             let hint = match self.hints.get(&n) {
                 Some(h) => *h,
-                None if componentwise && node.args.iter().any(|a| self.needs_gather(a)) => {
+                None if componentwise
+                    && self
+                        .live_srcs(n)
+                        .1
+                        .iter()
+                        .any(|a| self.needs_gather(&a.comps)) =>
+                {
                     let g = self.new_group();
                     let mut lanes = [0, 1, 2, 3];
                     lanes[..usize::from(node.width)]
@@ -881,15 +947,38 @@ impl Gen<'_> {
                 }
                 None => continue,
             };
-            let dst: Vec<u8> = hint.lanes[..usize::from(node.width)].to_vec();
-            for a in &node.args {
-                let src = self.resolve(a);
+            let (positions, srcs) = self.live_srcs(n);
+            let dst: Vec<u8> = positions
+                .iter()
+                .map(|&p| hint.lanes[usize::from(p)])
+                .collect();
+            for src in srcs {
                 if src.comps.len() != dst.len() {
                     continue;
                 }
                 self.hint_operand(&src.comps, &dst, hint.group);
             }
         }
+    }
+
+    /// The lanes of node `n` computed (those read) and its operands at those lanes; all
+    /// of each operand for instructions that are not component-wise.
+    fn live_srcs(&self, n: NodeId) -> (Vec<u8>, Vec<Src>) {
+        let node = self.p.node(n);
+        let mask = self.live.get(&n).copied().unwrap_or(0);
+        let srcs: Vec<Src> = node.args.iter().map(|a| self.resolve(a)).collect();
+        if !is_componentwise(node.op) {
+            return ((0..node.width).collect(), srcs);
+        }
+        let positions: Vec<u8> = (0..node.width).filter(|&l| mask & (1 << l) != 0).collect();
+        let srcs = srcs
+            .into_iter()
+            .map(|s| Src {
+                comps: positions.iter().map(|&p| s.comps[usize::from(p)]).collect(),
+                ..s
+            })
+            .collect();
+        (positions, srcs)
     }
 
     fn new_group(&mut self) -> u32 {
@@ -953,14 +1042,25 @@ impl Gen<'_> {
                 }
             }
             let w = usize::from(node.width);
-            if !ok || lanes[..w].iter().any(|&l| l == u8::MAX) {
+            let live = self.live.get(&n).copied().unwrap_or(0);
+            if !ok || (0..w).any(|l| live & (1 << l) != 0 && lanes[l] == u8::MAX) {
                 continue;
             }
-            let mut distinct = lanes[..w].to_vec();
+            let mut distinct: Vec<u8> = (0..w)
+                .filter(|&l| live & (1 << l) != 0)
+                .map(|l| lanes[l])
+                .collect();
+            let count = distinct.len();
             distinct.sort();
             distinct.dedup();
-            if distinct.len() != w {
+            if distinct.len() != count {
                 continue;
+            }
+            // Dead lanes are never written; any lane will do for them.
+            for l in 0..w {
+                if lanes[l] == u8::MAX {
+                    lanes[l] = lanes.iter().copied().find(|&x| x != u8::MAX).unwrap_or(0);
+                }
             }
             // Only instructions that write every lane of their mask with the one value
             // may fill lanes beyond their own.
@@ -1011,12 +1111,18 @@ impl Gen<'_> {
                 }) = self.places.get(&c.node).copied()
                 {
                     let w = usize::from(self.p.node(c.node).width);
+                    let live = self.live.get(&c.node).copied().unwrap_or(0xF);
                     for l in 0..4u8 {
                         if bcast & (1 << l) != 0 {
                             self.busy[r as usize][usize::from(l)] = false;
                         }
                     }
-                    for &l in &lanes[..w] {
+                    for &l in lanes[..w]
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| live & (1 << i) != 0)
+                        .map(|(_, l)| l)
+                    {
                         self.busy[r as usize][usize::from(l)] = false;
                     }
                 }
@@ -1341,8 +1447,8 @@ impl Gen<'_> {
 
     fn emit_node(&mut self, n: NodeId) {
         let node = self.p.node(n).clone();
-        let srcs: Vec<Src> = node.args.iter().map(|a| self.resolve(a)).collect();
-        let w = node.width;
+        let (positions, srcs) = self.live_srcs(n);
+        let w = positions.len() as u8;
         let m = match node.op {
             Op::Mov | Op::Copy => "mov",
             Op::Add => "add",
@@ -1415,7 +1521,7 @@ impl Gen<'_> {
         let dst_lanes: Vec<u8> = if fixed_lanes {
             (0..w).collect()
         } else if let Some(h) = self.hints.get(&n) {
-            h.lanes[..usize::from(w)].to_vec()
+            positions.iter().map(|&p| h.lanes[usize::from(p)]).collect()
         } else {
             let prefer = if componentwise {
                 srcs.iter().find_map(|s| {
@@ -1531,7 +1637,7 @@ impl Gen<'_> {
                 self.free(*r, lanes);
             }
         }
-        let place = self.place_at(n, &dst_lanes);
+        let place = self.place_at(n, &positions, &dst_lanes);
         let dst = format!(
             "{}{}",
             place.reg.name(),
@@ -1567,13 +1673,15 @@ impl Gen<'_> {
     /// saturate in a vertex shader before 3.0, which has no `_sat`: max then min.
     fn emit_sat_vs2(&mut self, n: NodeId, srcs: &[Src]) {
         let w = self.p.node(n).width;
-        let lanes: Vec<u8> = (0..w).collect();
+        let (positions, _) = self.live_srcs(n);
+        let lanes: Vec<u8> = (0..positions.len() as u8).collect();
+        let _ = w;
         let a = self.operand(&srcs[0], &lanes, false).text();
         for s in srcs {
             self.release(&s.comps);
         }
         self.free_pending();
-        let place = self.place_at(n, &lanes);
+        let place = self.place_at(n, &positions, &lanes);
         let dst = format!("{}{}", place.reg.name(), mask_text(&lanes));
         let (zr, zl) = self.const_lanes(&vec![0.0; lanes.len()], &lanes);
         let (or, ol) = self.const_lanes(&vec![1.0; lanes.len()], &lanes);
