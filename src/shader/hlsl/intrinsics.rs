@@ -85,13 +85,6 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
             let lane = if name == "sin" { 1 } else { 0 };
             unary!(|l: &mut Lowering, c: &[Comp]| sincos(l, c, lane))
         }
-        "sincos" => {
-            l.err(
-                loc,
-                "'sincos' writes out parameters; call sin and cos".into(),
-            );
-            None
-        }
         "degrees" | "radians" => {
             let k = if name == "degrees" {
                 180.0 / PI
@@ -394,6 +387,114 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
                 comps: vec![one, diffuse, spec, one],
             })
         }
+        "acos" | "asin" => unary!(|l: &mut Lowering, c: &[Comp]| {
+            let a = acos(l, c);
+            if name == "acos" {
+                a
+            } else {
+                let half_pi = l.prog().konst(std::f32::consts::FRAC_PI_2);
+                let na = l.prog().map(Op::Neg, vec![a]);
+                l.prog().map(Op::Add, vec![na, vec![half_pi; c.len()]])
+            }
+        }),
+        "atan" => unary!(|l: &mut Lowering, c: &[Comp]| {
+            let one = l.prog().konst(1.0);
+            atan2(l, c, &vec![one; c.len()])
+        }),
+        "atan2" => {
+            arity(2, l)?;
+            let (y, x, ty) = same2f(l, &args[0], &args[1], loc)?;
+            let comps = atan2(l, &y, &x);
+            Some(Val { ty, comps })
+        }
+        "tan" => unary!(|l: &mut Lowering, c: &[Comp]| {
+            let s = sincos(l, c, 1);
+            let co = sincos(l, c, 0);
+            l.div(&s, &co)
+        }),
+        "sinh" | "cosh" | "tanh" => unary!(|l: &mut Lowering, c: &[Comp]| {
+            let n = c.len();
+            let k = l.prog().konst(std::f32::consts::LOG2_E);
+            let m = l.prog().map(Op::Mul, vec![c.to_vec(), vec![k; n]]);
+            let e = each(l, Op::Exp, &m);
+            let nm = l.prog().map(Op::Neg, vec![m]);
+            let ne = each(l, Op::Exp, &nm);
+            let half = l.prog().konst(0.5);
+            match name {
+                "sinh" | "cosh" => {
+                    let b = if name == "sinh" {
+                        l.prog().map(Op::Neg, vec![ne])
+                    } else {
+                        ne
+                    };
+                    let sum = l.prog().map(Op::Add, vec![e, b]);
+                    l.prog().map(Op::Mul, vec![sum, vec![half; n]])
+                }
+                _ => {
+                    let nne = l.prog().map(Op::Neg, vec![ne.clone()]);
+                    let num = l.prog().map(Op::Add, vec![e.clone(), nne]);
+                    let den = l.prog().map(Op::Add, vec![e, ne]);
+                    l.div(&num, &den)
+                }
+            }
+        }),
+        "refract" => {
+            arity(3, l)?;
+            let (i, n, ty) = same2f(l, &args[0], &args[1], loc)?;
+            let eta = l.conv(args[2].clone(), &Ty::FLOAT, loc)?.comps[0];
+            let d = dot(l, &n, &i);
+            let one = l.prog().konst(1.0);
+            // k = 1 - eta² (1 - d²); k < 0 ? 0 : eta i - (eta d + sqrt k) n
+            let nd = l.prog().map(Op::Neg, vec![vec![d]]);
+            let omd = l.prog().map(Op::Mad, vec![vec![d], nd, vec![one]]);
+            let e2 = l.prog().map(Op::Mul, vec![vec![eta], vec![eta]]);
+            let ne2 = l.prog().map(Op::Neg, vec![e2]);
+            let k = l.prog().map(Op::Mad, vec![ne2, omd, vec![one]])[0];
+            let zero = l.prog().konst(0.0);
+            let ok = l.cmp_ops(BinOp::Ge, &[k], &[zero])[0];
+            let kk = l.prog().map(Op::Mul, vec![vec![ok], vec![k]])[0];
+            let eta_ok = l.prog().map(Op::Mul, vec![vec![ok], vec![eta]])[0];
+            let r = l.prog().scalar(Op::Rsq, vec![vec![kk]]);
+            let sq = l.prog().scalar(Op::Rcp, vec![vec![r]]);
+            let t = l.prog().map(Op::Mad, vec![vec![eta_ok], vec![d], vec![sq]])[0];
+            let w = n.len();
+            let tn = l.prog().map(Op::Mul, vec![vec![t; w], n]);
+            let ntn = l.prog().map(Op::Neg, vec![tn]);
+            let comps = l.prog().map(Op::Mad, vec![vec![eta_ok; w], i, ntn]);
+            Some(Val { ty, comps })
+        }
+        "dst" => {
+            arity(2, l)?;
+            let a = l
+                .conv(args[0].clone(), &Ty::Vector(Base::Float, 4), loc)?
+                .comps;
+            let b = l
+                .conv(args[1].clone(), &Ty::Vector(Base::Float, 4), loc)?
+                .comps;
+            let one = l.prog().konst(1.0);
+            let y = l.prog().map(Op::Mul, vec![vec![a[1]], vec![b[1]]])[0];
+            Some(Val {
+                ty: Ty::Vector(Base::Float, 4),
+                comps: vec![one, y, a[2], b[3]],
+            })
+        }
+        "determinant" => {
+            arity(1, l)?;
+            let v = float(l, args[0].clone(), loc)?;
+            let Some((r, c)) =
+                v.ty.dims()
+                    .filter(|(r, c)| r == c && matches!(v.ty, Ty::Matrix(..) | Ty::Scalar(_)))
+            else {
+                l.err(loc, "'determinant' takes a square matrix".into());
+                return None;
+            };
+            let _ = c;
+            let d = determinant(l, &v.comps, usize::from(r));
+            Some(Val {
+                ty: Ty::FLOAT,
+                comps: vec![d],
+            })
+        }
         "noise" => {
             l.err(loc, "'noise' is not supported for Direct3D 9 shaders: Microsoft's compiler refuses it outside texture shaders (tx_1_0)".into());
             None
@@ -546,7 +647,7 @@ fn mul(l: &mut Lowering, a: Val, b: Val, loc: Loc) -> Option<Val> {
     };
     let inner = ac.min(br);
     if ac != br {
-        l.diags_warning(loc);
+        l.warn(loc, "implicit truncation of vector type".into());
     }
     let row = |i: usize| (0..inner).map(|k| a.comps[i * ac + k]).collect::<Vec<_>>();
     let col = |j: usize| (0..inner).map(|k| b.comps[k * bc + j]).collect::<Vec<_>>();
@@ -566,12 +667,6 @@ fn mul(l: &mut Lowering, a: Val, b: Val, loc: Loc) -> Option<Val> {
         (false, false) => Ty::Matrix(base, ar as u8, bc as u8),
     };
     Some(Val { ty, comps })
-}
-
-impl Lowering<'_> {
-    fn diags_warning(&mut self, _loc: Loc) {
-        // `mul` of mismatched sizes uses the smaller, as fxc does (with warning X3206).
-    }
 }
 
 /// `dot(a, b)` as one instruction where one does it.
@@ -637,6 +732,96 @@ fn sincos(l: &mut Lowering, c: &[Comp], lane: u8) -> Vec<Comp> {
             sc[usize::from(lane)]
         })
         .collect()
+}
+
+/// acos of each component, as Microsoft's compilers evaluate it: a cubic in |x| times
+/// sqrt(1 - |x|), reflected for negative x.
+fn acos(l: &mut Lowering, c: &[Comp]) -> Vec<Comp> {
+    let n = c.len();
+    let k = |l: &mut Lowering, v: f32| vec![l.prog().konst(v); n];
+    let a = l.prog().map(Op::Abs, vec![c.to_vec()]);
+    let (k1, k2) = (k(l, -0.018_729_3), k(l, 0.074_261_0));
+    let p = l.prog().map(Op::Mad, vec![a.clone(), k1, k2]);
+    let k3 = k(l, -0.212_114_4);
+    let p = l.prog().map(Op::Mad, vec![p, a.clone(), k3]);
+    let k4 = k(l, 1.570_728_8);
+    let p = l.prog().map(Op::Mad, vec![p, a.clone(), k4]);
+    let one = k(l, 1.0);
+    let na = l.prog().map(Op::Neg, vec![a]);
+    let om = l.prog().map(Op::Add, vec![na, one]);
+    let r = each(l, Op::Rsq, &om);
+    let sq = each(l, Op::Rcp, &r);
+    let root = l.prog().map(Op::Mul, vec![sq, p]);
+    // x < 0: π - r
+    let (m2, pi) = (k(l, -2.0), k(l, PI));
+    let flipped = l.prog().map(Op::Mad, vec![root.clone(), m2, pi]);
+    let zero = k(l, 0.0);
+    let neg = l.cmp_ops(BinOp::Lt, c, &zero);
+    l.prog().map(Op::Mad, vec![flipped, neg, root])
+}
+
+/// atan2(y, x) of each component: a polynomial in min(|x|,|y|) / max(|x|,|y|), moved to
+/// its octant, as Microsoft's compilers evaluate it.
+fn atan2(l: &mut Lowering, y: &[Comp], x: &[Comp]) -> Vec<Comp> {
+    let n = y.len();
+    let k = |l: &mut Lowering, v: f32| vec![l.prog().konst(v); n];
+    let ax = l.prog().map(Op::Abs, vec![x.to_vec()]);
+    let ay = l.prog().map(Op::Abs, vec![y.to_vec()]);
+    let lo = l.prog().map(Op::Min, vec![ax.clone(), ay.clone()]);
+    let hi = l.prog().map(Op::Max, vec![ax.clone(), ay.clone()]);
+    let t = l.div(&lo, &hi);
+    let s = l.prog().map(Op::Mul, vec![t.clone(), t.clone()]);
+    let mut p = k(l, 0.020_835_1);
+    for c in [-0.085_133, 0.180_141, -0.330_299_5, 0.999_866] {
+        let kc = k(l, c);
+        p = l.prog().map(Op::Mad, vec![p, s.clone(), kc]);
+    }
+    let mut r = l.prog().map(Op::Mul, vec![p, t]);
+    // |y| > |x|: π/2 - r
+    let steep = l.cmp_ops(BinOp::Lt, &ax, &ay);
+    let (m2, hp) = (k(l, -2.0), k(l, std::f32::consts::FRAC_PI_2));
+    let d = l.prog().map(Op::Mad, vec![r.clone(), m2.clone(), hp]);
+    r = l.prog().map(Op::Mad, vec![d, steep, r]);
+    // x < 0: π - r
+    let zero = k(l, 0.0);
+    let left = l.cmp_ops(BinOp::Lt, x, &zero);
+    let pi = k(l, PI);
+    let d = l.prog().map(Op::Mad, vec![r.clone(), m2, pi]);
+    r = l.prog().map(Op::Mad, vec![d, left, r]);
+    // y < 0: -r
+    let down = l.cmp_ops(BinOp::Lt, y, &zero);
+    let nr = l.prog().map(Op::Neg, vec![r.clone()]);
+    l.sel(&down, &nr, &r)
+}
+
+/// The determinant of an n×n matrix (row-major components) by cofactors.
+fn determinant(l: &mut Lowering, m: &[Comp], n: usize) -> Comp {
+    if n == 1 {
+        return m[0];
+    }
+    if n == 2 {
+        let ad = l.prog().map(Op::Mul, vec![vec![m[0]], vec![m[3]]]);
+        let nc = l.prog().map(Op::Neg, vec![vec![m[2]]]);
+        return l.prog().map(Op::Mad, vec![vec![m[1]], nc, ad])[0];
+    }
+    let mut acc: Option<Comp> = None;
+    for j in 0..n {
+        let minor: Vec<Comp> = (1..n)
+            .flat_map(|r| (0..n).filter(move |&c| c != j).map(move |c| (r, c)))
+            .map(|(r, c)| m[r * n + c])
+            .collect();
+        let d = determinant(l, &minor, n - 1);
+        let term = if j % 2 == 0 {
+            vec![m[j]]
+        } else {
+            l.prog().map(Op::Neg, vec![vec![m[j]]])
+        };
+        acc = Some(match acc {
+            None => l.prog().map(Op::Mul, vec![term, vec![d]])[0],
+            Some(a) => l.prog().map(Op::Mad, vec![term, vec![d], vec![a]])[0],
+        });
+    }
+    acc.unwrap()
 }
 
 fn numeric(l: &mut Lowering, v: Val, loc: Loc) -> Option<Val> {

@@ -2199,11 +2199,65 @@ impl<'a> Lowering<'a> {
             };
             return self.inline(f, args, loc);
         }
+        // Intrinsics with out parameters.
+        if matches!(name, "modf" | "sincos") {
+            return self.out_intrinsic(name, args, loc);
+        }
         let mut vals = Vec::with_capacity(args.len());
         for a in args {
             vals.push(self.expr(a)?);
         }
         super::intrinsics::call(self, name, vals, loc)
+    }
+
+    /// `modf(x, out ip)` (the fraction, the integer part written to `ip`, both with the
+    /// sign of x) and `sincos(x, out s, out c)`.
+    fn out_intrinsic(&mut self, name: &str, args: &[ast::Expr], loc: Loc) -> Option<Val> {
+        let want = if name == "modf" { 2 } else { 3 };
+        if args.len() != want {
+            self.error(
+                loc,
+                format!("'{name}' takes {want} arguments; {} given", args.len()),
+            );
+            return None;
+        }
+        let x = self.expr(&args[0])?;
+        let ty = x.ty.with_base(
+            if matches!(x.ty.base(), Some(Base::Half | Base::Float | Base::Double)) {
+                x.ty.base().unwrap()
+            } else {
+                Base::Float
+            },
+        );
+        let x = self.convert(x, &ty, args[0].loc, true)?;
+        if name == "modf" {
+            let ip = self.trunc(&x.comps);
+            let nip = self.program.map(Op::Neg, vec![ip.clone()]);
+            let frac = self.program.map(Op::Add, vec![x.comps.clone(), nip]);
+            let place = self.place(&args[1])?;
+            let v = self.convert(
+                Val {
+                    ty: ty.clone(),
+                    comps: ip,
+                },
+                &place.ty,
+                args[1].loc,
+                true,
+            )?;
+            self.write_place(&place, &v.comps);
+            return Some(Val { ty, comps: frac });
+        }
+        let sin = super::intrinsics::call(self, "sin", vec![x.clone()], loc)?;
+        let cos = super::intrinsics::call(self, "cos", vec![x], loc)?;
+        for (arg, v) in [(&args[1], sin), (&args[2], cos)] {
+            let place = self.place(arg)?;
+            let v = self.convert(v, &place.ty, arg.loc, true)?;
+            self.write_place(&place, &v.comps);
+        }
+        Some(Val {
+            ty: Ty::Void,
+            comps: vec![],
+        })
     }
 
     fn inline(&mut self, f: &'a ast::Function, args: &[ast::Expr], loc: Loc) -> Option<Val> {
@@ -2311,6 +2365,10 @@ impl<'a> Lowering<'a> {
 
     pub(super) fn err(&mut self, loc: Loc, msg: String) {
         self.error(loc, msg);
+    }
+
+    pub(super) fn warn(&mut self, loc: Loc, msg: String) {
+        self.diags.warning(loc, msg);
     }
 
     pub(super) fn conv(&mut self, v: Val, to: &Ty, loc: Loc) -> Option<Val> {
