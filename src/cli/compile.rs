@@ -37,6 +37,7 @@ pub fn compile(
             })
             .collect(),
         include_dirs: include_dirs.to_vec(),
+        ..Options::default()
     };
     let name = file.display().to_string();
     match compile_hlsl(&name, &text, Some(file), &options) {

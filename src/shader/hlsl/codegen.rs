@@ -554,7 +554,10 @@ fn allocate_uniforms(
                 },
                 register_index: index as u16,
                 register_count: count as u16,
-                reserved: u.bound.map_or(0, |b| (b * 4 + 2) as u16),
+                reserved: u
+                    .bound
+                    .filter(|_| !u.kept)
+                    .map_or(0, |b| (b * 4 + 2) as u16),
                 type_info: type_info(&u.ty, u.row_major),
                 default_value: u
                     .default

@@ -1,6 +1,7 @@
 //! One compilation, source text to bytecode: what `shaderfs d3d9 compile` and the mount's
 //! `hlsl/` view run.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::diag::Diagnostics;
@@ -20,6 +21,10 @@ pub struct Options {
     pub defines: Vec<(String, Option<String>)>,
     /// `-I DIR`, searched in order after the including file's folder.
     pub include_dirs: Vec<PathBuf>,
+    /// Registers to keep: a constant of this name the source does not bind with
+    /// `register()` goes to this register (`c`, `s`, `b`, `i` and its number), as in the
+    /// shader a save replaces, because the game sets constants by register.
+    pub keep_registers: HashMap<String, (char, u32)>,
 }
 
 /// A compiled shader.
@@ -113,7 +118,9 @@ pub fn compile_with(
         if diags.has_errors() {
             return None;
         }
-        let ir = Lowering::new(profile, &mut diags).run(&program, entry)?;
+        let ir = Lowering::new(profile, &mut diags)
+            .keep_registers(options.keep_registers.clone())
+            .run(&program, entry)?;
         match codegen::generate(&ir, profile, Loc::default()) {
             Ok(g) => Some(g),
             Err(errors) => {

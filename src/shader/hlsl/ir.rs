@@ -110,8 +110,12 @@ pub struct Uniform {
     pub ty: super::types::Ty,
     /// How many float registers it takes (rows or columns, per element and member).
     pub registers: u32,
-    /// `register(cN)` / `register(sN)` from the source.
+    /// `register(cN)` / `register(sN)` from the source, or kept from the shader this one
+    /// replaces ([`Uniform::kept`]).
     pub bound: Option<u32>,
+    /// `bound` is the register an earlier version of the shader gave this constant, which
+    /// the game sets it by; the source itself binds nothing.
+    pub kept: bool,
     /// Default value (flattened components, as the initializer gave them).
     pub default: Option<Vec<f32>>,
     pub row_major: bool,

@@ -106,8 +106,10 @@ pub struct Lowering<'a> {
     loops: Vec<LoopFlags>,
     /// The condition the code being lowered runs under (an enclosing `if`'s), if any.
     pred: Option<Comp>,
-    /// Whether a killed pixel was asked for.
+    /// `#pragma pack_matrix` in effect.
     row_major_default: bool,
+    /// Registers to keep: a constant of this name the source does not bind goes here.
+    keep: HashMap<String, (char, u32)>,
 }
 
 impl<'a> Lowering<'a> {
@@ -124,7 +126,15 @@ impl<'a> Lowering<'a> {
             loops: Vec::new(),
             pred: None,
             row_major_default: false,
+            keep: HashMap::new(),
         }
+    }
+
+    /// Constants the source leaves unbound that must keep a register (`c`/`s` and its
+    /// number): those of the shader a save replaces, which the game sets by register.
+    pub fn keep_registers(mut self, keep: HashMap<String, (char, u32)>) -> Self {
+        self.keep = keep;
+        self
     }
 
     fn error(&mut self, loc: Loc, msg: impl Into<String>) {
@@ -455,6 +465,16 @@ impl<'a> Lowering<'a> {
             }
             None => None,
         };
+        let kept = bound.is_none()
+            && self
+                .keep
+                .get(&name)
+                .is_some_and(|&(class, _)| class == want);
+        let bound = if kept {
+            self.keep.get(&name).map(|&(_, r)| r)
+        } else {
+            bound
+        };
         let var = self.program.uniforms.len() as u32;
         let registers = register_count(&ty, row_major);
         let comps = self.uniform_comps(var, &ty, row_major, &mut 0);
@@ -463,6 +483,7 @@ impl<'a> Lowering<'a> {
             ty: ty.clone(),
             registers,
             bound,
+            kept,
             default,
             row_major,
             is_sampler,
