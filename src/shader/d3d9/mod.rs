@@ -5,6 +5,7 @@ pub mod bytecode;
 pub mod ctab;
 mod dataflow;
 pub mod disasm;
+pub mod kept_source;
 pub mod limits;
 pub mod opcodes;
 pub(crate) mod ppexpr;
