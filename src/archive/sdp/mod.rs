@@ -6,16 +6,21 @@
 //! shaders/<name>            the record's bytecode: read, overwrite, create, remove, rename
 //! asm/<name>.asm            the disassembly; saving it assembles it back
 //! ctab/<name>.json          the decoded constant table (`null` for none); saving re-encodes it
+//! hlsl/<name>.hlsl          the HLSL source the shader keeps; saving compiles it (`hlsl.rs`)
 //! ```
 //!
 //! A write to `shaders/` stores exactly the bytes written, once they parse as a D3D9
 //! shader of the kind the name's extension says (`.vso` vertex, `.pso` pixel). A saved
 //! `asm/` file is assembled and checked against its shader model; when the new text holds
 //! no constant table of its own, the shader keeps the one it had (the engine reads it:
-//! `sdp.md` §4). A saved `ctab/` file replaces the table and nothing else. Saving a view
-//! unchanged leaves the record byte-identical.
+//! `sdp.md` §4). A saved `ctab/` file replaces the table and nothing else. A saved `hlsl/`
+//! file is compiled for the shader's profile and kept in it ([`hlsl`]); `asm/` shows the
+//! shader without the source it keeps, and an edit of the code there drops the source
+//! (which no longer describes the shader). Saving a view unchanged leaves the record
+//! byte-identical.
 
 pub mod generate;
+mod hlsl;
 pub mod read;
 pub mod write;
 
@@ -32,7 +37,7 @@ use self::write::NameField;
 use super::{file_has_extension, has_extension, json_view};
 use crate::shader::d3d9::bytecode::{self, ShaderKind, Version};
 use crate::shader::d3d9::ctab::{self, ConstantTable};
-use crate::shader::d3d9::{asm, disasm};
+use crate::shader::d3d9::{asm, disasm, kept_source};
 use crate::vfs::name::{Namer, NAME_MAX};
 use crate::vfs::{
     Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
@@ -81,16 +86,18 @@ enum View {
     Shader = 0,
     Ctab = 1,
     Asm = 2,
+    Hlsl = 3,
 }
 
 impl View {
-    const ALL: [View; 3] = [View::Shader, View::Asm, View::Ctab];
+    const ALL: [View; 4] = [View::Shader, View::Asm, View::Ctab, View::Hlsl];
 
     fn dir(self) -> &'static str {
         match self {
             View::Shader => "shaders",
             View::Asm => "asm",
             View::Ctab => "ctab",
+            View::Hlsl => "hlsl",
         }
     }
 
@@ -100,6 +107,7 @@ impl View {
             View::Shader => "",
             View::Asm => ".asm",
             View::Ctab => ".json",
+            View::Hlsl => ".hlsl",
         }
     }
 
@@ -128,7 +136,7 @@ impl View {
 
 const ARCHIVE_JSON: FileKey = u64::MAX;
 
-/// The longest suffix a view adds to a record's name (`.json`).
+/// The longest suffix a view adds to a record's name (`.json`, `.hlsl`).
 const VIEW_SUFFIX_MAX: usize = 5;
 
 fn key(record: usize, view: View) -> FileKey {
@@ -143,7 +151,7 @@ fn unkey(key: FileKey) -> (usize, Option<View>) {
         0 => Some(View::Shader),
         1 => Some(View::Ctab),
         2 => Some(View::Asm),
-        _ => None,
+        _ => Some(View::Hlsl),
     };
     ((key >> 2) as usize, view)
 }
@@ -208,7 +216,25 @@ fn bytecode_from(
             validate_shader(name, content)?;
             return Ok(content.to_vec());
         }
-        View::Asm => assemble_keeping_ctab(content, current)?,
+        View::Asm => match current.and_then(kept_source::split) {
+            Some((bare, kept)) => hlsl::keeping_source(
+                assemble_keeping_ctab(content, Some(&bare))?,
+                &bare,
+                current.unwrap_or_default(),
+                &kept.text,
+            ),
+            None => assemble_keeping_ctab(content, current)?,
+        },
+        View::Hlsl => {
+            let current = current.ok_or_else(|| {
+                ViewError::NotPermitted(
+                    "a new shader starts in shaders/ or asm/; hlsl/ compiles over a shader \
+                     of the package, for its profile"
+                        .into(),
+                )
+            })?;
+            hlsl::compile_over(&format!("hlsl/{name}.hlsl"), current, content)?
+        }
         View::Ctab => {
             let current = current.ok_or_else(|| {
                 ViewError::NotPermitted("a new shader starts in shaders/ or asm/, not ctab/".into())
@@ -506,8 +532,10 @@ impl Package {
         Ok(json_view(&table))
     }
 
+    /// The disassembly of the shader without the source it keeps (that is `hlsl/`).
     fn asm_text(&self, data: &[u8]) -> Result<Blob, ViewError> {
-        let text = disasm::disassemble(data)
+        let bare = kept_source::split(data).map(|(bare, _)| bare);
+        let text = disasm::disassemble(bare.as_deref().unwrap_or(data))
             .map_err(|e| ViewError::Corrupt(format!("not D3D9 shader bytecode: {e}")))?;
         Ok(Blob::owned(text.into_bytes()))
     }
@@ -533,6 +561,20 @@ impl Package {
 
     fn find_name(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| n == name)
+    }
+
+    /// The shader a new `hlsl/` file `file` compiles over.
+    fn source_target(&self, file: &str) -> Result<usize, String> {
+        View::Hlsl
+            .record_name(file)
+            .and_then(|base| self.find_name(base))
+            .ok_or_else(|| {
+                format!(
+                    "{file}: files in hlsl/ are named <shader>.hlsl after a shader of the \
+                     package, whose profile they are compiled for (a new shader starts in \
+                     shaders/ or asm/)"
+                )
+            })
     }
 }
 
@@ -560,6 +602,11 @@ impl Archive for Package {
                 });
             }
             for (i, (r, name)) in self.index.records.iter().zip(&self.names).enumerate() {
+                // Only a shader that keeps a source has one to show (its first comment
+                // blocks' headers say so: nothing is decoded to list the folder).
+                if view == View::Hlsl && !kept_source::has_source(self.data(r)) {
+                    continue;
+                }
                 out.push(Entry {
                     path: format!("{}/{name}{}", view.dir(), view.suffix()),
                     kind: EntryKind::File {
@@ -584,6 +631,7 @@ impl Archive for Package {
             Some(View::Shader) => Ok(Blob::Archive(self.map.clone(), r.data.clone())),
             Some(View::Ctab) => self.ctab_json(self.data(r)),
             Some(View::Asm) => self.asm_text(self.data(r)),
+            Some(View::Hlsl) => hlsl::source_of(self.data(r)).map(Blob::owned),
             None => Err(ViewError::Corrupt(format!("no view {key:#x}"))),
         }
     }
@@ -619,8 +667,9 @@ impl Archive for Package {
             Some(View::Ctab) => {
                 Err("a new shader starts in shaders/ or asm/; ctab/ files follow from it".into())
             }
+            Some(View::Hlsl) => self.source_target(name).map(|_| ()),
             None => Err(format!(
-                "a package holds shaders/, asm/ and ctab/ and nothing else{}",
+                "a package holds shaders/, asm/, ctab/ and hlsl/ and nothing else{}",
                 if dir.is_empty() {
                     String::new()
                 } else {
@@ -658,6 +707,13 @@ impl Archive for Package {
                 let view = View::of_dir(dir).ok_or_else(|| {
                     ViewError::NotPermitted(format!("new shaders go in shaders/, not {dir}/"))
                 })?;
+                if view == View::Hlsl {
+                    // The source of a shader that kept none: saved over that shader.
+                    let i = self.source_target(name).map_err(ViewError::NotPermitted)?;
+                    replaced = bytecode_from(view, &self.names[i], Some(records[i].1), data)?;
+                    records[i].1 = &replaced;
+                    return self.serialise(records).map(Rewrite::whole);
+                }
                 let (base, field) = view.new_record_name(name)?;
                 replaced = bytecode_from(view, base, None, data)?;
                 let at = position.unwrap_or(records.len()).min(records.len());
