@@ -14,6 +14,7 @@ mod extract;
 mod races;
 mod safety;
 mod sdp;
+mod sdp_hlsl;
 mod sdp_views;
 mod sgd2;
 mod sgd2_write;

@@ -1,0 +1,174 @@
+//! HLSL saved into a `.sdp` package through a real mount: `hlsl/NAME.hlsl` compiled over
+//! the shader it names, kept in it, and read back after a remount; a source that does not
+//! compile is refused at `close()` with its lines and columns, and the package stays as
+//! it was. The shaders are built here (compiled and assembled): no corpus needed.
+
+use std::fs;
+use std::path::Path;
+
+use shaderfs::archive::sdp::write::{self, NameField};
+use shaderfs::shader::d3d9::asm;
+use shaderfs::shader::d3d9::ctab::ConstantTable;
+use shaderfs::shader::d3d9::kept_source;
+use shaderfs::shader::hlsl::compile::{compile, Options};
+
+use crate::support::{can_mount, package_record, run, sh, shaderfs, Mount};
+
+/// The shader the package starts with: `Tint` at `c5`, where the game sets it.
+const OLD: &str = "float4 Tint : register(c5);\nfloat4 main() : COLOR { return Tint; }\n";
+
+/// What the modder saves: a new constant, and `Tint` left for the compiler to place.
+const NEW: &str = "// night sky\r\nfloat4 Glow;\nfloat4 Tint;\n\nfloat4 main(float2 uv : TEXCOORD0) : COLOR\n{\n    return Tint * Glow + uv.xyxy; // brighter\n}\n";
+
+fn ps_2_0(text: &str) -> Vec<u8> {
+    let options = Options {
+        profile: "ps_2_0".into(),
+        ..Options::default()
+    };
+    compile("old.hlsl", text, None, &options)
+        .map_err(|f| f.render())
+        .unwrap()
+        .bytecode
+}
+
+fn write_package(path: &Path) {
+    let vs = asm::assemble("vs_1_1\ndcl_position v0\nmov oPos, v0\n").unwrap();
+    let records = [
+        (NameField::new("SKY.pso").unwrap(), ps_2_0(OLD)),
+        (NameField::new("OLD.vso").unwrap(), vs),
+    ];
+    let bytes = write::serialise(100, records.iter().map(|(n, d)| (n, d.as_slice()))).unwrap();
+    fs::write(path, bytes).unwrap();
+}
+
+fn register_of(code: &[u8], name: &str) -> (String, u16) {
+    let table = ConstantTable::from_bytecode(code).unwrap().unwrap();
+    let c = table
+        .constants
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no {name} in the table"));
+    (c.register_set.name().unwrap().to_string(), c.register_index)
+}
+
+#[test]
+fn hlsl_saved_into_a_package_compiles_keeps_its_registers_and_reads_back() {
+    if !can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let package = tmp.path().join("shaderpackage010.sdp");
+    write_package(&package);
+    let mnt = tmp.path().join("mnt");
+    let m = Mount::new(&package, &mnt, &[]);
+    let view = m.path("hlsl/SKY.pso.hlsl");
+    assert_eq!(
+        fs::read_dir(m.path("hlsl")).unwrap().count(),
+        0,
+        "no source kept yet"
+    );
+    assert_eq!(
+        register_of(&package_record(&package, "SKY.pso"), "Tint").1,
+        5
+    );
+
+    // A new file of the shader's name: compiled for ps_2_0, stored as the shader.
+    let src = tmp.path().join("sky.hlsl");
+    fs::write(&src, NEW).unwrap();
+    let (code, _, err) = sh(&format!("cp {} {}", src.display(), view.display()));
+    assert_eq!(code, 0, "{err}");
+    let stored = package_record(&package, "SKY.pso");
+    assert_eq!(fs::read(m.path("shaders/SKY.pso")).unwrap(), stored);
+    assert_eq!(
+        register_of(&stored, "Tint"),
+        ("FLOAT4".into(), 5),
+        "Tint stays at c5"
+    );
+    assert_ne!(register_of(&stored, "Glow").1, 5);
+    assert_eq!(kept_source::find(&stored).unwrap().unwrap().text, NEW);
+    // stat and read agree, and give back what was written, byte for byte.
+    assert_eq!(fs::metadata(&view).unwrap().len(), NEW.len() as u64);
+    assert_eq!(fs::read(&view).unwrap(), NEW.as_bytes());
+    let (_, listing, _) = sh(&format!("ls {}", m.path("hlsl").display()));
+    assert_eq!(listing, "SKY.pso.hlsl\n");
+    // asm/ and ctab/ show the new shader; asm/ without the source.
+    let text = fs::read_to_string(m.path("asm/SKY.pso.asm")).unwrap();
+    assert!(text.contains("//   Tint         c5       1"), "{text}");
+    assert!(text.contains("    dcl t0"), "{text}");
+    assert!(
+        !text.contains("comment-block") && !text.contains("brighter"),
+        "{text}"
+    );
+    let json = fs::read_to_string(m.path("ctab/SKY.pso.json")).unwrap();
+    assert!(json.contains("\"name\": \"Glow\""), "{json}");
+
+    // An editor's save (a temporary renamed over the view) compiles too.
+    let (code, _, err) = sh(&format!(
+        "sed -i 's/brighter/brightest/' {}",
+        view.display()
+    ));
+    assert_eq!(code, 0, "{err}");
+    let edited = NEW.replace("brighter", "brightest");
+    assert_eq!(fs::read(&view).unwrap(), edited.as_bytes());
+    assert_eq!(
+        kept_source::find(&package_record(&package, "SKY.pso"))
+            .unwrap()
+            .unwrap()
+            .text,
+        edited
+    );
+
+    // The same text saved again is no change: the package keeps its bytes.
+    let before = fs::read(&package).unwrap();
+    fs::write(&src, &edited).unwrap();
+    let (code, _, err) = sh(&format!("cp {} {}", src.display(), view.display()));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fs::read(&package).unwrap(), before);
+
+    // A source with mistakes fails the close, says where, and changes nothing.
+    let broken = "float4 Tint;\nfloat4 main() : COLOR\n{\n    return Tint * ;\n}\n";
+    fs::write(&src, broken).unwrap();
+    let (code, _, err) = sh(&format!("cp {} {}", src.display(), view.display()));
+    assert_ne!(code, 0, "a broken source was saved");
+    assert!(err.contains("Invalid argument"), "{err}");
+    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+    assert!(log.contains("hlsl/SKY.pso.hlsl(4,19): error: "), "{log}");
+    assert_eq!(fs::read(&package).unwrap(), before);
+    // Shader model 1 is refused, with the reason.
+    // (cp, not a shell's redirection: shells do not report the close of one.)
+    fs::write(&src, "float4 main() : POSITION { return 0; }\n").unwrap();
+    let (code, _, _) = sh(&format!(
+        "cp {} {}",
+        src.display(),
+        m.path("hlsl/OLD.vso.hlsl").display()
+    ));
+    assert_ne!(code, 0);
+    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+    assert!(
+        log.contains("vs_1_1") && log.contains("shader model 1"),
+        "{log}"
+    );
+    assert_eq!(fs::read(&package).unwrap(), before);
+    m.unmount();
+
+    // Another mount, and `shaderfs cat`, read the source as it was saved.
+    let m = Mount::new(&package, &mnt, &["-o", "ro"]);
+    assert_eq!(
+        fs::read(m.path("hlsl/SKY.pso.hlsl")).unwrap(),
+        edited.as_bytes()
+    );
+    m.unmount();
+    let out = run(shaderfs().arg("cat").arg(&package).arg("hlsl/SKY.pso.hlsl"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, edited.as_bytes());
+    let out = run(shaderfs().arg("check").arg(&package));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
