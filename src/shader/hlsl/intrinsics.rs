@@ -553,6 +553,19 @@ fn texture(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Option<Val
             return None;
         }
     }
+    sample(l, name, dim, kind, args, loc)
+}
+
+/// A texture read: `args` are the sampler, the coordinates (as many as `kind` takes) and,
+/// for `Grad`, the two gradients.
+pub(super) fn sample(
+    l: &mut Lowering,
+    name: &str,
+    dim: Dim,
+    kind: TexKind,
+    args: Vec<Val>,
+    loc: Loc,
+) -> Option<Val> {
     if kind == TexKind::Lod || kind == TexKind::Grad {
         if l.profile().major < 3 && !(kind == TexKind::Grad && l.profile().minor > 0) {
             l.err(

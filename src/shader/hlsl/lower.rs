@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::ast::{self, BinOp, ExprKind, Init, Item, StmtKind, TypeName, UnOp};
 use super::diag::Diagnostics;
-use super::ir::{Comp, Input, Op, Output, Program, Uniform};
+use super::ir::{Comp, Input, Op, Output, Program, TexKind, Uniform};
 use super::token::Loc;
 use super::types::{Base, Field, StructTy, Ty};
 
@@ -1677,10 +1677,7 @@ impl<'a> Lowering<'a> {
                 self.index(v, i, e.loc)
             }
             ExprKind::Call(name, args) => self.call(name, args, e.loc),
-            ExprKind::Method(_, name, _) => {
-                self.error(e.loc, format!("'.{name}()' on a texture object needs shader model 4; use tex2D and its kin for Direct3D 9"));
-                None
-            }
+            ExprKind::Method(object, name, args) => self.method(object, name, args, e.loc),
             ExprKind::Compile(..) | ExprKind::Asm(_) | ExprKind::List(_) => {
                 self.error(
                     e.loc,
@@ -1689,6 +1686,118 @@ impl<'a> Lowering<'a> {
                 None
             }
         }
+    }
+
+    /// `t.Sample(s, uv)` and its kin, shader model 4's spelling, which fxc compiles for
+    /// Direct3D 9 with sampler `s` and texture `t` as one sampler named `s+t`.
+    fn method(
+        &mut self,
+        object: &ast::Expr,
+        name: &str,
+        args: &[ast::Expr],
+        loc: Loc,
+    ) -> Option<Val> {
+        let tex = self.expr(object)?;
+        let Ty::Texture(dim) = tex.ty else {
+            self.error(
+                loc,
+                format!(
+                    "'.{name}()' is a method of texture objects, not of {}",
+                    tex.ty
+                ),
+            );
+            return None;
+        };
+        let kind = match name {
+            "Sample" => TexKind::Plain,
+            "SampleBias" => TexKind::Bias,
+            "SampleLevel" => TexKind::Lod,
+            "SampleGrad" => TexKind::Grad,
+            _ => {
+                self.error(loc, format!("'.{name}()' is not available for Direct3D 9 profiles: Sample, SampleBias, SampleLevel and SampleGrad are"));
+                return None;
+            }
+        };
+        let want = match kind {
+            TexKind::Plain => 2,
+            TexKind::Grad => 4,
+            _ => 3,
+        };
+        if args.len() != want {
+            self.error(
+                loc,
+                format!("'.{name}()' takes {want} arguments; {} given", args.len()),
+            );
+            return None;
+        }
+        let (ExprKind::Ident(t), ExprKind::Ident(s)) = (&object.kind, &args[0].kind) else {
+            self.error(
+                loc,
+                format!("'.{name}()': the texture and the sampler must be named variables"),
+            );
+            return None;
+        };
+        let sampler = self.expr(&args[0])?;
+        if !matches!(sampler.ty, Ty::Sampler(_)) {
+            self.error(
+                args[0].loc,
+                format!("'.{name}()' takes a sampler first, not {}", sampler.ty),
+            );
+            return None;
+        }
+        let dim = if dim == ast::Dim::Generic {
+            ast::Dim::D2
+        } else {
+            dim
+        };
+        let combined = format!("{s}+{t}");
+        if self.lookup(&combined).is_none() {
+            self.declare_uniform(
+                combined.clone(),
+                Ty::Sampler(dim),
+                false,
+                &ast::Binding::default(),
+                None,
+                loc,
+            );
+        }
+        let var = self.scopes[0][&combined].clone();
+        let sampler = Val {
+            ty: var.ty,
+            comps: var.comps,
+        };
+        let coords = self.expr(&args[1])?;
+        let mut rest = vec![sampler];
+        match kind {
+            TexKind::Bias | TexKind::Lod => {
+                // The level (or bias) goes in w, as tex2Dlod takes it.
+                let n = match dim {
+                    ast::Dim::D1 => 1,
+                    ast::Dim::D2 => 2,
+                    _ => 3,
+                };
+                let c = self.convert(coords, &Ty::vector(Base::Float, n), args[1].loc, true)?;
+                let lod = self.expr(&args[2])?;
+                let lod = self.convert(lod, &Ty::FLOAT, args[2].loc, true)?;
+                let zero = self.program.konst(0.0);
+                let mut comps = c.comps;
+                while comps.len() < 3 {
+                    comps.push(zero);
+                }
+                comps.push(lod.comps[0]);
+                rest.push(Val {
+                    ty: Ty::Vector(Base::Float, 4),
+                    comps,
+                });
+            }
+            _ => {
+                rest.push(coords);
+                for a in &args[2..] {
+                    rest.push(self.expr(a)?);
+                }
+            }
+        }
+        super::intrinsics::sample(self, name, dim, kind, rest, loc)
     }
 
     fn unary(&mut self, op: UnOp, inner: &ast::Expr, loc: Loc) -> Option<Val> {
