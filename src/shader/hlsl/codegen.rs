@@ -1488,13 +1488,6 @@ impl Gen<'_> {
             },
             Op::Const(_) | Op::Input(_) | Op::Uniform { .. } | Op::Sampler(_) => return,
         };
-        if matches!(node.op, Op::Dsx | Op::Dsy)
-            && self.profile.major == 2
-            && self.profile.minor == 0
-        {
-            self.errors
-                .push("ddx/ddy need ps_2_x or ps_3_0: ps_2_0 has no dsx/dsy".into());
-        }
         let componentwise = matches!(
             node.op,
             Op::Mov

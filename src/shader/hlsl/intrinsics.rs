@@ -96,11 +96,23 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
                 l.prog().map(Op::Mul, vec![c.to_vec(), vec![k; c.len()]])
             })
         }
+        "ddx" | "ddy" | "fwidth"
+            if !l.is_pixel() || (l.profile().major == 2 && l.profile().minor == 0) =>
+        {
+            l.err(
+                loc,
+                format!(
+                    "'{name}' needs ps_2_x or ps_3_0: {} has no derivatives",
+                    if l.is_pixel() {
+                        "ps_2_0"
+                    } else {
+                        "a vertex shader"
+                    }
+                ),
+            );
+            None
+        }
         "ddx" | "ddy" => {
-            if !l.is_pixel() {
-                l.err(loc, format!("'{name}' is for pixel shaders only"));
-                return None;
-            }
             let op = if name == "ddx" { Op::Dsx } else { Op::Dsy };
             unary!(|l: &mut Lowering, c: &[Comp]| l.prog().map(op, vec![c.to_vec()]))
         }

@@ -696,6 +696,13 @@ impl<'a> Lowering<'a> {
             return None;
         };
         let (usage, index, sem_centroid) = split_semantic(semantic, self.profile.pixel);
+        if self.profile.pixel
+            && self.profile.major < 3
+            && !matches!(usage.as_str(), "COLOR" | "TEXCOORD")
+        {
+            self.error(loc, format!("invalid ps_2_0 input semantic '{semantic}': ps_2_0 and ps_2_x read COLOR# and TEXCOORD# only"));
+            return None;
+        }
         let rows = match ty {
             Ty::Matrix(_, r, _) => usize::from(*r),
             Ty::Array(_, n) => *n as usize,
@@ -745,6 +752,10 @@ impl<'a> Lowering<'a> {
             return;
         };
         let (usage, index, _) = split_semantic(semantic, false);
+        if matches!(usage.as_str(), "FOG" | "PSIZE" | "DEPTH") && comps.len() > 1 {
+            self.error(loc, format!("{usage} must be a scalar"));
+            return;
+        }
         let rows = match ty {
             Ty::Matrix(_, r, _) => usize::from(*r),
             Ty::Array(_, n) => *n as usize,
@@ -890,6 +901,13 @@ impl<'a> Lowering<'a> {
                         }
                     }
                     None => {
+                        if s.attributes.iter().any(|a| a.name == "branch")
+                            && self.profile.pixel
+                            && self.profile.major < 3
+                            && self.profile.minor == 0
+                        {
+                            self.error(s.loc, "can't use flow control on this profile: [branch] needs a condition known at compile time in ps_2_0");
+                        }
                         let saved = self.pred;
                         let p = self.and(saved, c);
                         self.pred = Some(p);
