@@ -1561,7 +1561,18 @@ impl Gen<'_> {
                     abs: false,
                 };
                 let identity = self.profile.major == 2;
-                ops.push(self.operand(&coords, &[0, 1, 2, 3], identity));
+                let mut coord = self.operand(&coords, &[0, 1, 2, 3], identity);
+                if identity && !matches!(coord.reg, Reg::Temp(_) | Reg::Texture(_)) {
+                    // ps_2_x reads coordinates from t# or r# only.
+                    let r = self.gather(&coords.comps, &[0, 1, 2, 3]);
+                    coord = Operand {
+                        reg: Reg::Temp(r),
+                        swz: [0, 1, 2, 3],
+                        neg: false,
+                        abs: false,
+                    };
+                }
+                ops.push(coord);
                 ops.push(self.operand(&srcs[1], &[0], false));
                 for g in &srcs[2..] {
                     ops.push(self.operand(g, &[0, 1, 2, 3], false));

@@ -362,7 +362,15 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             let row_major = major_of(&m).unwrap_or(self.row_major_default);
+            let state_block = |i: &Init| match i {
+                Init::SamplerState(..) => true,
+                Init::List(items, _) => {
+                    items.iter().any(|x| matches!(x, Init::SamplerState(..))) || items.is_empty()
+                }
+                Init::Expr(_) => false,
+            };
             let default = match &d.init {
+                Some(init) if state_block(init) => None,
                 Some(Init::Expr(_) | Init::List(..)) if !ty.is_object() => {
                     let init = d.init.as_ref().unwrap();
                     match self.initializer(init, &ty) {
@@ -752,7 +760,10 @@ impl<'a> Lowering<'a> {
             return;
         };
         let (usage, index, _) = split_semantic(semantic, false);
-        if matches!(usage.as_str(), "FOG" | "PSIZE" | "DEPTH") && comps.len() > 1 {
+        if matches!(usage.as_str(), "FOG" | "PSIZE" | "DEPTH")
+            && comps.len() > 1
+            && (self.profile.pixel || self.profile.major < 3)
+        {
             self.error(loc, format!("{usage} must be a scalar"));
             return;
         }
@@ -2336,7 +2347,13 @@ impl<'a> Lowering<'a> {
             let f = fs
                 .iter()
                 .rev()
-                .find(|f| f.params.len() == args.len() && f.body.is_some())
+                .find(|f| {
+                    f.body.is_some()
+                        && f.params.len() >= args.len()
+                        && f.params[args.len()..]
+                            .iter()
+                            .all(|p| p.declarator.init.is_some())
+                })
                 .copied();
             let Some(f) = f else {
                 self.error(
@@ -2421,10 +2438,26 @@ impl<'a> Lowering<'a> {
         }
         let mut scope = HashMap::new();
         let mut outs = Vec::new();
-        for (p, a) in f.params.iter().zip(args) {
+        for (i, p) in f.params.iter().enumerate() {
             let ty = self.resolve(&p.ty)?;
             let ty = self.array_of(ty, &p.declarator.array, p.declarator.loc)?;
             let m = p.ty.modifiers;
+            let Some(a) = args.get(i) else {
+                // A parameter left out takes its default value.
+                let Some(init) = &p.declarator.init else {
+                    return None;
+                };
+                let comps = self.initializer(init, &ty)?;
+                scope.insert(
+                    p.declarator.name.clone(),
+                    Var {
+                        ty,
+                        comps,
+                        read_only: m.const_,
+                    },
+                );
+                continue;
+            };
             let comps = if m.out && !m.in_ {
                 let place = self.place(a)?;
                 outs.push((p.declarator.name.clone(), place));
