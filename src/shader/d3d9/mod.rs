@@ -10,6 +10,7 @@ pub mod opcodes;
 pub(crate) mod ppexpr;
 mod preamble;
 pub mod registers;
+pub mod run;
 mod rules;
 pub mod syntax;
 pub mod validate;
