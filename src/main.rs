@@ -255,6 +255,13 @@ enum D3d9Command {
         /// Also print the asm view of the result (fxc's /Fc listing).
         #[arg(long)]
         listing: bool,
+        /// -Zpr: matrices are row-major unless they say otherwise; -Zpc: column-major
+        /// (the default).
+        #[arg(short = 'Z', value_name = "pr|pc", value_parser = ["pr", "pc"])]
+        packing: Vec<String>,
+        /// -Gec: enable backwards compatibility (fxc's D3DCOMPILE_ENABLE_BACKWARDS_COMPATIBILITY).
+        #[arg(short = 'G', value_name = "ec", value_parser = ["ec"])]
+        generation: Vec<String>,
     },
 }
 
@@ -539,15 +546,32 @@ fn run(command: Command) -> Result<(), Failure> {
             include_dirs,
             out,
             listing,
-        }) => cli::compile::compile(
-            &file,
-            &profile,
-            Some(&entry),
-            &defines,
-            &include_dirs,
-            out.as_deref(),
-            listing,
-        ),
+            packing,
+            generation,
+        }) => {
+            use shaderfs::shader::hlsl::compile as hc;
+            let mut flags = 0;
+            for p in &packing {
+                flags |= if p == "pr" {
+                    hc::PACK_ROW_MAJOR
+                } else {
+                    hc::PACK_COLUMN_MAJOR
+                };
+            }
+            if !generation.is_empty() {
+                flags |= hc::BACKWARDS_COMPATIBILITY;
+            }
+            cli::compile::compile(
+                &file,
+                &profile,
+                Some(&entry),
+                &defines,
+                &include_dirs,
+                out.as_deref(),
+                listing,
+                flags,
+            )
+        }
         Command::Sdp(SdpCommand::Pack { out, files }) => loose::pack(&out, &files),
         Command::Dxil(DxilCommand::Dis { file, out }) => loose::dxil_dis(&file, out.as_deref()),
         Command::Dxil(DxilCommand::Info { file }) => loose::dxil_info(&file),

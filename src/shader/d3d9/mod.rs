@@ -10,8 +10,8 @@ pub mod opcodes;
 pub(crate) mod ppexpr;
 mod preamble;
 pub mod registers;
-pub mod run;
 mod rules;
+pub mod run;
 pub mod syntax;
 pub mod validate;
 

@@ -185,9 +185,8 @@ struct Gen<'p> {
 pub fn generate(
     program: &Program,
     profile: Profile,
-    entry_loc: Loc,
+    flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
-    let _ = entry_loc;
     let mut fixed = program.clone();
     fix_ports(&mut fixed, profile);
     let p = &fixed;
@@ -392,7 +391,8 @@ pub fn generate(
         creator: format!("shaderfs {} HLSL compiler", env!("CARGO_PKG_VERSION")),
         target: Some(target),
         version: version_token,
-        flags: 0x100,
+        // fxc records its compile flags, NO_PRESHADER among them.
+        flags: 0x100 | flags,
         constants: table_constants,
     };
     Ok(Generated { asm, table })

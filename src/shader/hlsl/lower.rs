@@ -99,6 +99,8 @@ pub struct Lowering<'a> {
     profile: Profile,
     structs: HashMap<String, Rc<StructTy>>,
     typedefs: HashMap<String, Ty>,
+    /// The matrix packing each typedef was declared with: a typedef keeps its own.
+    typedef_major: HashMap<String, bool>,
     functions: HashMap<String, Vec<&'a ast::Function>>,
     /// `scopes[0]` holds the globals.
     scopes: Vec<HashMap<String, Var>>,
@@ -120,6 +122,7 @@ impl<'a> Lowering<'a> {
             profile,
             structs: HashMap::new(),
             typedefs: HashMap::new(),
+            typedef_major: HashMap::new(),
             functions: HashMap::new(),
             scopes: vec![HashMap::new()],
             frames: Vec::new(),
@@ -132,6 +135,12 @@ impl<'a> Lowering<'a> {
 
     /// Constants the source leaves unbound that must keep a register (`c`/`s` and its
     /// number): those of the shader a save replaces, which the game sets by register.
+    /// Matrices are row-major unless they say otherwise (`-Zpr`).
+    pub fn row_major(mut self, row_major: bool) -> Self {
+        self.row_major_default = row_major;
+        self
+    }
+
     pub fn keep_registers(mut self, keep: HashMap<String, (char, u32)>) -> Self {
         self.keep = keep;
         self
@@ -178,16 +187,23 @@ impl<'a> Lowering<'a> {
             }
         }
         let mut fields = Vec::new();
+        let mut inherited = 0;
         if let Some((base, loc)) = &def.base {
             match self.structs.get(base) {
-                Some(b) => fields.extend(b.fields.iter().cloned()),
+                Some(b) => {
+                    fields.extend(b.fields.iter().cloned());
+                    inherited = fields.len();
+                }
                 None => self.error(*loc, format!("undeclared struct '{base}'")),
             }
         }
         for f in &def.fields {
             let ty = self.resolve(&f.ty)?;
             let ty = self.array_of(ty, &f.declarator.array, f.declarator.loc)?;
-            if fields.iter().any(|x: &Field| x.name == f.declarator.name) {
+            if fields[inherited..]
+                .iter()
+                .any(|x: &Field| x.name == f.declarator.name)
+            {
                 self.error(
                     f.declarator.loc,
                     format!("redefinition of field '{}'", f.declarator.name),
@@ -197,7 +213,7 @@ impl<'a> Lowering<'a> {
                 name: f.declarator.name.clone(),
                 ty,
                 semantic: f.declarator.binding.semantic.as_ref().map(|s| s.0.clone()),
-                row_major: major_of(&f.ty.modifiers),
+                row_major: Some(self.majority(&f.ty)),
             });
         }
         let name = def.name.clone().unwrap_or_else(|| "<unnamed>".into());
@@ -241,6 +257,19 @@ impl<'a> Lowering<'a> {
                 None
             }
         }
+    }
+}
+
+impl Lowering<'_> {
+    /// Whether matrices of a declared type are row-major: as it says, else as the typedef
+    /// it names was declared, else as `#pragma pack_matrix` (or `-Zpr`) says here.
+    fn majority(&self, t: &ast::Type) -> bool {
+        major_of(&t.modifiers)
+            .or_else(|| match &t.name {
+                TypeName::Named(n) => self.typedef_major.get(n).copied(),
+                _ => None,
+            })
+            .unwrap_or(self.row_major_default)
     }
 }
 
@@ -311,6 +340,8 @@ impl<'a> Lowering<'a> {
                 if let Some(t) = self.resolve(ty) {
                     for d in names {
                         if let Some(t) = self.array_of(t.clone(), &d.array, d.loc) {
+                            let major = self.majority(ty);
+                            self.typedef_major.insert(d.name.clone(), major);
                             self.typedefs.insert(d.name.clone(), t);
                         }
                     }
@@ -361,7 +392,7 @@ impl<'a> Lowering<'a> {
                 );
                 continue;
             }
-            let row_major = major_of(&m).unwrap_or(self.row_major_default);
+            let row_major = self.majority(&decl.ty);
             let state_block = |i: &Init| match i {
                 Init::SamplerState(..) => true,
                 Init::List(items, _) => {
@@ -607,7 +638,7 @@ impl<'a> Lowering<'a> {
                     );
                     continue;
                 }
-                let row_major = major_of(&m).unwrap_or(self.row_major_default);
+                let row_major = self.majority(&p.ty);
                 self.declare_uniform(
                     format!("${name}"),
                     ty.clone(),
@@ -894,6 +925,8 @@ impl<'a> Lowering<'a> {
                 if let Some(t) = self.resolve(ty) {
                     for d in names {
                         if let Some(t) = self.array_of(t.clone(), &d.array, d.loc) {
+                            let major = self.majority(ty);
+                            self.typedef_major.insert(d.name.clone(), major);
                             self.typedefs.insert(d.name.clone(), t);
                         }
                     }
@@ -1341,6 +1374,20 @@ impl<'a> Lowering<'a> {
         self.pred = saved;
         self.loops.pop();
     }
+}
+
+/// A field of a struct and the index of its first component; a field of a derived struct
+/// hides its base's of the same name.
+fn field_at<'s>(s: &'s StructTy, name: &str) -> Option<(usize, &'s Field)> {
+    let mut at = 0;
+    let mut found = None;
+    for f in &s.fields {
+        if f.name == name {
+            found = Some((at, f));
+        }
+        at += f.ty.components();
+    }
+    found
 }
 
 /// The scalar type of each component of `ty`, flattened.
@@ -2074,16 +2121,12 @@ impl<'a> Lowering<'a> {
 
     fn member(&mut self, v: Val, name: &str, loc: Loc) -> Option<Val> {
         if let Ty::Struct(s) = &v.ty {
-            let mut at = 0;
-            for f in &s.fields {
+            if let Some((at, f)) = field_at(s, name) {
                 let n = f.ty.components();
-                if f.name == name {
-                    return Some(Val {
-                        ty: f.ty.clone(),
-                        comps: v.comps[at..at + n].to_vec(),
-                    });
-                }
-                at += n;
+                return Some(Val {
+                    ty: f.ty.clone(),
+                    comps: v.comps[at..at + n].to_vec(),
+                });
             }
             self.error(loc, format!("'{name}' is not a field of struct {}", s.name));
             return None;
@@ -2242,17 +2285,13 @@ impl<'a> Lowering<'a> {
             ExprKind::Member(inner, field) => {
                 let p = self.place(inner)?;
                 if let Ty::Struct(s) = &p.ty {
-                    let mut at = 0;
-                    for f in &s.fields {
+                    if let Some((at, f)) = field_at(s, field) {
                         let n = f.ty.components();
-                        if f.name == *field {
-                            return Some(Place {
-                                ty: f.ty.clone(),
-                                comps: p.comps[at..at + n].to_vec(),
-                                ..p
-                            });
-                        }
-                        at += n;
+                        return Some(Place {
+                            ty: f.ty.clone(),
+                            comps: p.comps[at..at + n].to_vec(),
+                            ..p
+                        });
                     }
                     self.error(
                         e.loc,

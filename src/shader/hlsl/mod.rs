@@ -11,6 +11,8 @@
 //! - [`compile`] runs them all and assembles the result.
 
 pub mod ast;
+#[cfg(test)]
+mod behaviour;
 pub mod codegen;
 pub mod compile;
 pub mod diag;

@@ -410,7 +410,11 @@ impl Program {
                 } else {
                     ty
                 };
-                Ok(Reg { ty, number, relative })
+                Ok(Reg {
+                    ty,
+                    number,
+                    relative,
+                })
             };
             let dst_param = operands.dst.as_ref();
             match ins.opcode() {
@@ -427,11 +431,15 @@ impl Program {
                         };
                         samplers.insert(reg.number, kind);
                     } else {
-                        let semantic = if decl & 0x8000_0000 != 0 && decl & 0x7FFF_FFFF == 0 {
-                            fixed_semantic(version, reg.ty, reg.number)
-                        } else {
-                            Semantic::new((decl & 0x1F) as u8, ((decl >> 16) & 0xF) as u8)
-                        };
+                        // ps_2_x's `dcl v0`/`dcl t0` carry no usage; elsewhere usage 0,
+                        // index 0 is POSITION0.
+                        let unsaid = version.kind == ShaderKind::Pixel && version.major < 3;
+                        let semantic =
+                            if unsaid && decl & 0x8000_0000 != 0 && decl & 0x7FFF_FFFF == 0 {
+                                fixed_semantic(version, reg.ty, reg.number)
+                            } else {
+                                Semantic::new((decl & 0x1F) as u8, ((decl >> 16) & 0xF) as u8)
+                            };
                         decls.push(Decl {
                             ty: reg.ty,
                             number: reg.number,
@@ -556,7 +564,11 @@ impl Program {
 
     /// Runs one invocation (for a pixel shader: a pixel alone, its derivatives 0).
     pub fn run(&self, inputs: &Inputs) -> Result<Outputs, RunError> {
-        let mut m = Machine::new(self, &inputs.bindings, std::slice::from_ref(&inputs.attributes));
+        let mut m = Machine::new(
+            self,
+            &inputs.bindings,
+            std::slice::from_ref(&inputs.attributes),
+        );
         m.execute()?;
         Ok(m.outputs().remove(0))
     }
@@ -613,12 +625,16 @@ fn ctab_info(bytes: &[u8]) -> Result<(Constants, Vec<(String, RegisterSet, u32, 
         match k.register_set {
             RegisterSet::FLOAT4 => {
                 for (i, r) in d.chunks_exact(4).take(count as usize).enumerate() {
-                    c.float.insert(index + i as u32, std::array::from_fn(|j| f32::from_bits(r[j])));
+                    c.float.insert(
+                        index + i as u32,
+                        std::array::from_fn(|j| f32::from_bits(r[j])),
+                    );
                 }
             }
             RegisterSet::INT4 => {
                 for (i, r) in d.chunks_exact(4).take(count as usize).enumerate() {
-                    c.int.insert(index + i as u32, std::array::from_fn(|j| r[j] as i32));
+                    c.int
+                        .insert(index + i as u32, std::array::from_fn(|j| r[j] as i32));
                 }
             }
             RegisterSet::BOOL => {
@@ -640,7 +656,9 @@ fn match_flow(ops: &mut [Op]) -> Result<BTreeMap<u32, usize>, RunError> {
         match ops[i].opcode {
             0x28 | 0x29 | 0x26 | 0x1B => stack.push(i),
             0x2A => {
-                let Some(&open) = stack.last().filter(|&&o| matches!(ops[o].opcode, 0x28 | 0x29))
+                let Some(&open) = stack
+                    .last()
+                    .filter(|&&o| matches!(ops[o].opcode, 0x28 | 0x29))
                 else {
                     return Err(op_error(&ops[i], "no 'if' to belong to"));
                 };
@@ -648,7 +666,9 @@ fn match_flow(ops: &mut [Op]) -> Result<BTreeMap<u32, usize>, RunError> {
                 *stack.last_mut().unwrap_or(&mut 0) = i;
             }
             0x2B => {
-                let Some(open) = stack.pop().filter(|&o| matches!(ops[o].opcode, 0x28 | 0x29 | 0x2A))
+                let Some(open) = stack
+                    .pop()
+                    .filter(|&o| matches!(ops[o].opcode, 0x28 | 0x29 | 0x2A))
                 else {
                     return Err(op_error(&ops[i], "no 'if' to close"));
                 };
@@ -697,9 +717,21 @@ struct Lane {
 }
 
 enum Frame {
-    If { saved: u8, taken: u8 },
-    Loop { saved: u8, start: usize, remaining: i64, step: i32, outer_al: [i32; 4] },
-    Call { saved: u8, ret: usize },
+    If {
+        saved: u8,
+        taken: u8,
+    },
+    Loop {
+        saved: u8,
+        start: usize,
+        remaining: i64,
+        step: i32,
+        outer_al: [i32; 4],
+    },
+    Call {
+        saved: u8,
+        ret: usize,
+    },
 }
 
 struct Machine<'a> {
@@ -792,7 +824,8 @@ impl<'a> Machine<'a> {
                 };
                 for slot in 0..OUTPUT_SLOTS {
                     if l.written & (1 << slot) != 0 {
-                        o.values.insert(OutputRegister::from_slot(slot), l.out[slot]);
+                        o.values
+                            .insert(OutputRegister::from_slot(slot), l.out[slot]);
                     }
                 }
                 if version.is_ps1() {
@@ -814,7 +847,10 @@ impl<'a> Machine<'a> {
                     }
                 }
                 for d in &self.prog.decls {
-                    if d.ty == RegisterType::Output && version.kind == ShaderKind::Vertex && version.major >= 3 {
+                    if d.ty == RegisterType::Output
+                        && version.kind == ShaderKind::Vertex
+                        && version.major >= 3
+                    {
                         let reg = OutputRegister::Output(d.number as u8);
                         if o.values.contains_key(&reg) {
                             o.semantics.push((reg, d.mask, d.semantic));
@@ -865,7 +901,13 @@ impl<'a> Machine<'a> {
                         self.active
                     };
                     if mask != 0 {
-                        self.push(op, Frame::Call { saved: self.active, ret: pc + 1 })?;
+                        self.push(
+                            op,
+                            Frame::Call {
+                                saved: self.active,
+                                ret: pc + 1,
+                            },
+                        )?;
                         self.active = mask;
                         next = at + 1;
                     }
@@ -877,7 +919,13 @@ impl<'a> Machine<'a> {
                     } else {
                         self.compare_mask(op)?
                     };
-                    self.push(op, Frame::If { saved: self.active, taken })?;
+                    self.push(
+                        op,
+                        Frame::If {
+                            saved: self.active,
+                            taken,
+                        },
+                    )?;
                     self.active = taken;
                     if taken == 0 {
                         // Nothing to run: go straight to the else (or endif), which runs.
@@ -901,7 +949,11 @@ impl<'a> Machine<'a> {
                 }
                 // rep, loop
                 0x26 | 0x1B => {
-                    let i_src = if op.opcode == 0x26 { &op.srcs[0] } else { &op.srcs[1] };
+                    let i_src = if op.opcode == 0x26 {
+                        &op.srcs[0]
+                    } else {
+                        &op.srcs[1]
+                    };
                     let i = self.ints[(i_src.reg.number as usize) & 15];
                     let count = i[0].max(0) as i64;
                     let outer_al = self.lanes.iter().map(|l| l.al).collect::<Vec<_>>();
@@ -929,8 +981,13 @@ impl<'a> Machine<'a> {
                 }
                 // endrep, endloop
                 0x27 | 0x1D => {
-                    if let Some(Frame::Loop { saved, start, remaining, step, outer_al }) =
-                        self.stack.last_mut()
+                    if let Some(Frame::Loop {
+                        saved,
+                        start,
+                        remaining,
+                        step,
+                        outer_al,
+                    }) = self.stack.last_mut()
                     {
                         *remaining -= 1;
                         if *remaining > 0 && self.active != 0 {
@@ -1169,7 +1226,12 @@ impl Machine<'_> {
                     let c = (src.swizzle & 3) as usize;
                     self.lanes[l].p[c] != (src.modifier == 13)
                 }
-                other => return Err(op_error(op, format!("a {other:?} register is no condition"))),
+                other => {
+                    return Err(op_error(
+                        op,
+                        format!("a {other:?} register is no condition"),
+                    ))
+                }
             };
             if holds {
                 mask |= 1 << l;
@@ -1197,7 +1259,11 @@ impl Machine<'_> {
             // texkill
             0x41 => {
                 let dst = op.dst.ok_or_else(|| op_error(op, "no register"))?;
-                let mask = if self.prog.version.is_ps1() { 7 } else { dst.mask };
+                let mask = if self.prog.version.is_ps1() {
+                    7
+                } else {
+                    dst.mask
+                };
                 for l in 0..self.lanes.len() {
                     if self.active & (1 << l) == 0 {
                         continue;
@@ -1274,7 +1340,10 @@ impl Machine<'_> {
         let size = [t.width as f32, t.height as f32, t.depth as f32];
         let dims = if t.kind == TextureKind::Volume { 3 } else { 2 };
         let len = |d: [f32; 4]| -> f32 {
-            (0..dims).map(|i| (d[i] * size[i]).powi(2)).sum::<f32>().sqrt()
+            (0..dims)
+                .map(|i| (d[i] * size[i]).powi(2))
+                .sum::<f32>()
+                .sqrt()
         };
         let rho = max(len(dx), len(dy));
         rho.log2()
@@ -1433,7 +1502,12 @@ impl Machine<'_> {
                 0x59 => {
                     let m = self.bump(dst_number);
                     let (x, y) = (a(0), a(1));
-                    [x[0] + m[0] * y[0] + m[2] * y[1], x[1] + m[1] * y[0] + m[3] * y[1], 0.0, 0.0]
+                    [
+                        x[0] + m[0] * y[0] + m[2] * y[1],
+                        x[1] + m[1] * y[0] + m[3] * y[1],
+                        0.0,
+                        0.0,
+                    ]
                 }
                 0x5A => splat(a(0)[0] * a(1)[0] + a(0)[1] * a(1)[1] + w(2)),
                 _ => return Err(op_error(op, format!("not supported in {version}"))),
@@ -1444,15 +1518,25 @@ impl Machine<'_> {
     }
 
     fn bump(&self, stage: u32) -> [f32; 6] {
-        self.bindings.bump_env.get(&stage).copied().unwrap_or([0.0; 6])
+        self.bindings
+            .bump_env
+            .get(&stage)
+            .copied()
+            .unwrap_or([0.0; 6])
     }
 
     /// ps_1_1–ps_1_4 texture addressing instructions (ps_1_4 `texld` goes with SM2's).
-    fn ps1_texture(&mut self, op: &Op, s: &[Vec<[f32; 4]>]) -> Result<Vec<Option<[f32; 4]>>, RunError> {
+    fn ps1_texture(
+        &mut self,
+        op: &Op,
+        s: &[Vec<[f32; 4]>],
+    ) -> Result<Vec<Option<[f32; 4]>>, RunError> {
         let n = self.lanes.len();
         let dst = op.dst.ok_or_else(|| op_error(op, "no destination"))?;
         let stage = dst.reg.number;
-        let own: Vec<[f32; 4]> = (0..n).map(|l| self.raw(op, l, &dst.reg, 0)).collect::<Result<_, _>>()?;
+        let own: Vec<[f32; 4]> = (0..n)
+            .map(|l| self.raw(op, l, &dst.reg, 0))
+            .collect::<Result<_, _>>()?;
         let src = |l: usize| s[l].first().copied().unwrap_or([0.0; 4]);
         let dot3 = |a: [f32; 4], b: [f32; 4]| dot(&a[..3], &b[..3]);
         let mut coords: Vec<Option<[f32; 4]>> = vec![None; n];
@@ -1515,7 +1599,13 @@ impl Machine<'_> {
                     let reflect = |e: [f32; 3]| -> [f32; 4] {
                         let ne = dot(&nrm[..3], &e);
                         let nn = dot(&nrm[..3], &nrm[..3]);
-                        std::array::from_fn(|i| if i < 3 { 2.0 * nrm[i] * ne / nn - e[i] } else { 0.0 })
+                        std::array::from_fn(|i| {
+                            if i < 3 {
+                                2.0 * nrm[i] * ne / nn - e[i]
+                            } else {
+                                0.0
+                            }
+                        })
                     };
                     match op.opcode {
                         0x56 => out[l] = Some(nrm),
@@ -1609,7 +1699,11 @@ impl Machine<'_> {
                 let round = op.opcode == 0x2E || version.major >= 2;
                 for c in 0..4 {
                     if mask & (1 << c) != 0 {
-                        let x = if round { (v[c] + 0.5).floor() } else { v[c].floor() };
+                        let x = if round {
+                            (v[c] + 0.5).floor()
+                        } else {
+                            v[c].floor()
+                        };
                         lane.a0[c] = x as i32;
                     }
                 }
@@ -1623,14 +1717,21 @@ impl Machine<'_> {
                         _ => OutputRegister::PointSize,
                     },
                     RegisterType::AttrOut => OutputRegister::Color(index as u8),
-                    RegisterType::Output if version.major >= 3 => OutputRegister::Output(index as u8),
+                    RegisterType::Output if version.major >= 3 => {
+                        OutputRegister::Output(index as u8)
+                    }
                     RegisterType::Output => OutputRegister::Texcoord(index as u8),
                     RegisterType::ColorOut => OutputRegister::Target(index as u8),
                     RegisterType::DepthOut => OutputRegister::Depth,
-                    other => return Err(op_error(op, format!("cannot write a {other:?} register"))),
+                    other => {
+                        return Err(op_error(op, format!("cannot write a {other:?} register")))
+                    }
                 };
                 if !(0..16).contains(&index) {
-                    return Err(op_error(op, format!("output register {index} out of range")));
+                    return Err(op_error(
+                        op,
+                        format!("output register {index} out of range"),
+                    ));
                 }
                 lane.written |= 1 << reg.slot();
                 &mut lane.out[reg.slot()]
