@@ -1813,7 +1813,9 @@ impl Gen<'_> {
                 return;
             }
         };
-        if usage == "DEPTH" || (!pixel && matches!(usage, "FOG" | "PSIZE")) {
+        if usage == "DEPTH"
+            || (!pixel && self.profile.major < 3 && matches!(usage, "FOG" | "PSIZE"))
+        {
             let s = Src {
                 comps: vec![src.comps[0]],
                 ..src.clone()

@@ -647,9 +647,13 @@ fn mul(l: &mut Lowering, a: Val, b: Val, loc: Loc) -> Option<Val> {
         usize::from(br),
         usize::from(bc),
     );
-    // A scalar scales the other.
-    if a.comps.len() == 1 || b.comps.len() == 1 {
-        let (s, v) = if a.comps.len() == 1 { (a, b) } else { (b, a) };
+    // A scalar scales the other (a float1 is a vector of one).
+    if matches!(a.ty, Ty::Scalar(_)) || matches!(b.ty, Ty::Scalar(_)) {
+        let (s, v) = if matches!(a.ty, Ty::Scalar(_)) {
+            (a, b)
+        } else {
+            (b, a)
+        };
         let comps = l.prog().map(
             Op::Mul,
             vec![vec![s.comps[0]; v.comps.len()], v.comps.clone()],

@@ -110,6 +110,10 @@ pub struct Lowering<'a> {
     pred: Option<Comp>,
     /// `#pragma pack_matrix` in effect.
     row_major_default: bool,
+    /// A `#pragma pack_matrix` was seen: typedefs and struct members take the packing in
+    /// effect ("latent majority"); before one, a typedef of a plain matrix has none and
+    /// members are column-major.
+    pragma_seen: bool,
     /// Registers to keep: a constant of this name the source does not bind goes here.
     keep: HashMap<String, (char, u32)>,
 }
@@ -129,6 +133,7 @@ impl<'a> Lowering<'a> {
             loops: Vec::new(),
             pred: None,
             row_major_default: false,
+            pragma_seen: false,
             keep: HashMap::new(),
         }
     }
@@ -213,7 +218,7 @@ impl<'a> Lowering<'a> {
                 name: f.declarator.name.clone(),
                 ty,
                 semantic: f.declarator.binding.semantic.as_ref().map(|s| s.0.clone()),
-                row_major: Some(self.majority(&f.ty)),
+                row_major: Some(self.member_majority(&f.ty)),
             });
         }
         let name = def.name.clone().unwrap_or_else(|| "<unnamed>".into());
@@ -263,6 +268,34 @@ impl<'a> Lowering<'a> {
 impl Lowering<'_> {
     /// Whether matrices of a declared type are row-major: as it says, else as the typedef
     /// it names was declared, else as `#pragma pack_matrix` (or `-Zpr`) says here.
+    /// The packing a typedef binds, if any: a plain matrix's only once a pragma was seen;
+    /// an array's or other type's always.
+    fn typedef_majority(&self, t: &ast::Type, resolved: &Ty) -> Option<bool> {
+        if let Some(m) = major_of(&t.modifiers) {
+            return Some(m);
+        }
+        if let TypeName::Named(n) = &t.name {
+            if let Some(&m) = self.typedef_major.get(n) {
+                return Some(m);
+            }
+        }
+        match resolved {
+            Ty::Matrix(..) if !self.pragma_seen => None,
+            _ => Some(self.member_majority(t)),
+        }
+    }
+
+    /// A struct member's or array element's packing: as written, else the typedef's,
+    /// else the latent one (column-major before any pragma).
+    fn member_majority(&self, t: &ast::Type) -> bool {
+        major_of(&t.modifiers)
+            .or_else(|| match &t.name {
+                TypeName::Named(n) => self.typedef_major.get(n).copied(),
+                _ => None,
+            })
+            .unwrap_or(self.pragma_seen && self.row_major_default)
+    }
+
     fn majority(&self, t: &ast::Type) -> bool {
         major_of(&t.modifiers)
             .or_else(|| match &t.name {
@@ -340,8 +373,9 @@ impl<'a> Lowering<'a> {
                 if let Some(t) = self.resolve(ty) {
                     for d in names {
                         if let Some(t) = self.array_of(t.clone(), &d.array, d.loc) {
-                            let major = self.majority(ty);
-                            self.typedef_major.insert(d.name.clone(), major);
+                            if let Some(major) = self.typedef_majority(ty, &t) {
+                                self.typedef_major.insert(d.name.clone(), major);
+                            }
                             self.typedefs.insert(d.name.clone(), t);
                         }
                     }
@@ -356,7 +390,10 @@ impl<'a> Lowering<'a> {
                     self.global_var(v);
                 }
             }
-            Item::PackMatrix { row_major, .. } => self.row_major_default = *row_major,
+            Item::PackMatrix { row_major, .. } => {
+                self.row_major_default = *row_major;
+                self.pragma_seen = true;
+            }
             Item::Technique(_) => {}
         }
     }
@@ -925,8 +962,9 @@ impl<'a> Lowering<'a> {
                 if let Some(t) = self.resolve(ty) {
                     for d in names {
                         if let Some(t) = self.array_of(t.clone(), &d.array, d.loc) {
-                            let major = self.majority(ty);
-                            self.typedef_major.insert(d.name.clone(), major);
+                            if let Some(major) = self.typedef_majority(ty, &t) {
+                                self.typedef_major.insert(d.name.clone(), major);
+                            }
                             self.typedefs.insert(d.name.clone(), t);
                         }
                     }
@@ -1985,6 +2023,37 @@ impl<'a> Lowering<'a> {
                 self.program.map(Op::Add, vec![x, ny])
             }
             BinOp::Mul => self.program.map(Op::Mul, vec![x, y]),
+            BinOp::Div | BinOp::Mod
+                if integer
+                    && x.iter()
+                        .chain(&y)
+                        .all(|&c| self.program.constant(c).is_some()) =>
+            {
+                // Integers known here divide exactly, toward zero, as C does; a division
+                // by zero is left to the hardware's arithmetic.
+                let exact: Option<Vec<Comp>> = x
+                    .iter()
+                    .zip(&y)
+                    .map(|(&a, &b)| {
+                        let (a, b) = (
+                            self.program.constant(a)? as i64,
+                            self.program.constant(b)? as i64,
+                        );
+                        (b != 0).then(|| {
+                            let v = if op == BinOp::Div { a / b } else { a % b };
+                            self.program.konst(v as f32)
+                        })
+                    })
+                    .collect();
+                match exact {
+                    Some(c) => c,
+                    None if op == BinOp::Div => {
+                        let q = self.divide(&x, &y);
+                        self.trunc(&q)
+                    }
+                    None => self.modulo(&x, &y, true),
+                }
+            }
             BinOp::Div => {
                 let q = self.divide(&x, &y);
                 if integer {
@@ -2030,22 +2099,19 @@ impl<'a> Lowering<'a> {
 
     /// `x % y` with the sign of `x`, as C's `fmod`.
     fn modulo(&mut self, x: &[Comp], y: &[Comp], integer: bool) -> Vec<Comp> {
+        if integer {
+            // x - y * trunc(x / y): whole numbers stay whole.
+            let q = self.divide(x, y);
+            let t = self.trunc(&q);
+            let ny = self.program.map(Op::Neg, vec![y.to_vec()]);
+            return self.program.map(Op::Mad, vec![ny, t, x.to_vec()]);
+        }
         let q = self.divide(x, y);
         let aq = self.program.map(Op::Abs, vec![q.clone()]);
         let f = self.program.map(Op::Frc, vec![aq]);
         let nf = self.program.map(Op::Neg, vec![f.clone()]);
         let signed = self.select_sign(&q, &f, &nf);
-        let r = self.program.map(Op::Mul, vec![signed, y.to_vec()]);
-        if integer {
-            // Exact for the small integers D3D9 holds in floats.
-            let half = self.program.konst(0.5);
-            let n = r.len();
-            let adj = self.program.map(Op::Add, vec![r.clone(), vec![half; n]]);
-            let _ = adj;
-            r
-        } else {
-            r
-        }
+        self.program.map(Op::Mul, vec![signed, y.to_vec()])
     }
 
     /// `s >= 0 ? a : b` per component.
@@ -2235,10 +2301,14 @@ impl<'a> Lowering<'a> {
                 comps: v.comps[k * per..(k + 1) * per].to_vec(),
             });
         }
-        // A run-time index: a choice among the elements.
-        let idx = self.trunc(&i.comps)[0];
-        let mut out = v.comps[..per].to_vec();
-        for k in 1..n {
+        // A run-time index: a choice among the elements, as fxc makes it: the index
+        // floored, zero where it names no element.
+        let f = self.program.map(Op::Frc, vec![i.comps.clone()]);
+        let nf = self.program.map(Op::Neg, vec![f]);
+        let idx = self.program.map(Op::Add, vec![i.comps.clone(), nf])[0];
+        let zero = self.program.konst(0.0);
+        let mut out = vec![zero; per];
+        for k in 0..n {
             let kc = self.program.konst(k as f32);
             let eq = self.compare(BinOp::Eq, &[idx], &[kc])[0];
             let elem_k = v.comps[k * per..(k + 1) * per].to_vec();
