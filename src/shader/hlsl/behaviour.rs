@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::compile::{compile, Options};
-use crate::shader::d3d9::ctab::{ConstantTable, RegisterSet};
+use crate::shader::d3d9::ctab::{ConstantTable, ParamType, RegisterSet};
 use crate::shader::d3d9::run::{Attributes, Bindings, Inputs, OutputRegister, Outputs, Program};
 use crate::shader::d3d9::run::{Sampler, Texture, TextureKind};
 
@@ -41,10 +41,16 @@ fn constants(table: &ConstantTable, values: &mut BTreeMap<String, Vec<[f32; 4]>>
             (0..c.register_count.max(1))
                 .map(|_| {
                     let mut v = [0.0; 4];
+                    // Integers and booleans in float registers as the source's types
+                    // hold them (uint never negative: fxc may rely on it).
+                    let kind = c.type_info.param_type;
                     for x in &mut v {
-                        *x = match c.register_set {
-                            RegisterSet::BOOL => (rng.next() % 2) as f32,
-                            RegisterSet::INT4 => (rng.next() % 9) as f32 - 4.0,
+                        *x = match (c.register_set, kind) {
+                            (RegisterSet::BOOL, _) | (_, ParamType::BOOL) => {
+                                (rng.next() % 2) as f32
+                            }
+                            (RegisterSet::INT4, _) => (rng.next() % 9) as f32 - 4.0,
+                            (_, ParamType::INT) => (rng.next() % 5) as f32,
                             _ => rng.float(3.0),
                         };
                     }

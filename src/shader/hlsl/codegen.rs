@@ -1791,17 +1791,20 @@ impl Gen<'_> {
                 let o = *next_o;
                 *next_o += 1;
                 let lanes: Vec<u8> = (0..n as u8).collect();
+                // Scalar registers of vs_2_x (PSIZE, FOG) are written whole, from one
+                // lane, as fxc writes them.
+                let whole = usage == "POSITION" || (n == 1 && matches!(usage, "PSIZE" | "FOG"));
                 dcls.push(format!(
                     "dcl_{}{} o{o}{}",
                     usage_name(usage),
                     index,
-                    if usage == "POSITION" {
+                    if whole {
                         String::new()
                     } else {
                         mask_text(&lanes)
                     }
                 ));
-                (format!("o{o}"), false)
+                (format!("o{o}"), whole && usage != "POSITION")
             }
             (false, "POSITION") => ("oPos".to_string(), false),
             (false, "COLOR") => (format!("oD{index}"), false),
@@ -1821,7 +1824,8 @@ impl Gen<'_> {
                 ..src.clone()
             };
             let o = self.operand(&s, &[0], false).text();
-            let mask = if usage == "DEPTH" { "" } else { ".x" };
+            // Scalar registers: fxc writes them whole, from one lane.
+            let mask = "";
             self.code.push(format!("mov {reg}{mask}, {o}"));
             self.free_pending();
             return;

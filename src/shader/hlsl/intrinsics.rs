@@ -272,7 +272,14 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
         "normalize" => {
             arity(1, l)?;
             let v = float(l, args[0].clone(), loc)?;
-            let comps = if v.comps.len() == 3 {
+            let comps = if v.comps.len() == 1 {
+                // One component: its sign, as fxc makes it (0 stays 0).
+                let zero = l.prog().konst(0.0);
+                let pos = l.cmp_ops(BinOp::Lt, &[zero], &v.comps);
+                let neg = l.cmp_ops(BinOp::Lt, &v.comps, &[zero]);
+                let nn = l.prog().map(Op::Neg, vec![neg]);
+                l.prog().map(Op::Add, vec![pos, nn])
+            } else if v.comps.len() == 3 {
                 l.prog().raw(Op::Nrm, vec![v.comps.clone()], 3)
             } else {
                 let d = dot(l, &v.comps, &v.comps);
@@ -734,6 +741,23 @@ fn floor(l: &mut Lowering, c: &[Comp]) -> Vec<Comp> {
 }
 
 fn pow(l: &mut Lowering, a: Comp, b: Comp) -> Comp {
+    // A small whole exponent known here multiplies, as fxc does: a negative base keeps
+    // its sign.
+    if let Some(e) = l
+        .prog()
+        .constant(b)
+        .filter(|e| *e == e.trunc() && e.abs() >= 1.0 && e.abs() <= 4.0)
+    {
+        let mut acc = a;
+        for _ in 1..e.abs() as u32 {
+            acc = l.prog().map(Op::Mul, vec![vec![acc], vec![a]])[0];
+        }
+        return if e < 0.0 {
+            l.prog().scalar(Op::Rcp, vec![vec![acc]])
+        } else {
+            acc
+        };
+    }
     // exp2(b * log2(a)), which is what `pow` is in both models.
     let lg = l.prog().scalar(Op::Log, vec![vec![a]]);
     let m = l.prog().map(Op::Mul, vec![vec![lg], vec![b]])[0];

@@ -1458,7 +1458,7 @@ fn common_type(a: &Ty, b: &Ty) -> Option<Ty> {
     };
     let base = if rank(ba) >= rank(bb) { ba } else { bb };
     let shape = match (a, b) {
-        (Ty::Scalar(_), t) | (t, Ty::Scalar(_)) => t.clone(),
+        (Ty::Scalar(_) | Ty::Vector(_, 1), t) | (t, Ty::Scalar(_) | Ty::Vector(_, 1)) => t.clone(),
         (Ty::Vector(_, n), Ty::Vector(_, m)) => Ty::Vector(base, (*n).min(*m)),
         (Ty::Matrix(_, r, c), Ty::Matrix(_, r2, c2)) => {
             Ty::Matrix(base, (*r).min(*r2), (*c).min(*c2))
@@ -2453,17 +2453,23 @@ impl<'a> Lowering<'a> {
 
     fn call(&mut self, name: &str, args: &[ast::Expr], loc: Loc) -> Option<Val> {
         if let Some(fs) = self.functions.get(name).cloned() {
-            let f = fs
+            let candidates: Vec<&'a ast::Function> = fs
                 .iter()
                 .rev()
-                .find(|f| {
+                .filter(|f| {
                     f.body.is_some()
                         && f.params.len() >= args.len()
                         && f.params[args.len()..]
                             .iter()
                             .all(|p| p.declarator.init.is_some())
                 })
-                .copied();
+                .copied()
+                .collect();
+            let f = if candidates.len() > 1 {
+                self.best_overload(&candidates, args)
+            } else {
+                candidates.first().copied()
+            };
             let Some(f) = f else {
                 self.error(
                     loc,
@@ -2532,6 +2538,52 @@ impl<'a> Lowering<'a> {
             ty: Ty::Void,
             comps: vec![],
         })
+    }
+
+    /// The overload whose parameters the arguments fit best: exact types first, then the
+    /// fewest conversions of scalar type, then of shape (the rules fxc applies, as far as
+    /// SM2/3 sources need them).
+    fn best_overload(
+        &mut self,
+        candidates: &[&'a ast::Function],
+        args: &[ast::Expr],
+    ) -> Option<&'a ast::Function> {
+        let mut types = Vec::new();
+        for a in args {
+            let mut scratch = Diagnostics::default();
+            let saved = std::mem::replace(self.diags, std::mem::take(&mut scratch));
+            let t = self.expr(a).map(|v| v.ty);
+            *self.diags = saved;
+            types.push(t?);
+        }
+        let cost = |l: &mut Self, f: &ast::Function| -> Option<u32> {
+            let mut total = 0;
+            for (p, at) in f.params.iter().zip(&types) {
+                let pt = l.resolve(&p.ty)?;
+                if pt == *at {
+                    continue;
+                }
+                if pt.components() != at.components() && at.components() != 1 {
+                    total += 100;
+                }
+                total += match (pt.base(), at.base()) {
+                    (Some(a), Some(b)) if a == b => 1,
+                    (Some(a), Some(b)) if is_float(Some(a)) == is_float(Some(b)) => 5,
+                    (Some(_), Some(_)) => 10,
+                    _ if std::mem::discriminant(&pt) == std::mem::discriminant(at) => 1,
+                    _ => 1000,
+                };
+            }
+            Some(total)
+        };
+        let mut best: Option<(u32, &'a ast::Function)> = None;
+        for &f in candidates {
+            let Some(c) = cost(self, f) else { continue };
+            if best.is_none_or(|(b, _)| c < b) {
+                best = Some((c, f));
+            }
+        }
+        best.map(|(_, f)| f)
     }
 
     fn inline(&mut self, f: &'a ast::Function, args: &[ast::Expr], loc: Loc) -> Option<Val> {
@@ -2610,18 +2662,25 @@ impl<'a> Lowering<'a> {
         let frame = self.frames.pop().unwrap();
         self.pred = None;
         let callee = self.scopes.pop().unwrap();
-        let outs: Vec<(Vec<Comp>, Place)> = outs
+        let outs: Vec<(Val, Place)> = outs
             .into_iter()
-            .map(|(n, place)| (callee[&n].comps.clone(), place))
+            .map(|(n, place)| {
+                let v = &callee[&n];
+                (
+                    Val {
+                        ty: v.ty.clone(),
+                        comps: v.comps.clone(),
+                    },
+                    place,
+                )
+            })
             .collect();
         self.scopes.extend(saved_scopes);
         self.loops = saved_loops;
         self.pred = saved_pred;
-        for (comps, place) in outs {
-            let v = Val {
-                ty: place.ty.clone(),
-                comps,
-            };
+        for (v, place) in outs {
+            // The parameter's value converted to the argument's type (a float4 out into
+            // an int4 truncates).
             let v = self.convert(v, &place.ty, loc, true)?;
             self.write_place(&place, &v.comps);
         }
