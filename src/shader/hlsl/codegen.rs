@@ -333,7 +333,7 @@ pub fn generate(
         let u = &p.uniforms[*var as usize];
         if u.is_sampler {
             let dim = match &u.ty {
-                Ty::Sampler(d) => *d,
+                Ty::Sampler(d) | Ty::Texture(d) => *d,
                 Ty::Array(t, _) => match **t {
                     Ty::Sampler(d) => d,
                     _ => Dim::D2,
@@ -599,25 +599,49 @@ fn type_info(ty: &Ty, row_major: bool) -> TypeInfo {
             u16::from(*c),
         ),
         Ty::Array(t, n) => {
+            // Arrays of arrays are one array of all their elements to the table.
             let mut inner = type_info(t, row_major);
-            inner.elements = *n as u16;
+            inner.elements = inner.elements.saturating_mul(*n as u16);
             inner
         }
-        Ty::Struct(s) => TypeInfo {
-            class: Class::STRUCT,
-            param_type: ParamType::VOID,
-            rows: 1,
-            columns: s.fields.iter().map(|f| f.ty.components() as u16).sum(),
-            elements: 1,
-            members: s
-                .fields
-                .iter()
-                .map(|f| Member {
-                    name: f.name.clone(),
-                    type_info: type_info(&f.ty, f.row_major.unwrap_or(row_major)),
-                })
-                .collect(),
-        },
+        Ty::Struct(s) => {
+            // A derived struct's base is its first member, `$super`, as fxc lists it.
+            let own = match &s.base {
+                Some(b) => b.fields.len(),
+                None => 0,
+            };
+            let mut members: Vec<Member> = Vec::new();
+            if let Some(b) = &s.base {
+                members.push(Member {
+                    name: "$super".into(),
+                    type_info: type_info(&Ty::Struct(b.clone()), row_major),
+                });
+            }
+            members.extend(s.fields[own..].iter().map(|f| Member {
+                name: f.name.clone(),
+                type_info: type_info(&f.ty, f.row_major.unwrap_or(row_major)),
+            }));
+            TypeInfo {
+                class: Class::STRUCT,
+                param_type: ParamType::VOID,
+                rows: 1,
+                columns: s.fields.iter().map(|f| f.ty.components() as u16).sum(),
+                elements: 1,
+                members,
+            }
+        }
+        Ty::Texture(d) => simple(
+            Class::OBJECT,
+            ParamType(match d {
+                Dim::Generic => 5,
+                Dim::D1 => 6,
+                Dim::D2 => 7,
+                Dim::D3 => 8,
+                Dim::Cube => 9,
+            }),
+            1,
+            4,
+        ),
         Ty::Sampler(d) => simple(
             Class::OBJECT,
             ParamType(match d {

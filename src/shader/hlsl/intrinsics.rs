@@ -585,6 +585,15 @@ pub(super) fn sample(
     args: Vec<Val>,
     loc: Loc,
 ) -> Option<Val> {
+    // A `sampler` of no shape takes the shape it is read with, as fxc's table says.
+    if let Some(&c) = args.first().and_then(|a| a.comps.first()) {
+        if let Op::Sampler(var) = l.prog().node(c.node).op {
+            let u = &mut l.prog().uniforms[var as usize];
+            if u.ty == Ty::Sampler(Dim::Generic) {
+                u.ty = Ty::Sampler(dim);
+            }
+        }
+    }
     if kind == TexKind::Lod || kind == TexKind::Grad {
         if l.profile().major < 3 && !(kind == TexKind::Grad && l.profile().minor > 0) {
             l.err(
@@ -893,9 +902,10 @@ fn numeric(l: &mut Lowering, v: Val, loc: Loc) -> Option<Val> {
 fn float(l: &mut Lowering, v: Val, loc: Loc) -> Option<Val> {
     let v = numeric(l, v, loc)?;
     let base = v.ty.base().unwrap();
-    if matches!(base, Base::Half | Base::Float | Base::Double) {
+    if matches!(base, Base::Float | Base::Double) {
         return Some(v);
     }
+    // half is float on Direct3D 9: intrinsics of halves return floats, as fxc types them.
     let to = v.ty.with_base(Base::Float);
     l.conv(v, &to, loc)
 }
@@ -915,7 +925,7 @@ fn same2(l: &mut Lowering, a: &Val, b: &Val, loc: Loc) -> Option<(Vec<Comp>, Vec
 
 fn same2f(l: &mut Lowering, a: &Val, b: &Val, loc: Loc) -> Option<(Vec<Comp>, Vec<Comp>, Ty)> {
     let (x, y, ty) = same2(l, a, b, loc)?;
-    let ty = if matches!(ty.base(), Some(Base::Half | Base::Float | Base::Double)) {
+    let ty = if matches!(ty.base(), Some(Base::Float | Base::Double)) {
         ty
     } else {
         ty.with_base(Base::Float)
@@ -937,11 +947,9 @@ fn float_common(l: &mut Lowering, args: &[Val], loc: Loc) -> Option<Ty> {
             }
         }
     }
-    Some(
-        if matches!(ty.base(), Some(Base::Half | Base::Float | Base::Double)) {
-            ty
-        } else {
-            ty.with_base(Base::Float)
-        },
-    )
+    Some(if matches!(ty.base(), Some(Base::Float | Base::Double)) {
+        ty
+    } else {
+        ty.with_base(Base::Float)
+    })
 }

@@ -193,11 +193,13 @@ impl<'a> Lowering<'a> {
         }
         let mut fields = Vec::new();
         let mut inherited = 0;
+        let mut base_ty = None;
         if let Some((base, loc)) = &def.base {
-            match self.structs.get(base) {
+            match self.structs.get(base).cloned() {
                 Some(b) => {
                     fields.extend(b.fields.iter().cloned());
                     inherited = fields.len();
+                    base_ty = Some(b);
                 }
                 None => self.error(*loc, format!("undeclared struct '{base}'")),
             }
@@ -225,6 +227,7 @@ impl<'a> Lowering<'a> {
         let s = Rc::new(StructTy {
             name: name.clone(),
             fields,
+            base: base_ty,
         });
         if def.name.is_some() {
             self.structs.insert(name, s.clone());
@@ -516,7 +519,7 @@ impl<'a> Lowering<'a> {
         default: Option<Vec<f32>>,
         loc: Loc,
     ) {
-        let is_sampler = matches!(ty, Ty::Sampler(_))
+        let is_sampler = matches!(ty, Ty::Sampler(_) | Ty::Texture(_))
             || matches!(&ty, Ty::Array(t, _) if matches!(**t, Ty::Sampler(_)));
         let want = if is_sampler { 's' } else { 'c' };
         let register = binding.registers.iter().find(|r| {
@@ -1383,6 +1386,10 @@ impl<'a> Lowering<'a> {
             let mut c: Option<Comp> = None;
             for l in labels.iter().flatten() {
                 let Some(lv) = self.expr(l) else { return };
+                // Labels are integers: `case 2.1f` is case 2.
+                let Some(lv) = self.convert(lv, &Ty::INT, l.loc, false) else {
+                    return;
+                };
                 let eq = self.compare(BinOp::Eq, &v.comps, &lv.comps)[0];
                 c = Some(self.or(c, eq));
                 any_label = Some(self.or(any_label, eq));
@@ -1864,11 +1871,12 @@ impl<'a> Lowering<'a> {
         } else {
             dim
         };
+        // The table types it as the texture it reads (TEXTURE2D, float4 texels).
         let combined = format!("{s}+{t}");
         if self.lookup(&combined).is_none() {
             self.declare_uniform(
                 combined.clone(),
-                Ty::Sampler(dim),
+                Ty::Texture(dim),
                 false,
                 &ast::Binding::default(),
                 None,
@@ -1925,6 +1933,21 @@ impl<'a> Lowering<'a> {
                 } else {
                     v.ty.clone()
                 };
+                if ty.base() == Some(Base::Uint) {
+                    // A uint known here wraps as 32 bits do: -1u is 4294967295.
+                    let wrapped: Option<Vec<Comp>> = v
+                        .comps
+                        .iter()
+                        .map(|&c| {
+                            let k = self.program.constant(c)?;
+                            let w = (k as i64).wrapping_neg().rem_euclid(1 << 32);
+                            Some(self.program.konst(w as f32))
+                        })
+                        .collect();
+                    if let Some(comps) = wrapped {
+                        return Some(Val { ty, comps });
+                    }
+                }
                 let comps = self.program.map(Op::Neg, vec![v.comps]);
                 Some(Val { ty, comps })
             }

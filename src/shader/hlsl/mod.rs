@@ -15,6 +15,8 @@ pub mod ast;
 mod behaviour;
 pub mod codegen;
 pub mod compile;
+#[cfg(test)]
+mod corpus;
 pub mod diag;
 mod intrinsics;
 pub mod ir;
