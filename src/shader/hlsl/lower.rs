@@ -897,6 +897,40 @@ impl<'a> Lowering<'a> {
         }
         let pick = |v: &[Comp]| diff.iter().map(|&i| v[i]).collect::<Vec<_>>();
         let (cs, ts, fs) = (pick(c), pick(t), pick(f));
+        if self.profile.pixel {
+            // A condition that is itself a choice of 1 and 0 chooses directly:
+            // `(a >= 0 ? 1 : 0) ? t : f` is `a >= 0 ? t : f`.
+            let direct: Option<Vec<(Comp, bool)>> = cs
+                .iter()
+                .map(|&c| {
+                    let n = self.program.node(c.node);
+                    let lane = usize::from(c.lane);
+                    if n.op != Op::Cmp {
+                        return None;
+                    }
+                    match (self.program.constant(n.args[1][lane])?, self.program.constant(n.args[2][lane])?) {
+                        (a, b) if a == 1.0 && b == 0.0 => Some((n.args[0][lane], true)),
+                        (a, b) if a == 0.0 && b == 1.0 => Some((n.args[0][lane], false)),
+                        _ => None,
+                    }
+                })
+                .collect();
+            if let Some(d) = direct {
+                if d.iter().all(|x| x.1) || d.iter().all(|x| !x.1) {
+                    let conds: Vec<Comp> = d.iter().map(|x| x.0).collect();
+                    let chosen = if d[0].1 {
+                        self.program.map(Op::Cmp, vec![conds, ts, fs])
+                    } else {
+                        self.program.map(Op::Cmp, vec![conds, fs, ts])
+                    };
+                    let mut out = f.to_vec();
+                    for (k, &i) in diff.iter().enumerate() {
+                        out[i] = chosen[k];
+                    }
+                    return out;
+                }
+            }
+        }
         let chosen = if self.profile.pixel {
             let nc = self.program.map(Op::Neg, vec![cs]);
             self.program.map(Op::Cmp, vec![nc, fs, ts])
@@ -1574,6 +1608,9 @@ impl<'a> Lowering<'a> {
 
     /// Booleans (0 or 1) of `x != 0`.
     fn to_bool(&mut self, x: &[Comp]) -> Vec<Comp> {
+        if x.iter().all(|&c| self.program.is_boolean(c)) {
+            return x.to_vec();
+        }
         let zero = self.program.konst(0.0);
         let zeros = vec![zero; x.len()];
         self.compare(BinOp::Ne, x, &zeros)
