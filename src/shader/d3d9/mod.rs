@@ -11,6 +11,7 @@ pub(crate) mod ppexpr;
 mod preamble;
 pub mod registers;
 pub mod run;
+pub mod shader_test;
 mod rules;
 pub mod syntax;
 pub mod validate;
