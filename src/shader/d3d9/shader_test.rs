@@ -169,6 +169,7 @@ struct DrawRecord {
     vertices: Vec<BTreeMap<Semantic, [f32; 4]>>,
     topology: Topology,
     alpha_test: Option<(String, f32)>,
+    clip_planes: Vec<[f32; 4]>,
     cache: BTreeMap<(u32, u32), Option<Outputs>>,
 }
 
@@ -184,6 +185,7 @@ struct State {
     layout: Vec<Element>,
     buffers: BTreeMap<u32, Vec<f32>>,
     alpha_test: Option<(String, f32)>,
+    clip_planes: BTreeMap<u32, [f32; 4]>,
     clear: BTreeMap<u32, [f32; 4]>,
     draws: Vec<DrawRecord>,
     /// Why the last draw could not be made (its probes are excluded).
@@ -210,6 +212,7 @@ pub fn run(test: &ShaderTest, sm: u32, source: &dyn BytecodeSource) -> Vec<Probe
         layout: Vec::new(),
         buffers: BTreeMap::new(),
         alpha_test: None,
+        clip_planes: BTreeMap::new(),
         clear: BTreeMap::new(),
         draws: Vec::new(),
         draw_failed: None,
@@ -505,7 +508,19 @@ fn directive(st: &mut State, line: usize, text: &str) {
             };
             st.alpha_test = (name != "always").then_some((name, reference));
         }
-        ["probe", ..] => probe(st, line, rest, todo),
+        _ if rest.starts_with("probe") => probe(st, line, rest, todo),
+        ["clip-plane", n, rest @ ..] => {
+            let Ok(n) = n.parse::<u32>() else { return };
+            let v: Vec<f32> = rest.iter().filter_map(|x| x.parse().ok()).collect();
+            match v[..] {
+                [a, b, c, d] => {
+                    st.clip_planes.insert(n, [a, b, c, d]);
+                }
+                _ => {
+                    st.clip_planes.remove(&n);
+                }
+            }
+        }
         [word, ..] => {
             st.unmodelled = Some(format!("'{word}' state is not modelled"));
         }
@@ -571,6 +586,7 @@ fn make_draw(st: &mut State, topology: Topology, count: usize) {
         vertices,
         topology,
         alpha_test: st.alpha_test.clone(),
+        clip_planes: st.clip_planes.values().copied().collect(),
         cache: BTreeMap::new(),
     });
 }
@@ -674,6 +690,7 @@ fn shade(st: &mut State, pixels: &[(u32, u32)], target: u8) -> Result<Vec<[f32; 
                 pixel_bindings: &d.bindings,
                 vertices: &d.vertices,
                 topology: d.topology,
+                clip_planes: &d.clip_planes,
                 width: WIDTH,
                 height: HEIGHT,
             };

@@ -22,6 +22,8 @@
 //!   texture. A float constant beyond the bound ones reads 0, as does a relative address
 //!   out of range; int and bool constants not given are 0 and false.
 //! - An input register nobody supplies reads (0, 0, 0, 0).
+//! - Denormal constants and results are flushed to zero, as D3D9 hardware and WARP do
+//!   (uint uniforms written as bits are denormals and read as 0 on Windows).
 //! - CTAB default values are loaded only when the caller asks
 //!   ([`Constants::with_ctab_defaults`]): D3D9 itself never applies them (D3DX does);
 //!   `def`/`defi`/`defb` always override what the caller set.
@@ -427,7 +429,7 @@ impl Program {
                         };
                         samplers.insert(reg.number, kind);
                     } else {
-                        let semantic = if decl & 0x8000_0000 != 0 && decl & 0x7FFF_FFFF == 0 {
+                        let semantic = if version.kind == ShaderKind::Pixel && version.major < 3 {
                             fixed_semantic(version, reg.ty, reg.number)
                         } else {
                             Semantic::new((decl & 0x1F) as u8, ((decl >> 16) & 0xF) as u8)
@@ -737,7 +739,7 @@ impl<'a> Machine<'a> {
         let mut consts = vec![[0.0f32; 4]; prog.float_count];
         for (k, v) in &bindings.constants.float {
             if let Some(c) = consts.get_mut(*k as usize) {
-                *c = *v;
+                *c = v.map(flush);
             }
         }
         let mut ints = [[0i32; 4]; 16];
@@ -1139,6 +1141,8 @@ impl Machine<'_> {
             RegisterType::MiscType if index == 0 => [lane.vpos[0], lane.vpos[1], 0.0, 0.0],
             RegisterType::MiscType => splat(lane.vface),
             RegisterType::Predicate => lane.p.map(|b| b as u8 as f32),
+            // The sampler operand of texld names a stage; it has no value.
+            RegisterType::Sampler => [0.0; 4],
             other => return Err(op_error(op, format!("cannot read a {other:?} register"))),
         })
     }
@@ -1579,7 +1583,7 @@ impl Machine<'_> {
         let scale = (dst.shift as f32).exp2();
         let ps1_clamp = version.is_ps1() && op.class == Class::Arithmetic;
         let v = v.map(|x| {
-            let mut x = if dst.shift != 0 { x * scale } else { x };
+            let mut x = flush(if dst.shift != 0 { x * scale } else { x });
             if dst.saturate {
                 x = x.clamp(0.0, 1.0);
             }
@@ -1642,6 +1646,15 @@ impl Machine<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Denormals become zero of the same sign, as D3D9 hardware and WARP treat them.
+fn flush(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
     }
 }
 

@@ -5,7 +5,9 @@
 //! D3D9's rules: the viewport maps clip space to `((x/w + 1)·W/2, (1 − y/w)·H/2)` and a
 //! pixel is sampled at its integer coordinates (D3D10 moved centres to `+0.5`), so `vPos`
 //! holds integers. Attributes are interpolated perspective-correctly; vs_1_1–vs_2_x colour
-//! outputs `oD#` are clamped to [0, 1] on the way, as D3D9 clamps them. A pixel covered by
+//! outputs `oD#` are clamped to [0, 1] on the way, as D3D9 clamps them, and a ps_2_x
+//! colour input the vertex shader does not write reads white (1, 1, 1, 1), what Windows
+//! gives (vkd3d's `uninitialized-varyings` test); other unwritten inputs read 0. A pixel covered by
 //! several triangles gets the last one (no depth test). Pixels run in their 2×2 quad, the
 //! lanes outside the triangle running as helpers, so derivatives see the plane of the
 //! triangle.
@@ -34,6 +36,9 @@ pub struct Draw<'a> {
     /// Vertex attributes by semantic, one map per vertex.
     pub vertices: &'a [BTreeMap<Semantic, [f32; 4]>],
     pub topology: Topology,
+    /// User clip planes (`SetClipPlane`, enabled ones only), in clip space: a pixel whose
+    /// interpolated position `p` has `plane · p < 0` for one of them is not drawn.
+    pub clip_planes: &'a [[f32; 4]],
     pub width: u32,
     pub height: u32,
 }
@@ -133,6 +138,11 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
                 }
                 by_semantic.insert(*s, v);
             }
+            if d.pixel_shader.version().major < 3 {
+                for i in 0..2 {
+                    by_semantic.entry(Semantic::new(Semantic::COLOR, i)).or_insert([1.0; 4]);
+                }
+            }
             Attributes {
                 by_semantic,
                 by_register: BTreeMap::new(),
@@ -143,6 +153,10 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
         let outs = d.pixel_shader.run_quad(d.pixel_bindings, &lanes)?;
         for (x, y) in wanted {
             let i = ((y - qy) * 2 + (x - qx)) as usize;
+            let pos = lanes[i].by_semantic.get(&Semantic::new(Semantic::POSITION, 0)).copied().unwrap_or([0.0; 4]);
+            if d.clip_planes.iter().any(|p| p.iter().zip(pos).map(|(a, b)| a * b).sum::<f32>() < 0.0) {
+                continue;
+            }
             result.insert((x, y), outs[i].clone());
         }
     }

@@ -6,7 +6,31 @@ use crate::shader::d3d9::asm;
 
 /// Probes that cannot match Windows' values for a reason outside the interpreter: file,
 /// line of the probe, why. Every other applicable probe must pass.
-const EXCLUDED: &[(&str, usize, &str)] = &[];
+/// The four here are where the golden (d3dcompiler_43, the June 2010 SDK's) folds constants
+/// otherwise than the compiler whose output vkd3d's Windows values come from (its listing
+/// shows the constant it stores): the interpreter renders the golden faithfully.
+const EXCLUDED: &[(&str, usize, &str)] = &[
+    (
+        "arithmetic-int",
+        51,
+        "d3dcompiler_43 folds 42 % 5 and its signed variants to ±1 (def c0, 1, -1, 1, -1)",
+    ),
+    (
+        "initializer-numeric",
+        60,
+        "d3dcompiler_43 folds -1u to 2^64 (def c0.w = 1.84467441e+019), not 2^32",
+    ),
+    (
+        "majority-pragma",
+        370,
+        "d3dcompiler_43 lets row-major win over column-major given both, the expected values the opposite",
+    ),
+    (
+        "refract",
+        232,
+        "d3dcompiler_43 folds the half-typed refract detections to 1 (def c0, 1, 0, 0, 0)",
+    ),
+];
 
 fn golden_source<'a>(dir: &'a Path, name: &'a str) -> impl Fn(usize, &str) -> Result<Vec<u8>, String> + 'a {
     move |k, profile| {
@@ -48,7 +72,7 @@ fn vkd3d_probes_pass_on_microsofts_bytecode() {
                 match (&r.outcome, listed) {
                     (Outcome::Excluded(why), _) => {
                         excluded += 1;
-                        let key = why.split(':').next().unwrap_or(why).to_string();
+                        let key = why.to_string();
                         *reasons.entry(key).or_default() += 1;
                     }
                     (_, Some((_, _, why))) => {
