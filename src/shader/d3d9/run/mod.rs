@@ -1680,3 +1680,242 @@ fn lit(s: [f32; 4]) -> [f32; 4] {
     }
     d
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    /// Unvalidated: the interpreter runs what the bytecode says, read-port limits or not.
+    use crate::shader::d3d9::asm::assemble_unvalidated as assemble;
+
+    fn program(text: &str) -> Program {
+        let code = assemble(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        Program::new(&code).unwrap()
+    }
+
+    fn with(consts: &[(u32, [f32; 4])]) -> Inputs {
+        let mut i = Inputs::default();
+        i.bindings.constants.float.extend(consts.iter().copied());
+        i
+    }
+
+    fn out(p: &Program, inputs: &Inputs, reg: OutputRegister) -> [f32; 4] {
+        p.run(inputs).unwrap().values[&reg]
+    }
+
+    const OC0: OutputRegister = OutputRegister::Target(0);
+    const OPOS: OutputRegister = OutputRegister::Position;
+
+    #[test]
+    fn scalar_special_values_follow_d3d9() {
+        let p = program(
+            "vs_2_0\ndcl_position v0\nrcp r0.x, c0.x\nrsq r0.y, c0.y\nlog r0.z, c0.x\nexp r0.w, c0.z\nmov oPos, r0\nfrc oT0, c1\n",
+        );
+        let i = with(&[(0, [0.0, -4.0, 3.0, 0.0]), (1, [-0.25, 1.5, 2.0, -1.0])]);
+        assert_eq!(out(&p, &i, OPOS), [f32::INFINITY, 0.5, f32::NEG_INFINITY, 8.0]);
+        assert_eq!(out(&p, &i, OutputRegister::Texcoord(0)), [0.75, 0.5, 0.0, 0.0]);
+        // rsq 0 is +inf too, and 0 × inf is NaN as IEEE says.
+        let p = program("vs_2_0\ndcl_position v0\nrsq r0, c0.x\nmul r1, r0, c0.x\nmov oPos, r0\nmov oT0, r1\n");
+        let i = with(&[(0, [0.0; 4])]);
+        assert_eq!(out(&p, &i, OPOS), [f32::INFINITY; 4]);
+        assert!(out(&p, &i, OutputRegister::Texcoord(0))[0].is_nan());
+    }
+
+    #[test]
+    fn comparisons_and_selections() {
+        let p = program(
+            "ps_2_0\ndef c2, 1, 2, 3, 4\ndef c3, 5, 6, 7, 8\nmov r1, c2\ncmp r0, c0, r1, c3\nmov oC0, r0\n",
+        );
+        // cmp picks src1 where src0 >= 0, −0 included.
+        let i = with(&[(0, [0.0, -0.0, -1.0, 2.0])]);
+        assert_eq!(out(&p, &i, OC0), [1.0, 2.0, 7.0, 4.0]);
+        let p = program(
+            "vs_2_0\ndcl_position v0\nslt r0, c0, c1\nsge r1, c0, c1\nmin r2, c0, c1\nmax r3, c0, c1\n\
+             mov oPos, r0\nmov oT0, r1\nmov oT1, r2\nmov oT2, r3\n",
+        );
+        let i = with(&[(0, [1.0, 2.0, 3.0, -1.0]), (1, [2.0, 2.0, 1.0, 0.0])]);
+        let o = p.run(&i).unwrap().values;
+        assert_eq!(o[&OPOS], [1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(o[&OutputRegister::Texcoord(0)], [0.0, 1.0, 1.0, 0.0]);
+        assert_eq!(o[&OutputRegister::Texcoord(1)], [1.0, 2.0, 1.0, -1.0]);
+        assert_eq!(o[&OutputRegister::Texcoord(2)], [2.0, 2.0, 3.0, 0.0]);
+    }
+
+    #[test]
+    fn vector_instructions() {
+        let p = program(
+            "vs_3_0\ndcl_position v0\ndcl_position o0\ndcl_texcoord0 o1\ndcl_texcoord1 o2\ndcl_texcoord2 o3\n\
+             dcl_texcoord3 o4\ndcl_texcoord4 o5\n\
+             crs r0.xyz, c0, c1\nmov r0.w, c0.w\nmov o0, r0\nnrm o1, c2\nlit o2, c3\ndst o3, c4, c5\n\
+             m4x4 o4, c6, c0\nsincos r1.xy, c7.x\nmov o5, r1\n",
+        );
+        let i = with(&[
+            (0, [1.0, 0.0, 0.0, 9.0]),
+            (1, [0.0, 1.0, 0.0, 0.0]),
+            (2, [3.0, 0.0, 4.0, 10.0]),
+            (3, [0.5, 4.0, 0.0, 2.0]),
+            (4, [0.0, 2.0, 3.0, 0.0]),
+            (5, [0.0, 5.0, 0.0, 7.0]),
+            (6, [1.0, 2.0, 3.0, 4.0]),
+            (7, [0.0, 0.0, 0.0, 0.0]),
+            (8, [1.0, 1.0, 1.0, 1.0]),
+            (9, [0.0, 0.0, 0.0, 2.0]),
+        ]);
+        let o = p.run(&i).unwrap().values;
+        assert_eq!(o[&OutputRegister::Output(0)], [0.0, 0.0, 1.0, 9.0]);
+        assert_eq!(o[&OutputRegister::Output(1)], [0.6, 0.0, 0.8, 2.0]);
+        assert_eq!(o[&OutputRegister::Output(2)], [1.0, 0.5, 16.0, 1.0]);
+        assert_eq!(o[&OutputRegister::Output(3)], [1.0, 10.0, 3.0, 7.0]);
+        // Rows c0, c1, c2, c3 dotted with c6.
+        assert_eq!(o[&OutputRegister::Output(4)], [37.0, 2.0, 55.0, 16.5]);
+        assert_eq!(o[&OutputRegister::Output(5)], [1.0, 0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn relative_addressing_rounds_in_vs2_and_floors_in_vs1() {
+        let p = program(
+            "vs_2_0\ndcl_position v0\ndef c10, 10, 0, 0, 0\ndef c11, 11, 0, 0, 0\ndef c12, 12, 0, 0, 0\n\
+             mova a0.x, c0.x\nmov oPos, c[a0.x + 10]\n",
+        );
+        assert_eq!(out(&p, &with(&[(0, [1.5, 0.0, 0.0, 0.0])]), OPOS)[0], 12.0);
+        assert_eq!(out(&p, &with(&[(0, [1.4, 0.0, 0.0, 0.0])]), OPOS)[0], 11.0);
+        let p = program(
+            "vs_1_1\ndcl_position v0\ndef c10, 10, 0, 0, 0\ndef c11, 11, 0, 0, 0\nmov a0.x, c0.x\nmov oPos, c[a0.x + 10]\n",
+        );
+        assert_eq!(out(&p, &with(&[(0, [1.9, 0.0, 0.0, 0.0])]), OPOS)[0], 11.0);
+    }
+
+    #[test]
+    fn loops_reps_and_breaks() {
+        // loop aL from i0.y by i0.z, i0.x times: 2 + 5 + 8 = 15.
+        let p = program(
+            "vs_3_0\ndcl_position v0\ndcl_position o0\ndefi i0, 3, 2, 3, 0\ndef c0, 0, 1, 0, 0\n\
+             mov r0, c0.x\nloop aL, i0\nadd r0.x, r0.x, c[aL].y\nendloop\nmov o0, r0\n\
+             def c2, 0, 1, 0, 0\ndef c5, 0, 4, 0, 0\ndef c8, 0, 10, 0, 0\n",
+        );
+        assert_eq!(out(&p, &Inputs::default(), OutputRegister::Output(0))[0], 15.0);
+        // rep i0 with a breakc after three additions of 1.
+        let p = program(
+            "vs_2_x\ndcl_position v0\ndefi i0, 10, 0, 0, 0\ndef c0, 0, 1, 3, 0\nmov r0, c0.x\n\
+             rep i0\nadd r0.x, r0.x, c0.y\nbreak_ge r0.x, c0.z\nendrep\nmov oPos, r0\n",
+        );
+        assert_eq!(out(&p, &Inputs::default(), OPOS)[0], 3.0);
+        // The integer constant set by the application counts the reps.
+        let p = program(
+            "vs_2_0\ndcl_position v0\ndef c0, 0, 1, 0, 0\nmov r0, c0.x\nrep i1\nadd r0.x, r0.x, c0.y\nendrep\nmov oPos, r0\n",
+        );
+        let mut i = Inputs::default();
+        i.bindings.constants.int.insert(1, [7, 0, 0, 0]);
+        assert_eq!(out(&p, &i, OPOS)[0], 7.0);
+        i.bindings.constants.int.insert(1, [0, 0, 0, 0]);
+        assert_eq!(out(&p, &i, OPOS)[0], 0.0);
+    }
+
+    #[test]
+    fn endless_work_is_an_error() {
+        let p = program(
+            "vs_2_0\ndcl_position v0\ndefi i0, 255, 0, 0, 0\ndef c0, 1, 0, 0, 0\nmov r0, c0\n\
+             rep i0\nrep i0\nrep i0\nadd r0, r0, c0\nendrep\nendrep\nendrep\nmov oPos, r0\n",
+        );
+        assert_eq!(p.run(&Inputs::default()), Err(RunError::StepLimit { limit: STEP_LIMIT }));
+    }
+
+    #[test]
+    fn ifs_else_and_calls() {
+        let p = program(
+            "vs_2_0\ndcl_position v0\ndef c0, 1, 2, 0, 0\nif b0\nmov r0, c0.x\nelse\nmov r0, c0.y\nendif\n\
+             call l1\nmov oPos, r0\nret\nlabel l1\nadd r0, r0, c0.x\nret\n",
+        );
+        let mut i = Inputs::default();
+        assert_eq!(out(&p, &i, OPOS)[0], 3.0);
+        i.bindings.constants.bool.insert(0, true);
+        assert_eq!(out(&p, &i, OPOS)[0], 2.0);
+    }
+
+    #[test]
+    fn predication_writes_only_where_the_predicate_holds() {
+        let p = program(
+            "vs_2_x\ndcl_position v0\ndef c2, 9, 9, 9, 9\nmov r0, c1\nsetp_gt p0, c0, c1\n(p0) mov r0, c2\n\
+             mov oPos, r0\nmov r1, c1\n(!p0.x) mov r1, c2\nmov oT0, r1\n",
+        );
+        let i = with(&[(0, [1.0, 0.0, 3.0, 0.0]), (1, [0.0, 0.0, 2.0, 5.0])]);
+        let o = p.run(&i).unwrap().values;
+        assert_eq!(o[&OPOS], [9.0, 0.0, 9.0, 5.0]);
+        assert_eq!(o[&OutputRegister::Texcoord(0)], [0.0, 0.0, 2.0, 5.0]);
+    }
+
+    #[test]
+    fn quads_give_derivatives_and_divergent_ifs() {
+        let p = program(
+            "ps_3_0\ndef c0, 0.5, 0, 0, 0\ndcl_texcoord v0.xy\ndsx r0.x, v0.x\ndsy r0.y, v0.y\n\
+             if_gt v0.x, c0.x\nmov r0.z, c0.x\nelse\nmov r0.z, v0.y\nendif\nmov r0.w, c0.y\nmov oC0, r0\n",
+        );
+        let lanes: [Attributes; 4] = std::array::from_fn(|i| {
+            let mut a = Attributes::default();
+            let (x, y) = ((i & 1) as f32, (i >> 1) as f32);
+            a.by_semantic.insert(Semantic::new(Semantic::TEXCOORD, 0), [x * 0.75, y * 3.0, 0.0, 0.0]);
+            a
+        });
+        let o = p.run_quad(&Bindings::default(), &lanes).unwrap();
+        assert_eq!(o[0].values[&OC0], [0.75, 3.0, 0.0, 0.0]);
+        assert_eq!(o[1].values[&OC0], [0.75, 3.0, 0.5, 0.0]);
+        assert_eq!(o[2].values[&OC0], [0.75, 3.0, 3.0, 0.0]);
+        assert_eq!(o[3].values[&OC0], [0.75, 3.0, 0.5, 0.0]);
+    }
+
+    #[test]
+    fn texkill_discards_and_unbound_samplers_read_black_opaque() {
+        let p = program("ps_2_0\ndcl t0\ndcl_2d s0\ntexkill t0\ntexld r0, t0, s0\nmov oC0, r0\n");
+        let mut i = Inputs::default();
+        i.attributes.by_semantic.insert(Semantic::new(Semantic::TEXCOORD, 0), [0.5, 0.5, 0.0, 0.0]);
+        let o = p.run(&i).unwrap();
+        assert!(!o.discarded);
+        assert_eq!(o.values[&OC0], [0.0, 0.0, 0.0, 1.0]);
+        i.attributes.by_semantic.insert(Semantic::new(Semantic::TEXCOORD, 0), [0.5, -0.5, 0.0, 0.0]);
+        assert!(p.run(&i).unwrap().discarded);
+        // texldp divides by w before sampling.
+        let texels = vec![[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0]];
+        i.bindings.samplers.insert(0, Sampler::new(Texture::two_d(2, 1, texels).unwrap()));
+        let p = program("ps_2_0\ndcl t0\ndcl_2d s0\ntexldp r0, t0, s0\nmov oC0, r0\n");
+        i.attributes.by_semantic.insert(Semantic::new(Semantic::TEXCOORD, 0), [1.5, 0.0, 0.0, 2.0]);
+        assert_eq!(out(&p, &i, OC0), [0.0, 1.0, 0.0, 1.0]);
+    }
+
+    #[test]
+    fn ps1_clamps_shifts_and_coissues() {
+        let p = program("ps_1_1\nadd_x2 r0, c0, c1\n");
+        let i = with(&[(0, [0.75, -0.75, 0.1, 0.25]), (1, [0.0, 0.0, 0.1, -0.5])]);
+        assert_eq!(out(&p, &i, OC0), [1.0, -1.0, 0.4, -0.5]);
+        let p = program("ps_1_1\nmul_d2 r0, c0, c1_bx2\n");
+        let i = with(&[(0, [1.0, 1.0, 1.0, 1.0]), (1, [1.0, 0.5, 0.0, 0.75])]);
+        assert_eq!(out(&p, &i, OC0), [0.5, 0.0, -0.5, 0.25]);
+        // Co-issued instructions read the registers as they were before the pair.
+        let p = program("ps_1_1\nmov r0, c0\nmov r0.rgb, c1\n+mov r0.a, r0.b\n");
+        let i = with(&[(0, [0.1, 0.2, 0.3, 0.4]), (1, [0.5, 0.6, 0.7, 0.8])]);
+        assert_eq!(out(&p, &i, OC0), [0.5, 0.6, 0.7, 0.3]);
+    }
+
+    #[test]
+    fn constants_precedence_and_names() {
+        let p = program("ps_2_0\ndef c1, 7, 7, 7, 7\nadd r0, c0, c1\nmov oC0, r0\n");
+        // def wins over what the application sets.
+        let i = with(&[(0, [1.0; 4]), (1, [100.0; 4])]);
+        assert_eq!(out(&p, &i, OC0), [8.0; 4]);
+        assert_eq!(Semantic::parse("TEXCOORD3"), Some(Semantic::new(5, 3)));
+        assert_eq!(Semantic::parse("color"), Some(Semantic::new(10, 0)));
+        assert_eq!(Semantic::new(0, 0).to_string(), "POSITION0");
+        assert_eq!(Semantic::parse("nonsense1"), None);
+    }
+
+    #[test]
+    fn bad_bytecode_and_missing_labels_are_errors_with_a_place() {
+        assert!(matches!(Program::new(&[1, 2, 3]), Err(RunError::Bytecode(_))));
+        let code = assemble("vs_2_0\ndcl_position v0\ncall l3\nmov oPos, v0\nret\nlabel l3\nret\n").unwrap();
+        // Rename the label so the call finds none.
+        let mut words: Vec<u32> = code.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let label = words.iter().rposition(|w| *w & 0xFFFF == 0x1E).unwrap();
+        words[label + 1] = (words[label + 1] & !0x7FF) | 5;
+        let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let e = Program::new(&code).unwrap().run(&Inputs::default()).unwrap_err();
+        assert!(e.to_string().contains("'call': no label l3"), "{e}");
+    }
+}

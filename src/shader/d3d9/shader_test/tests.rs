@@ -145,7 +145,7 @@ fn ulps_compare_as_vkd3d_does() {
 /// expectation fails, a shader that is expected to fail drops its probes' draw.
 #[test]
 fn runs_a_small_test_on_given_bytecode() {
-    let ps = asm::assemble("ps_2_0\nadd r0, c0, c1\nmov oC0, r0\n").unwrap();
+    let ps = asm::assemble("ps_2_0\nmov r1, c1\nadd r0, c0, r1\nmov oC0, r0\n").unwrap();
     let text = "[pixel shader]\nfloat4 main() : sv_target { ... }\n\n[test]\n\
                 uniform 0 float4 0.25 0.5 0 1\nuniform 4 float4 0.25 0 1 0\ndraw quad\n\
                 probe (0, 0) rgba (0.5, 0.5, 1, 1)\nif(sm>=4) probe (0, 0) rgba (9, 9, 9, 9)\n\
