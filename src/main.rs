@@ -530,9 +530,11 @@ fn run(command: Command) -> Result<(), Failure> {
             },
         ),
         Command::D3d9(D3d9Command::Ctab { file }) => loose::ctab(&file),
-        Command::D3d9(D3d9Command::Run { shader, set, inputs }) => {
-            cli::run::run(&shader, &set, inputs.as_deref())
-        }
+        Command::D3d9(D3d9Command::Run {
+            shader,
+            set,
+            inputs,
+        }) => cli::run::run(&shader, &set, inputs.as_deref()),
         Command::Sdp(SdpCommand::Pack { out, files }) => loose::pack(&out, &files),
         Command::Dxil(DxilCommand::Dis { file, out }) => loose::dxil_dis(&file, out.as_deref()),
         Command::Dxil(DxilCommand::Info { file }) => loose::dxil_info(&file),

@@ -350,7 +350,10 @@ fn d3d9_run_prints_outputs_as_json() {
     assert_eq!(code, 0, "{err}");
     let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(json["profile"], "ps_2_0");
-    assert_eq!(json["outputs"]["oC0"], serde_json::json!([1.25, 2.5, "inf", 4.0]));
+    assert_eq!(
+        json["outputs"]["oC0"],
+        serde_json::json!([1.25, 2.5, "inf", 4.0])
+    );
     assert_eq!(json["discarded"], false);
 
     // Bytecode made by `d3d9 asm`: texld of s0 at t0, times c0 (defined as 1, 0, 0, 1).
@@ -361,7 +364,13 @@ fn d3d9_run_prints_outputs_as_json() {
     )
     .unwrap();
     let bin = tmp.path().join("ps.pso");
-    let (code, _, err) = shaderfs(&["d3d9", "asm", text.to_str().unwrap(), "-o", bin.to_str().unwrap()]);
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "asm",
+        text.to_str().unwrap(),
+        "-o",
+        bin.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     let inputs = tmp.path().join("inputs.json");
     fs::write(
@@ -370,10 +379,19 @@ fn d3d9_run_prints_outputs_as_json() {
             "inputs": {"TEXCOORD0": [0.75, 0, 0, 0]}}"#,
     )
     .unwrap();
-    let (code, out, err) = shaderfs(&["d3d9", "run", bin.to_str().unwrap(), "--inputs", inputs.to_str().unwrap()]);
+    let (code, out, err) = shaderfs(&[
+        "d3d9",
+        "run",
+        bin.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(json["outputs"]["oC0"], serde_json::json!([0.25, 0.0, 0.0, 0.5]));
+    assert_eq!(
+        json["outputs"]["oC0"],
+        serde_json::json!([0.25, 0.0, 0.0, 0.5])
+    );
 
     let junk = tmp.path().join("junk.pso");
     fs::write(&junk, [0xFFu8, 0xFF, 0xFF, 0xFF]).unwrap();

@@ -23,9 +23,7 @@ use serde_json::{json, Map, Value};
 use shaderfs::mount::{Failure, EXIT_MALFORMED};
 use shaderfs::shader::d3d9::bytecode::shader_version;
 use shaderfs::shader::d3d9::ctab::RegisterSet;
-use shaderfs::shader::d3d9::run::{
-    Address, Filter, Inputs, Program, Sampler, Semantic, Texture,
-};
+use shaderfs::shader::d3d9::run::{Address, Filter, Inputs, Program, Sampler, Semantic, Texture};
 
 use super::output::print;
 
@@ -44,7 +42,10 @@ pub fn run(shader: &Path, sets: &[String], inputs_file: Option<&Path>) -> Result
         bytes
     } else {
         let text = String::from_utf8(bytes).map_err(|_| {
-            malformed(shader, "neither D3D9 bytecode (no version token) nor asm text")
+            malformed(
+                shader,
+                "neither D3D9 bytecode (no version token) nor asm text",
+            )
         })?;
         shaderfs::shader::d3d9::asm::assemble(&text).map_err(|e| malformed(shader, e))?
     };
@@ -162,7 +163,12 @@ fn register(name: &str, prefix: &str) -> Option<u32> {
 }
 
 /// Sets register, semantic or constant `name` to `value`.
-fn set_value(program: &Program, inputs: &mut Inputs, name: &str, value: &Given) -> Result<(), String> {
+fn set_value(
+    program: &Program,
+    inputs: &mut Inputs,
+    name: &str,
+    value: &Given,
+) -> Result<(), String> {
     let c = &mut inputs.bindings.constants;
     let numbers = |v: &Given| -> Result<Vec<f64>, String> {
         match v {
@@ -183,14 +189,23 @@ fn set_value(program: &Program, inputs: &mut Inputs, name: &str, value: &Given) 
         c.float.insert(n, four(&numbers(value)?, 0));
     } else if let Some(n) = register(name, "i") {
         let v = numbers(value)?;
-        c.int.insert(n, std::array::from_fn(|i| v.get(i).copied().unwrap_or(0.0) as i32));
+        c.int.insert(
+            n,
+            std::array::from_fn(|i| v.get(i).copied().unwrap_or(0.0) as i32),
+        );
     } else if let Some(n) = register(name, "b") {
         c.bool.insert(n, truth(value)?);
     } else if let Some(n) = register(name, "v") {
-        inputs.attributes.by_register.insert(n, four(&numbers(value)?, 0));
+        inputs
+            .attributes
+            .by_register
+            .insert(n, four(&numbers(value)?, 0));
     } else if name.eq_ignore_ascii_case("vpos") {
         let v = numbers(value)?;
-        inputs.attributes.vpos = [v.first().copied().unwrap_or(0.0) as f32, v.get(1).copied().unwrap_or(0.0) as f32];
+        inputs.attributes.vpos = [
+            v.first().copied().unwrap_or(0.0) as f32,
+            v.get(1).copied().unwrap_or(0.0) as f32,
+        ];
     } else if name.eq_ignore_ascii_case("vface") {
         inputs.attributes.vface = numbers(value)?.first().copied().unwrap_or(0.0) as f32;
     } else if let Some((set, index, count)) = program.constant(name) {
@@ -205,16 +220,27 @@ fn set_value(program: &Program, inputs: &mut Inputs, name: &str, value: &Given) 
                     c.float.insert(index + r, four(&v, at));
                 }
                 RegisterSet::INT4 => {
-                    c.int.insert(index + r, std::array::from_fn(|i| v.get(at + i).copied().unwrap_or(0.0) as i32));
+                    c.int.insert(
+                        index + r,
+                        std::array::from_fn(|i| v.get(at + i).copied().unwrap_or(0.0) as i32),
+                    );
                 }
                 RegisterSet::BOOL => {
-                    c.bool.insert(index + r, v.get(r as usize).copied().unwrap_or(0.0) != 0.0);
+                    c.bool
+                        .insert(index + r, v.get(r as usize).copied().unwrap_or(0.0) != 0.0);
                 }
-                _ => return Err(format!("'{name}' is a sampler; give it a texture in --inputs")),
+                _ => {
+                    return Err(format!(
+                        "'{name}' is a sampler; give it a texture in --inputs"
+                    ))
+                }
             }
         }
     } else if let Some(s) = Semantic::parse(name) {
-        inputs.attributes.by_semantic.insert(s, four(&numbers(value)?, 0));
+        inputs
+            .attributes
+            .by_semantic
+            .insert(s, four(&numbers(value)?, 0));
     } else {
         return Err(format!(
             "'{name}' is no register (c#, i#, b#, v#, vPos, vFace), semantic or constant of the shader"
@@ -234,30 +260,47 @@ fn apply_file(program: &Program, inputs: &mut Inputs, json: &Value) -> Result<()
                     return Err(format!("'{key}' must be an object"));
                 };
                 for (name, v) in m {
-                    set_value(program, inputs, name, &from_json(v)).map_err(|e| format!("{key}.{name}: {e}"))?;
+                    set_value(program, inputs, name, &from_json(v))
+                        .map_err(|e| format!("{key}.{name}: {e}"))?;
                 }
             }
-            "vpos" | "vface" => set_value(program, inputs, key, &from_json(value)).map_err(|e| format!("{key}: {e}"))?,
+            "vpos" | "vface" => set_value(program, inputs, key, &from_json(value))
+                .map_err(|e| format!("{key}: {e}"))?,
             "textures" => {
                 let Value::Object(m) = value else {
                     return Err("'textures' must be an object".into());
                 };
                 for (name, t) in m {
                     let stage = register(name, "s")
-                        .or_else(|| program.constant(name).filter(|c| c.0 == RegisterSet::SAMPLER).map(|c| c.1))
-                        .ok_or_else(|| format!("textures.{name}: not a sampler register (s#) or sampler name"))?;
+                        .or_else(|| {
+                            program
+                                .constant(name)
+                                .filter(|c| c.0 == RegisterSet::SAMPLER)
+                                .map(|c| c.1)
+                        })
+                        .ok_or_else(|| {
+                            format!("textures.{name}: not a sampler register (s#) or sampler name")
+                        })?;
                     let sampler = texture(t).map_err(|e| format!("textures.{name}: {e}"))?;
                     inputs.bindings.samplers.insert(stage, sampler);
                 }
             }
-            other => return Err(format!("unknown member '{other}' (constants, inputs, textures, vpos, vface)")),
+            other => {
+                return Err(format!(
+                    "unknown member '{other}' (constants, inputs, textures, vpos, vface)"
+                ))
+            }
         }
     }
     Ok(())
 }
 
 fn texture(t: &Value) -> Result<Sampler, String> {
-    let get = |k: &str| t.get(k).and_then(Value::as_u64).ok_or_else(|| format!("'{k}' must be a number"));
+    let get = |k: &str| {
+        t.get(k)
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("'{k}' must be a number"))
+    };
     let (w, h) = (get("width")? as u32, get("height")? as u32);
     let texels: Vec<[f32; 4]> = t
         .get("texels")
@@ -279,7 +322,10 @@ fn texture(t: &Value) -> Result<Sampler, String> {
     modes.insert("border", Address::Border);
     modes.insert("mirror_once", Address::MirrorOnce);
     if let Some(a) = t.get("address") {
-        let a = a.as_str().and_then(|a| modes.get(a)).ok_or("'address' is wrap, mirror, clamp, border or mirror_once")?;
+        let a = a
+            .as_str()
+            .and_then(|a| modes.get(a))
+            .ok_or("'address' is wrap, mirror, clamp, border or mirror_once")?;
         s.address = [*a; 3];
     }
     if let Some(f) = t.get("filter") {
@@ -306,7 +352,10 @@ mod tests {
 
     #[test]
     fn values_read_as_numbers_or_booleans() {
-        assert_eq!(parse_values("1, 2.5,-3"), Given::Numbers(vec![1.0, 2.5, -3.0]));
+        assert_eq!(
+            parse_values("1, 2.5,-3"),
+            Given::Numbers(vec![1.0, 2.5, -3.0])
+        );
         assert_eq!(parse_values("true"), Given::Bool(true));
         assert!(matches!(parse_values("1,x"), Given::Bad(_)));
         assert_eq!(register("c12", "c"), Some(12));

@@ -10,9 +10,9 @@ pub mod opcodes;
 pub(crate) mod ppexpr;
 mod preamble;
 pub mod registers;
+mod rules;
 pub mod run;
 pub mod shader_test;
-mod rules;
 pub mod syntax;
 pub mod validate;
 

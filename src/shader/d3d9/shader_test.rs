@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::run::{
-    self, Address, Bindings, Draw, Filter, Outputs, OutputRegister, Program,
-    Sampler, Semantic, Texture, TextureKind, Topology,
+    self, Address, Bindings, Draw, Filter, OutputRegister, Outputs, Program, Sampler, Semantic,
+    Texture, TextureKind, Topology,
 };
 
 /// The render target size of vkd3d's runner.
@@ -70,7 +70,9 @@ pub fn parse(text: &str) -> ShaderTest {
             });
             continue;
         }
-        let Some(s) = sections.last_mut() else { continue };
+        let Some(s) = sections.last_mut() else {
+            continue;
+        };
         let is_shader = s.shader_index.is_some();
         if !is_shader && (raw.starts_with('%') || raw.trim().is_empty()) {
             continue;
@@ -85,7 +87,10 @@ pub fn parse(text: &str) -> ShaderTest {
 pub enum Outcome {
     Pass,
     /// The first pixel that differs, and its value.
-    Fail { pixel: (u32, u32), actual: [f32; 4] },
+    Fail {
+        pixel: (u32, u32),
+        actual: [f32; 4],
+    },
     /// The probe cannot be checked here, and why.
     Excluded(String),
 }
@@ -140,7 +145,10 @@ fn take_qualified<'a>(line: &'a str, word: &str, sm: u32) -> Option<(bool, &'a s
     let rest = line.strip_prefix(word)?;
     if let Some(args) = rest.strip_prefix('(') {
         let end = args.find(')')?;
-        return Some((qualifier_holds(&args[..end], sm), args[end + 1..].trim_start()));
+        return Some((
+            qualifier_holds(&args[..end], sm),
+            args[end + 1..].trim_start(),
+        ));
     }
     if rest.is_empty() || rest.starts_with(char::is_whitespace) {
         return Some((true, rest.trim_start()));
@@ -234,7 +242,10 @@ pub fn run(test: &ShaderTest, sm: u32, source: &dyn BytecodeSource) -> Vec<Probe
                 continue;
             }
             let mut expect_fail = false;
-            let mut rest = h.trim_start_matches("pixel shader").trim_start_matches("vertex shader").trim();
+            let mut rest = h
+                .trim_start_matches("pixel shader")
+                .trim_start_matches("vertex shader")
+                .trim();
             while !rest.is_empty() {
                 let before = rest;
                 for word in ["todo", "fail", "notimpl"] {
@@ -254,14 +265,21 @@ pub fn run(test: &ShaderTest, sm: u32, source: &dyn BytecodeSource) -> Vec<Probe
             }
             let profile = format!("{}_{}_0", if pixel { "ps" } else { "vs" }, sm);
             let program = if expect_fail {
-                Err(format!("section {k} is expected to fail to compile for {profile}"))
+                Err(format!(
+                    "section {k} is expected to fail to compile for {profile}"
+                ))
             } else {
                 source
                     .bytecode(k, &profile)
-                    .and_then(|b| Program::new(&b).map_err(|e| format!("section {k} {profile}: {e}")))
+                    .and_then(|b| {
+                        Program::new(&b).map_err(|e| format!("section {k} {profile}: {e}"))
+                    })
                     .map(Arc::new)
             };
-            let stage = Some(Stage { section: k, program });
+            let stage = Some(Stage {
+                section: k,
+                program,
+            });
             if pixel {
                 st.ps = stage;
             } else {
@@ -286,7 +304,11 @@ pub fn run(test: &ShaderTest, sm: u32, source: &dyn BytecodeSource) -> Vec<Probe
             let data = section
                 .lines
                 .iter()
-                .flat_map(|(_, l)| l.split_whitespace().filter_map(|w| w.parse::<f32>().ok()).collect::<Vec<_>>())
+                .flat_map(|(_, l)| {
+                    l.split_whitespace()
+                        .filter_map(|w| w.parse::<f32>().ok())
+                        .collect::<Vec<_>>()
+                })
                 .collect();
             st.buffers.insert(slot, data);
         } else if h == "test" {
@@ -310,11 +332,11 @@ fn require(st: &mut State, line: &str) {
     let value = |v: &str| models.iter().position(|m| *m == v.trim());
     let sm_index = st.sm as usize - 2;
     if let Some(v) = line.strip_prefix("shader model >=") {
-        if value(v).is_none_or(|i| sm_index < i) {
+        if value(v).map_or(true, |i| sm_index < i) {
             st.applies = false;
         }
     } else if let Some(v) = line.strip_prefix("shader model <") {
-        if value(v).is_none_or(|i| sm_index >= i) {
+        if value(v).map_or(true, |i| sm_index >= i) {
             st.applies = false;
         }
     } else if line.starts_with("options:") {
@@ -351,7 +373,9 @@ fn texture(st: &mut State, slot: u32, lines: &[(usize, String)]) {
     let texels: Vec<[f32; 4]> = if r32 {
         data.iter().map(|&r| [r, 1.0, 1.0, 1.0]).collect()
     } else {
-        data.chunks(4).map(|c| std::array::from_fn(|i| c.get(i).copied().unwrap_or(0.0))).collect()
+        data.chunks(4)
+            .map(|c| std::array::from_fn(|i| c.get(i).copied().unwrap_or(0.0)))
+            .collect()
     };
     let mut t = Texture {
         kind: TextureKind::TwoD,
@@ -364,7 +388,10 @@ fn texture(st: &mut State, slot: u32, lines: &[(usize, String)]) {
     for level in 0..levels {
         let (lw, lh, _) = t.level_size(level);
         let n = (lw * lh) as usize;
-        let mut l = texels.get(at..(at + n).min(texels.len())).unwrap_or(&[]).to_vec();
+        let mut l = texels
+            .get(at..(at + n).min(texels.len()))
+            .unwrap_or(&[])
+            .to_vec();
         l.resize(n, [0.0; 4]);
         t.levels.push(l);
         at += n;
@@ -386,7 +413,13 @@ fn sampler(st: &mut State, slot: u32, lines: &[(usize, String)]) {
         let words: Vec<&str> = l.split_whitespace().collect();
         match words.first() {
             Some(&"filter") => {
-                let f = |w: Option<&&str>| if w == Some(&"linear") { Filter::Linear } else { Filter::Point };
+                let f = |w: Option<&&str>| {
+                    if w == Some(&"linear") {
+                        Filter::Linear
+                    } else {
+                        Filter::Point
+                    }
+                };
                 s.min_filter = f(words.get(1));
                 s.mag_filter = f(words.get(2));
                 s.mip_filter = Some(f(words.get(3)));
@@ -459,11 +492,24 @@ fn directive(st: &mut State, line: usize, text: &str) {
     let words: Vec<&str> = rest.split_whitespace().collect();
     match words.as_slice() {
         ["uniform", offset, ty, values @ ..] => {
-            let Ok(offset) = offset.parse::<usize>() else { return };
+            let Ok(offset) = offset.parse::<usize>() else {
+                return;
+            };
             let bits: Vec<u32> = match *ty {
-                "float4" | "float" => values.iter().filter_map(|v| v.parse::<f32>().ok()).map(f32::to_bits).collect(),
-                "int4" | "int" => values.iter().filter_map(|v| v.parse::<i32>().ok()).map(|i| i as u32).collect(),
-                "uint4" | "uint" => values.iter().filter_map(|v| v.parse::<u32>().ok()).collect(),
+                "float4" | "float" => values
+                    .iter()
+                    .filter_map(|v| v.parse::<f32>().ok())
+                    .map(f32::to_bits)
+                    .collect(),
+                "int4" | "int" => values
+                    .iter()
+                    .filter_map(|v| v.parse::<i32>().ok())
+                    .map(|i| i as u32)
+                    .collect(),
+                "uint4" | "uint" => values
+                    .iter()
+                    .filter_map(|v| v.parse::<u32>().ok())
+                    .collect(),
                 _ => {
                     st.unmodelled = Some(format!("uniform type {ty}"));
                     return;
@@ -487,7 +533,11 @@ fn directive(st: &mut State, line: usize, text: &str) {
             make_draw(st, Topology::TriangleList, 3);
         }
         ["draw", "triangle", kind, count, ..] => {
-            let topology = if *kind == "strip" { Topology::TriangleStrip } else { Topology::TriangleList };
+            let topology = if *kind == "strip" {
+                Topology::TriangleStrip
+            } else {
+                Topology::TriangleList
+            };
             make_draw(st, topology, count.parse().unwrap_or(0));
         }
         ["draw", ..] => {
@@ -503,7 +553,9 @@ fn directive(st: &mut State, line: usize, text: &str) {
         ["alpha", "test", func @ ..] => {
             let func = func.join(" ");
             let (name, reference) = match func.rsplit_once(' ') {
-                Some((n, r)) if r.parse::<f32>().is_ok() => (n.to_string(), r.parse().unwrap_or(0.0)),
+                Some((n, r)) if r.parse::<f32>().is_ok() => {
+                    (n.to_string(), r.parse().unwrap_or(0.0))
+                }
                 _ => (func.clone(), 0.0),
             };
             st.alpha_test = (name != "always").then_some((name, reference));
@@ -535,7 +587,9 @@ fn make_draw(st: &mut State, topology: Topology, count: usize) {
             st.draw_failed = Some("no pixel shader".into());
             return;
         }
-        Some(Stage { program: Err(e), .. }) => {
+        Some(Stage {
+            program: Err(e), ..
+        }) => {
             st.draw_failed = Some(e.clone());
             return;
         }
@@ -543,7 +597,9 @@ fn make_draw(st: &mut State, topology: Topology, count: usize) {
     };
     let vs = match &st.vs {
         None => None,
-        Some(Stage { program: Err(e), .. }) => {
+        Some(Stage {
+            program: Err(e), ..
+        }) => {
             st.draw_failed = Some(e.clone());
             return;
         }
@@ -551,10 +607,17 @@ fn make_draw(st: &mut State, topology: Topology, count: usize) {
     };
     let mut bindings = Bindings::default();
     for (i, c) in st.uniforms.chunks(4).enumerate() {
-        bindings.constants.float.insert(i as u32, std::array::from_fn(|j| f32::from_bits(c[j])));
+        bindings
+            .constants
+            .float
+            .insert(i as u32, std::array::from_fn(|j| f32::from_bits(c[j])));
     }
     for (slot, t) in &st.textures {
-        let mut s = st.samplers.get(slot).cloned().unwrap_or_else(|| Sampler::new(t.clone()));
+        let mut s = st
+            .samplers
+            .get(slot)
+            .cloned()
+            .unwrap_or_else(|| Sampler::new(t.clone()));
         s.texture = Arc::new(t.clone());
         if !st.samplers.contains_key(slot) {
             s.mip_filter = None;
@@ -566,7 +629,12 @@ fn make_draw(st: &mut State, topology: Topology, count: usize) {
         let mut attrs = BTreeMap::new();
         let mut offsets: BTreeMap<u32, usize> = BTreeMap::new();
         for e in &st.layout {
-            let stride: usize = st.layout.iter().filter(|x| x.slot == e.slot).map(|x| x.floats).sum();
+            let stride: usize = st
+                .layout
+                .iter()
+                .filter(|x| x.slot == e.slot)
+                .map(|x| x.floats)
+                .sum();
             let off = offsets.entry(e.slot).or_insert(0);
             let base = v * stride + *off;
             *off += e.floats;
@@ -624,7 +692,11 @@ fn probe(st: &mut State, line: usize, text: &str, todo: bool) {
     } else {
         (0, after)
     };
-    let (expected, ulps) = match after.trim_start().strip_prefix('(').and_then(|a| a.split_once(')')) {
+    let (expected, ulps) = match after
+        .trim_start()
+        .strip_prefix('(')
+        .and_then(|a| a.split_once(')'))
+    {
         Some((vals, tail)) => {
             let v = numbers(vals);
             let mut e = [0.0; 4];
@@ -667,7 +739,10 @@ fn probe(st: &mut State, line: usize, text: &str, todo: bool) {
         Ok(values) => {
             for (p, v) in pixels.iter().zip(values) {
                 if !(0..components).all(|c| compare(v[c], expected[c], ulps)) {
-                    result.outcome = Outcome::Fail { pixel: *p, actual: v };
+                    result.outcome = Outcome::Fail {
+                        pixel: *p,
+                        actual: v,
+                    };
                     break;
                 }
             }
@@ -677,11 +752,19 @@ fn probe(st: &mut State, line: usize, text: &str, todo: bool) {
 }
 
 /// The render target `target` at `pixels` after every draw since the last clear.
-fn shade(st: &mut State, pixels: &[(u32, u32)], target: u8) -> Result<Vec<[f32; 4]>, run::RunError> {
+fn shade(
+    st: &mut State,
+    pixels: &[(u32, u32)],
+    target: u8,
+) -> Result<Vec<[f32; 4]>, run::RunError> {
     let clear = st.clear.get(&(target as u32)).copied().unwrap_or([0.0; 4]);
     let mut values = vec![clear; pixels.len()];
     for d in &mut st.draws {
-        let missing: Vec<(u32, u32)> = pixels.iter().copied().filter(|p| !d.cache.contains_key(p)).collect();
+        let missing: Vec<(u32, u32)> = pixels
+            .iter()
+            .copied()
+            .filter(|p| !d.cache.contains_key(p))
+            .collect();
         if !missing.is_empty() {
             let draw = Draw {
                 vertex_shader: d.vs.as_deref(),
@@ -700,12 +783,19 @@ fn shade(st: &mut State, pixels: &[(u32, u32)], target: u8) -> Result<Vec<[f32; 
             }
         }
         for (p, v) in pixels.iter().zip(values.iter_mut()) {
-            let Some(Some(o)) = d.cache.get(p) else { continue };
+            let Some(Some(o)) = d.cache.get(p) else {
+                continue;
+            };
             if o.discarded {
                 continue;
             }
-            let Some(color) = o.values.get(&OutputRegister::Target(target)) else { continue };
-            let alpha = o.values.get(&OutputRegister::Target(0)).map_or(0.0, |c| c[3]);
+            let Some(color) = o.values.get(&OutputRegister::Target(target)) else {
+                continue;
+            };
+            let alpha = o
+                .values
+                .get(&OutputRegister::Target(0))
+                .map_or(0.0, |c| c[3]);
             if let Some((func, reference)) = &d.alpha_test {
                 if !alpha_passes(func, alpha, *reference) {
                     continue;

@@ -412,7 +412,11 @@ impl Program {
                 } else {
                     ty
                 };
-                Ok(Reg { ty, number, relative })
+                Ok(Reg {
+                    ty,
+                    number,
+                    relative,
+                })
             };
             let dst_param = operands.dst.as_ref();
             match ins.opcode() {
@@ -558,7 +562,11 @@ impl Program {
 
     /// Runs one invocation (for a pixel shader: a pixel alone, its derivatives 0).
     pub fn run(&self, inputs: &Inputs) -> Result<Outputs, RunError> {
-        let mut m = Machine::new(self, &inputs.bindings, std::slice::from_ref(&inputs.attributes));
+        let mut m = Machine::new(
+            self,
+            &inputs.bindings,
+            std::slice::from_ref(&inputs.attributes),
+        );
         m.execute()?;
         Ok(m.outputs().remove(0))
     }
@@ -615,12 +623,16 @@ fn ctab_info(bytes: &[u8]) -> Result<(Constants, Vec<(String, RegisterSet, u32, 
         match k.register_set {
             RegisterSet::FLOAT4 => {
                 for (i, r) in d.chunks_exact(4).take(count as usize).enumerate() {
-                    c.float.insert(index + i as u32, std::array::from_fn(|j| f32::from_bits(r[j])));
+                    c.float.insert(
+                        index + i as u32,
+                        std::array::from_fn(|j| f32::from_bits(r[j])),
+                    );
                 }
             }
             RegisterSet::INT4 => {
                 for (i, r) in d.chunks_exact(4).take(count as usize).enumerate() {
-                    c.int.insert(index + i as u32, std::array::from_fn(|j| r[j] as i32));
+                    c.int
+                        .insert(index + i as u32, std::array::from_fn(|j| r[j] as i32));
                 }
             }
             RegisterSet::BOOL => {
@@ -642,7 +654,9 @@ fn match_flow(ops: &mut [Op]) -> Result<BTreeMap<u32, usize>, RunError> {
         match ops[i].opcode {
             0x28 | 0x29 | 0x26 | 0x1B => stack.push(i),
             0x2A => {
-                let Some(&open) = stack.last().filter(|&&o| matches!(ops[o].opcode, 0x28 | 0x29))
+                let Some(&open) = stack
+                    .last()
+                    .filter(|&&o| matches!(ops[o].opcode, 0x28 | 0x29))
                 else {
                     return Err(op_error(&ops[i], "no 'if' to belong to"));
                 };
@@ -650,7 +664,9 @@ fn match_flow(ops: &mut [Op]) -> Result<BTreeMap<u32, usize>, RunError> {
                 *stack.last_mut().unwrap_or(&mut 0) = i;
             }
             0x2B => {
-                let Some(open) = stack.pop().filter(|&o| matches!(ops[o].opcode, 0x28 | 0x29 | 0x2A))
+                let Some(open) = stack
+                    .pop()
+                    .filter(|&o| matches!(ops[o].opcode, 0x28..=0x2A))
                 else {
                     return Err(op_error(&ops[i], "no 'if' to close"));
                 };
@@ -699,9 +715,21 @@ struct Lane {
 }
 
 enum Frame {
-    If { saved: u8, taken: u8 },
-    Loop { saved: u8, start: usize, remaining: i64, step: i32, outer_al: [i32; 4] },
-    Call { saved: u8, ret: usize },
+    If {
+        saved: u8,
+        taken: u8,
+    },
+    Loop {
+        saved: u8,
+        start: usize,
+        remaining: i64,
+        step: i32,
+        outer_al: [i32; 4],
+    },
+    Call {
+        saved: u8,
+        ret: usize,
+    },
 }
 
 struct Machine<'a> {
@@ -794,7 +822,8 @@ impl<'a> Machine<'a> {
                 };
                 for slot in 0..OUTPUT_SLOTS {
                     if l.written & (1 << slot) != 0 {
-                        o.values.insert(OutputRegister::from_slot(slot), l.out[slot]);
+                        o.values
+                            .insert(OutputRegister::from_slot(slot), l.out[slot]);
                     }
                 }
                 if version.is_ps1() {
@@ -816,7 +845,10 @@ impl<'a> Machine<'a> {
                     }
                 }
                 for d in &self.prog.decls {
-                    if d.ty == RegisterType::Output && version.kind == ShaderKind::Vertex && version.major >= 3 {
+                    if d.ty == RegisterType::Output
+                        && version.kind == ShaderKind::Vertex
+                        && version.major >= 3
+                    {
                         let reg = OutputRegister::Output(d.number as u8);
                         if o.values.contains_key(&reg) {
                             o.semantics.push((reg, d.mask, d.semantic));
@@ -867,7 +899,13 @@ impl<'a> Machine<'a> {
                         self.active
                     };
                     if mask != 0 {
-                        self.push(op, Frame::Call { saved: self.active, ret: pc + 1 })?;
+                        self.push(
+                            op,
+                            Frame::Call {
+                                saved: self.active,
+                                ret: pc + 1,
+                            },
+                        )?;
                         self.active = mask;
                         next = at + 1;
                     }
@@ -879,7 +917,13 @@ impl<'a> Machine<'a> {
                     } else {
                         self.compare_mask(op)?
                     };
-                    self.push(op, Frame::If { saved: self.active, taken })?;
+                    self.push(
+                        op,
+                        Frame::If {
+                            saved: self.active,
+                            taken,
+                        },
+                    )?;
                     self.active = taken;
                     if taken == 0 {
                         // Nothing to run: go straight to the else (or endif), which runs.
@@ -903,7 +947,11 @@ impl<'a> Machine<'a> {
                 }
                 // rep, loop
                 0x26 | 0x1B => {
-                    let i_src = if op.opcode == 0x26 { &op.srcs[0] } else { &op.srcs[1] };
+                    let i_src = if op.opcode == 0x26 {
+                        &op.srcs[0]
+                    } else {
+                        &op.srcs[1]
+                    };
                     let i = self.ints[(i_src.reg.number as usize) & 15];
                     let count = i[0].max(0) as i64;
                     let outer_al = self.lanes.iter().map(|l| l.al).collect::<Vec<_>>();
@@ -931,8 +979,13 @@ impl<'a> Machine<'a> {
                 }
                 // endrep, endloop
                 0x27 | 0x1D => {
-                    if let Some(Frame::Loop { saved, start, remaining, step, outer_al }) =
-                        self.stack.last_mut()
+                    if let Some(Frame::Loop {
+                        saved,
+                        start,
+                        remaining,
+                        step,
+                        outer_al,
+                    }) = self.stack.last_mut()
                     {
                         *remaining -= 1;
                         if *remaining > 0 && self.active != 0 {
@@ -1173,7 +1226,12 @@ impl Machine<'_> {
                     let c = (src.swizzle & 3) as usize;
                     self.lanes[l].p[c] != (src.modifier == 13)
                 }
-                other => return Err(op_error(op, format!("a {other:?} register is no condition"))),
+                other => {
+                    return Err(op_error(
+                        op,
+                        format!("a {other:?} register is no condition"),
+                    ))
+                }
             };
             if holds {
                 mask |= 1 << l;
@@ -1201,7 +1259,11 @@ impl Machine<'_> {
             // texkill
             0x41 => {
                 let dst = op.dst.ok_or_else(|| op_error(op, "no register"))?;
-                let mask = if self.prog.version.is_ps1() { 7 } else { dst.mask };
+                let mask = if self.prog.version.is_ps1() {
+                    7
+                } else {
+                    dst.mask
+                };
                 for l in 0..self.lanes.len() {
                     if self.active & (1 << l) == 0 {
                         continue;
@@ -1278,7 +1340,10 @@ impl Machine<'_> {
         let size = [t.width as f32, t.height as f32, t.depth as f32];
         let dims = if t.kind == TextureKind::Volume { 3 } else { 2 };
         let len = |d: [f32; 4]| -> f32 {
-            (0..dims).map(|i| (d[i] * size[i]).powi(2)).sum::<f32>().sqrt()
+            (0..dims)
+                .map(|i| (d[i] * size[i]).powi(2))
+                .sum::<f32>()
+                .sqrt()
         };
         let rho = max(len(dx), len(dy));
         rho.log2()
@@ -1437,7 +1502,12 @@ impl Machine<'_> {
                 0x59 => {
                     let m = self.bump(dst_number);
                     let (x, y) = (a(0), a(1));
-                    [x[0] + m[0] * y[0] + m[2] * y[1], x[1] + m[1] * y[0] + m[3] * y[1], 0.0, 0.0]
+                    [
+                        x[0] + m[0] * y[0] + m[2] * y[1],
+                        x[1] + m[1] * y[0] + m[3] * y[1],
+                        0.0,
+                        0.0,
+                    ]
                 }
                 0x5A => splat(a(0)[0] * a(1)[0] + a(0)[1] * a(1)[1] + w(2)),
                 _ => return Err(op_error(op, format!("not supported in {version}"))),
@@ -1448,15 +1518,25 @@ impl Machine<'_> {
     }
 
     fn bump(&self, stage: u32) -> [f32; 6] {
-        self.bindings.bump_env.get(&stage).copied().unwrap_or([0.0; 6])
+        self.bindings
+            .bump_env
+            .get(&stage)
+            .copied()
+            .unwrap_or([0.0; 6])
     }
 
     /// ps_1_1–ps_1_4 texture addressing instructions (ps_1_4 `texld` goes with SM2's).
-    fn ps1_texture(&mut self, op: &Op, s: &[Vec<[f32; 4]>]) -> Result<Vec<Option<[f32; 4]>>, RunError> {
+    fn ps1_texture(
+        &mut self,
+        op: &Op,
+        s: &[Vec<[f32; 4]>],
+    ) -> Result<Vec<Option<[f32; 4]>>, RunError> {
         let n = self.lanes.len();
         let dst = op.dst.ok_or_else(|| op_error(op, "no destination"))?;
         let stage = dst.reg.number;
-        let own: Vec<[f32; 4]> = (0..n).map(|l| self.raw(op, l, &dst.reg, 0)).collect::<Result<_, _>>()?;
+        let own: Vec<[f32; 4]> = (0..n)
+            .map(|l| self.raw(op, l, &dst.reg, 0))
+            .collect::<Result<_, _>>()?;
         let src = |l: usize| s[l].first().copied().unwrap_or([0.0; 4]);
         let dot3 = |a: [f32; 4], b: [f32; 4]| dot(&a[..3], &b[..3]);
         let mut coords: Vec<Option<[f32; 4]>> = vec![None; n];
@@ -1519,7 +1599,13 @@ impl Machine<'_> {
                     let reflect = |e: [f32; 3]| -> [f32; 4] {
                         let ne = dot(&nrm[..3], &e);
                         let nn = dot(&nrm[..3], &nrm[..3]);
-                        std::array::from_fn(|i| if i < 3 { 2.0 * nrm[i] * ne / nn - e[i] } else { 0.0 })
+                        std::array::from_fn(|i| {
+                            if i < 3 {
+                                2.0 * nrm[i] * ne / nn - e[i]
+                            } else {
+                                0.0
+                            }
+                        })
                     };
                     match op.opcode {
                         0x56 => out[l] = Some(nrm),
@@ -1611,10 +1697,9 @@ impl Machine<'_> {
                 .ok_or_else(|| op_error(op, format!("no texture register t{index}")))?,
             RegisterType::AddrOrTexture => {
                 let round = op.opcode == 0x2E || version.major >= 2;
-                for c in 0..4 {
+                for (c, (a, x)) in lane.a0.iter_mut().zip(v).enumerate() {
                     if mask & (1 << c) != 0 {
-                        let x = if round { (v[c] + 0.5).floor() } else { v[c].floor() };
-                        lane.a0[c] = x as i32;
+                        *a = if round { (x + 0.5).floor() } else { x.floor() } as i32;
                     }
                 }
                 return Ok(());
@@ -1627,14 +1712,21 @@ impl Machine<'_> {
                         _ => OutputRegister::PointSize,
                     },
                     RegisterType::AttrOut => OutputRegister::Color(index as u8),
-                    RegisterType::Output if version.major >= 3 => OutputRegister::Output(index as u8),
+                    RegisterType::Output if version.major >= 3 => {
+                        OutputRegister::Output(index as u8)
+                    }
                     RegisterType::Output => OutputRegister::Texcoord(index as u8),
                     RegisterType::ColorOut => OutputRegister::Target(index as u8),
                     RegisterType::DepthOut => OutputRegister::Depth,
-                    other => return Err(op_error(op, format!("cannot write a {other:?} register"))),
+                    other => {
+                        return Err(op_error(op, format!("cannot write a {other:?} register")))
+                    }
                 };
                 if !(0..16).contains(&index) {
-                    return Err(op_error(op, format!("output register {index} out of range")));
+                    return Err(op_error(
+                        op,
+                        format!("output register {index} out of range"),
+                    ));
                 }
                 lane.written |= 1 << reg.slot();
                 &mut lane.out[reg.slot()]
@@ -1711,10 +1803,18 @@ mod tests {
             "vs_2_0\ndcl_position v0\nrcp r0.x, c0.x\nrsq r0.y, c0.y\nlog r0.z, c0.x\nexp r0.w, c0.z\nmov oPos, r0\nfrc oT0, c1\n",
         );
         let i = with(&[(0, [0.0, -4.0, 3.0, 0.0]), (1, [-0.25, 1.5, 2.0, -1.0])]);
-        assert_eq!(out(&p, &i, OPOS), [f32::INFINITY, 0.5, f32::NEG_INFINITY, 8.0]);
-        assert_eq!(out(&p, &i, OutputRegister::Texcoord(0)), [0.75, 0.5, 0.0, 0.0]);
+        assert_eq!(
+            out(&p, &i, OPOS),
+            [f32::INFINITY, 0.5, f32::NEG_INFINITY, 8.0]
+        );
+        assert_eq!(
+            out(&p, &i, OutputRegister::Texcoord(0)),
+            [0.75, 0.5, 0.0, 0.0]
+        );
         // rsq 0 is +inf too, and 0 × inf is NaN as IEEE says.
-        let p = program("vs_2_0\ndcl_position v0\nrsq r0, c0.x\nmul r1, r0, c0.x\nmov oPos, r0\nmov oT0, r1\n");
+        let p = program(
+            "vs_2_0\ndcl_position v0\nrsq r0, c0.x\nmul r1, r0, c0.x\nmov oPos, r0\nmov oT0, r1\n",
+        );
         let i = with(&[(0, [0.0; 4])]);
         assert_eq!(out(&p, &i, OPOS), [f32::INFINITY; 4]);
         assert!(out(&p, &i, OutputRegister::Texcoord(0))[0].is_nan());
@@ -1792,7 +1892,10 @@ mod tests {
              mov r0, c0.x\nloop aL, i0\nadd r0.x, r0.x, c[aL].y\nendloop\nmov o0, r0\n\
              def c2, 0, 1, 0, 0\ndef c5, 0, 4, 0, 0\ndef c8, 0, 10, 0, 0\n",
         );
-        assert_eq!(out(&p, &Inputs::default(), OutputRegister::Output(0))[0], 15.0);
+        assert_eq!(
+            out(&p, &Inputs::default(), OutputRegister::Output(0))[0],
+            15.0
+        );
         // rep i0 with a breakc after three additions of 1.
         let p = program(
             "vs_2_x\ndcl_position v0\ndefi i0, 10, 0, 0, 0\ndef c0, 0, 1, 3, 0\nmov r0, c0.x\n\
@@ -1816,7 +1919,10 @@ mod tests {
             "vs_2_0\ndcl_position v0\ndefi i0, 255, 0, 0, 0\ndef c0, 1, 0, 0, 0\nmov r0, c0\n\
              rep i0\nrep i0\nrep i0\nadd r0, r0, c0\nendrep\nendrep\nendrep\nmov oPos, r0\n",
         );
-        assert_eq!(p.run(&Inputs::default()), Err(RunError::StepLimit { limit: STEP_LIMIT }));
+        assert_eq!(
+            p.run(&Inputs::default()),
+            Err(RunError::StepLimit { limit: STEP_LIMIT })
+        );
     }
 
     #[test]
@@ -1852,7 +1958,10 @@ mod tests {
         let lanes: [Attributes; 4] = std::array::from_fn(|i| {
             let mut a = Attributes::default();
             let (x, y) = ((i & 1) as f32, (i >> 1) as f32);
-            a.by_semantic.insert(Semantic::new(Semantic::TEXCOORD, 0), [x * 0.75, y * 3.0, 0.0, 0.0]);
+            a.by_semantic.insert(
+                Semantic::new(Semantic::TEXCOORD, 0),
+                [x * 0.75, y * 3.0, 0.0, 0.0],
+            );
             a
         });
         let o = p.run_quad(&Bindings::default(), &lanes).unwrap();
@@ -1866,17 +1975,25 @@ mod tests {
     fn texkill_discards_and_unbound_samplers_read_black_opaque() {
         let p = program("ps_2_0\ndcl t0\ndcl_2d s0\ntexkill t0\ntexld r0, t0, s0\nmov oC0, r0\n");
         let mut i = Inputs::default();
-        i.attributes.by_semantic.insert(Semantic::new(Semantic::TEXCOORD, 0), [0.5, 0.5, 0.0, 0.0]);
+        i.attributes
+            .by_semantic
+            .insert(Semantic::new(Semantic::TEXCOORD, 0), [0.5, 0.5, 0.0, 0.0]);
         let o = p.run(&i).unwrap();
         assert!(!o.discarded);
         assert_eq!(o.values[&OC0], [0.0, 0.0, 0.0, 1.0]);
-        i.attributes.by_semantic.insert(Semantic::new(Semantic::TEXCOORD, 0), [0.5, -0.5, 0.0, 0.0]);
+        i.attributes
+            .by_semantic
+            .insert(Semantic::new(Semantic::TEXCOORD, 0), [0.5, -0.5, 0.0, 0.0]);
         assert!(p.run(&i).unwrap().discarded);
         // texldp divides by w before sampling.
         let texels = vec![[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0]];
-        i.bindings.samplers.insert(0, Sampler::new(Texture::two_d(2, 1, texels).unwrap()));
+        i.bindings
+            .samplers
+            .insert(0, Sampler::new(Texture::two_d(2, 1, texels).unwrap()));
         let p = program("ps_2_0\ndcl t0\ndcl_2d s0\ntexldp r0, t0, s0\nmov oC0, r0\n");
-        i.attributes.by_semantic.insert(Semantic::new(Semantic::TEXCOORD, 0), [1.5, 0.0, 0.0, 2.0]);
+        i.attributes
+            .by_semantic
+            .insert(Semantic::new(Semantic::TEXCOORD, 0), [1.5, 0.0, 0.0, 2.0]);
         assert_eq!(out(&p, &i, OC0), [0.0, 1.0, 0.0, 1.0]);
     }
 
@@ -1908,14 +2025,24 @@ mod tests {
 
     #[test]
     fn bad_bytecode_and_missing_labels_are_errors_with_a_place() {
-        assert!(matches!(Program::new(&[1, 2, 3]), Err(RunError::Bytecode(_))));
-        let code = assemble("vs_2_0\ndcl_position v0\ncall l3\nmov oPos, v0\nret\nlabel l3\nret\n").unwrap();
+        assert!(matches!(
+            Program::new(&[1, 2, 3]),
+            Err(RunError::Bytecode(_))
+        ));
+        let code = assemble("vs_2_0\ndcl_position v0\ncall l3\nmov oPos, v0\nret\nlabel l3\nret\n")
+            .unwrap();
         // Rename the label so the call finds none.
-        let mut words: Vec<u32> = code.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let mut words: Vec<u32> = code
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
         let label = words.iter().rposition(|w| *w & 0xFFFF == 0x1E).unwrap();
         words[label + 1] = (words[label + 1] & !0x7FF) | 5;
         let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let e = Program::new(&code).unwrap().run(&Inputs::default()).unwrap_err();
+        let e = Program::new(&code)
+            .unwrap()
+            .run(&Inputs::default())
+            .unwrap_err();
         assert!(e.to_string().contains("'call': no label l3"), "{e}");
     }
 }

@@ -56,15 +56,25 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
     for attrs in d.vertices {
         let outputs = match d.vertex_shader {
             None => {
-                let pos = attrs.get(&Semantic::new(Semantic::POSITION, 0)).copied().unwrap_or([0.0; 4]);
+                let pos = attrs
+                    .get(&Semantic::new(Semantic::POSITION, 0))
+                    .copied()
+                    .unwrap_or([0.0; 4]);
                 let mut o = Outputs::default();
                 o.values.insert(OutputRegister::Position, pos);
-                o.semantics.push((OutputRegister::Position, 0xF, Semantic::new(Semantic::POSITION, 0)));
+                o.semantics.push((
+                    OutputRegister::Position,
+                    0xF,
+                    Semantic::new(Semantic::POSITION, 0),
+                ));
                 o
             }
             Some(vs) => {
                 if vs.version().kind != ShaderKind::Vertex {
-                    return Err(RunError::Ctab(format!("{} is not a vertex shader", vs.version())));
+                    return Err(RunError::Ctab(format!(
+                        "{} is not a vertex shader",
+                        vs.version()
+                    )));
                 }
                 let inputs = super::Inputs {
                     bindings: d.vertex_bindings.clone(),
@@ -84,7 +94,9 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
                 o
             }
         };
-        let pos = outputs.by_semantic(Semantic::new(Semantic::POSITION, 0)).unwrap_or([0.0, 0.0, 0.0, 1.0]);
+        let pos = outputs
+            .by_semantic(Semantic::new(Semantic::POSITION, 0))
+            .unwrap_or([0.0, 0.0, 0.0, 1.0]);
         let inv_w = 1.0 / pos[3];
         verts.push(Vertex {
             screen: [
@@ -96,9 +108,17 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
         });
     }
     let triangles: Vec<[usize; 3]> = match d.topology {
-        Topology::TriangleList => (0..verts.len() / 3).map(|i| [3 * i, 3 * i + 1, 3 * i + 2]).collect(),
+        Topology::TriangleList => (0..verts.len() / 3)
+            .map(|i| [3 * i, 3 * i + 1, 3 * i + 2])
+            .collect(),
         Topology::TriangleStrip => (0..verts.len().saturating_sub(2))
-            .map(|i| if i % 2 == 0 { [i, i + 1, i + 2] } else { [i + 1, i, i + 2] })
+            .map(|i| {
+                if i % 2 == 0 {
+                    [i, i + 1, i + 2]
+                } else {
+                    [i + 1, i, i + 2]
+                }
+            })
             .collect(),
     };
     let semantics: Vec<Semantic> = {
@@ -114,7 +134,10 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
     let mut jobs: BTreeMap<(u32, u32, usize), Vec<(u32, u32)>> = BTreeMap::new();
     for &(x, y) in pixels {
         let p = [x as f32, y as f32];
-        if let Some(t) = triangles.iter().rposition(|t| barycentric(&verts, t, p).is_some_and(|b| b.iter().all(|&l| l >= 0.0))) {
+        if let Some(t) = triangles
+            .iter()
+            .rposition(|t| barycentric(&verts, t, p).is_some_and(|b| b.iter().all(|&l| l >= 0.0)))
+        {
             jobs.entry((x & !1, y & !1, t)).or_default().push((x, y));
         }
     }
@@ -140,7 +163,9 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
             }
             if d.pixel_shader.version().major < 3 {
                 for i in 0..2 {
-                    by_semantic.entry(Semantic::new(Semantic::COLOR, i)).or_insert([1.0; 4]);
+                    by_semantic
+                        .entry(Semantic::new(Semantic::COLOR, i))
+                        .or_insert([1.0; 4]);
                 }
             }
             Attributes {
@@ -153,8 +178,15 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
         let outs = d.pixel_shader.run_quad(d.pixel_bindings, &lanes)?;
         for (x, y) in wanted {
             let i = ((y - qy) * 2 + (x - qx)) as usize;
-            let pos = lanes[i].by_semantic.get(&Semantic::new(Semantic::POSITION, 0)).copied().unwrap_or([0.0; 4]);
-            if d.clip_planes.iter().any(|p| p.iter().zip(pos).map(|(a, b)| a * b).sum::<f32>() < 0.0) {
+            let pos = lanes[i]
+                .by_semantic
+                .get(&Semantic::new(Semantic::POSITION, 0))
+                .copied()
+                .unwrap_or([0.0; 4]);
+            if d.clip_planes
+                .iter()
+                .any(|p| p.iter().zip(pos).map(|(a, b)| a * b).sum::<f32>() < 0.0)
+            {
                 continue;
             }
             result.insert((x, y), outs[i].clone());
@@ -177,6 +209,8 @@ fn barycentric(v: &[Vertex], t: &[usize; 3], p: [f32; 2]) -> Option<[f32; 3]> {
     if total == 0.0 || !total.is_finite() {
         return None;
     }
-    let edge = |p0: [f32; 2], p1: [f32; 2]| (p1[0] - p0[0]) * (p[1] - p0[1]) - (p1[1] - p0[1]) * (p[0] - p0[0]);
+    let edge = |p0: [f32; 2], p1: [f32; 2]| {
+        (p1[0] - p0[0]) * (p[1] - p0[1]) - (p1[1] - p0[1]) * (p[0] - p0[0])
+    };
     Some([edge(b, c) / total, edge(c, a) / total, edge(a, b) / total])
 }

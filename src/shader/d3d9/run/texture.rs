@@ -147,13 +147,22 @@ impl Sampler {
                 if f == 0.0 {
                     return lo;
                 }
-                let hi = self.sample_level((a as usize + 1).min(last as usize), filter, u, v, w, face);
+                let hi =
+                    self.sample_level((a as usize + 1).min(last as usize), filter, u, v, w, face);
                 std::array::from_fn(|i| lo[i] + (hi[i] - lo[i]) * f)
             }
         }
     }
 
-    fn sample_level(&self, level: usize, filter: Filter, u: f32, v: f32, w: f32, face: u32) -> [f32; 4] {
+    fn sample_level(
+        &self,
+        level: usize,
+        filter: Filter,
+        u: f32,
+        v: f32,
+        w: f32,
+        face: u32,
+    ) -> [f32; 4] {
         let t = &*self.texture;
         let (width, height, depth) = t.level_size(level);
         let volume = t.kind == TextureKind::Volume;
@@ -337,7 +346,11 @@ mod tests {
         };
         assert!(texture.is_consistent());
         let mut s = Sampler::new(texture);
-        assert_eq!(s.sample([0.5, 0.5, 0.0, 0.0], 1.0), [1.0; 4], "no mip filter");
+        assert_eq!(
+            s.sample([0.5, 0.5, 0.0, 0.0], 1.0),
+            [1.0; 4],
+            "no mip filter"
+        );
         s.mip_filter = Some(Filter::Point);
         assert_eq!(s.sample([0.5, 0.5, 0.0, 0.0], 1.0), [0.0; 4]);
         s.mip_filter = Some(Filter::Linear);

@@ -32,7 +32,10 @@ const EXCLUDED: &[(&str, usize, &str)] = &[
     ),
 ];
 
-fn golden_source<'a>(dir: &'a Path, name: &'a str) -> impl Fn(usize, &str) -> Result<Vec<u8>, String> + 'a {
+fn golden_source<'a>(
+    dir: &'a Path,
+    name: &'a str,
+) -> impl Fn(usize, &str) -> Result<Vec<u8>, String> + 'a {
     move |k, profile| {
         let stem = format!("{name}.section{k}.{profile}");
         match std::fs::read(dir.join(format!("{stem}.bin"))) {
@@ -91,7 +94,9 @@ fn vkd3d_probes_pass_on_microsofts_bytecode() {
             }
         }
     }
-    eprintln!("vkd3d probes on Microsoft's bytecode: {pass} pass, {fail} fail, {excluded} excluded");
+    eprintln!(
+        "vkd3d probes on Microsoft's bytecode: {pass} pass, {fail} fail, {excluded} excluded"
+    );
     for (why, n) in &reasons {
         eprintln!("  excluded {n}: {why}");
     }
@@ -99,7 +104,11 @@ fn vkd3d_probes_pass_on_microsofts_bytecode() {
         eprintln!("FAIL {f}");
     }
     assert!(pass > 0, "no probe ran");
-    assert!(failures.is_empty(), "{} probes differ from Windows", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} probes differ from Windows",
+        failures.len()
+    );
 }
 
 #[test]
@@ -108,7 +117,11 @@ fn sections_are_numbered_in_file_order() {
         "[require]\nshader model >= 3.0\n\n[pixel shader fail]\nx\n[test]\n% comment\ndraw quad\n\
          [vertex shader]\ny\n[effect]\nz\n[pixel shader]\nw\n",
     );
-    let idx: Vec<_> = t.sections.iter().map(|s| (s.header.as_str(), s.shader_index)).collect();
+    let idx: Vec<_> = t
+        .sections
+        .iter()
+        .map(|s| (s.header.as_str(), s.shader_index))
+        .collect();
     assert_eq!(
         idx,
         [
