@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::run::{
-    self, Address, Bindings, Draw, Filter, OutputRegister, Outputs, Program, Sampler, Semantic,
-    Texture, TextureKind, Topology,
+    self, Address, Bindings, Draw, Filter, OutputRegister, Outputs, PointState, Program, Sampler,
+    Semantic, Texture, TextureKind, Topology,
 };
 
 /// The render target size of vkd3d's runner.
@@ -178,6 +178,7 @@ struct DrawRecord {
     topology: Topology,
     alpha_test: Option<(String, f32)>,
     clip_planes: Vec<[f32; 4]>,
+    points: PointState,
     cache: BTreeMap<(u32, u32), Option<Outputs>>,
 }
 
@@ -194,6 +195,7 @@ struct State {
     buffers: BTreeMap<u32, Vec<f32>>,
     alpha_test: Option<(String, f32)>,
     clip_planes: BTreeMap<u32, [f32; 4]>,
+    points: PointState,
     clear: BTreeMap<u32, [f32; 4]>,
     draws: Vec<DrawRecord>,
     /// Why the last draw could not be made (its probes are excluded).
@@ -221,6 +223,7 @@ pub fn run(test: &ShaderTest, sm: u32, source: &dyn BytecodeSource) -> Vec<Probe
         buffers: BTreeMap::new(),
         alpha_test: None,
         clip_planes: BTreeMap::new(),
+        points: PointState::default(),
         clear: BTreeMap::new(),
         draws: Vec::new(),
         draw_failed: None,
@@ -532,6 +535,18 @@ fn directive(st: &mut State, line: usize, text: &str) {
             st.buffers.insert(0, vec![-2.0, -2.0, -2.0, 4.0, 4.0, -2.0]);
             make_draw(st, Topology::TriangleList, 3);
         }
+        ["draw", "point", "list", count, ..] => {
+            make_draw(st, Topology::PointList, count.parse().unwrap_or(0));
+        }
+        ["point-size", size, rest @ ..] => {
+            let v: Vec<f32> = rest.iter().filter_map(|x| x.parse().ok()).collect();
+            st.points.size = size.parse().unwrap_or(1.0);
+            if let [min, max] = v[..] {
+                st.points.min = min;
+                st.points.max = max;
+            }
+        }
+        ["point-sprite", on] => st.points.sprite = *on == "on",
         ["draw", "triangle", kind, count, ..] => {
             let topology = if *kind == "strip" {
                 Topology::TriangleStrip
@@ -655,6 +670,7 @@ fn make_draw(st: &mut State, topology: Topology, count: usize) {
         topology,
         alpha_test: st.alpha_test.clone(),
         clip_planes: st.clip_planes.values().copied().collect(),
+        points: st.points,
         cache: BTreeMap::new(),
     });
 }
@@ -774,6 +790,7 @@ fn shade(
                 vertices: &d.vertices,
                 topology: d.topology,
                 clip_planes: &d.clip_planes,
+                points: d.points,
                 width: WIDTH,
                 height: HEIGHT,
             };

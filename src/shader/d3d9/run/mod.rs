@@ -37,7 +37,7 @@ mod texture;
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub use raster::{draw, Draw, Topology};
+pub use raster::{draw, Draw, PointState, Topology};
 pub use texture::{Address, Filter, Sampler, Texture, TextureKind};
 
 use super::bytecode::{self, BytecodeError, Item, ShaderKind, Version};
