@@ -184,6 +184,7 @@ struct DrawRecord {
 
 struct State {
     sm: u32,
+    pixel_profile: String,
     applies: bool,
     skip_reason: Option<String>,
     ps: Option<Stage>,
@@ -206,12 +207,27 @@ struct State {
     results: Vec<ProbeResult>,
 }
 
-/// Runs every `[test]` block of `test` for shader model `sm` (2 or 3) with bytecode from
-/// `source`, returning each probe that applies (those under a `[require]` that rules the
-/// model out, or after a shader expected to fail for it, are not listed).
+/// Runs every `[test]` block of `test` for shader model `sm` (2 or 3: profiles `ps_N_0` and
+/// `vs_N_0`) with bytecode from `source`, returning each probe that applies (those under a
+/// `[require]` that rules the model out are not listed; those after a shader that cannot
+/// be had are [`Outcome::Excluded`] with the reason).
 pub fn run(test: &ShaderTest, sm: u32, source: &dyn BytecodeSource) -> Vec<ProbeResult> {
+    let (ps, vs) = (format!("ps_{sm}_0"), format!("vs_{sm}_0"));
+    run_profiles(test, sm, &ps, &vs, source)
+}
+
+/// [`run`] with the profiles named: `sm` (1, 2 or 3) decides `[require]` and `sm<4`-style
+/// qualifiers, `pixel` and `vertex` the profiles asked of `source` (`ps_1_4`, `vs_1_1`).
+pub fn run_profiles(
+    test: &ShaderTest,
+    sm: u32,
+    pixel_profile: &str,
+    vertex_profile: &str,
+    source: &dyn BytecodeSource,
+) -> Vec<ProbeResult> {
     let mut st = State {
         sm,
+        pixel_profile: pixel_profile.to_string(),
         applies: true,
         skip_reason: None,
         ps: None,
@@ -266,7 +282,7 @@ pub fn run(test: &ShaderTest, sm: u32, source: &dyn BytecodeSource) -> Vec<Probe
             if !st.applies {
                 continue;
             }
-            let profile = format!("{}_{}_0", if pixel { "ps" } else { "vs" }, sm);
+            let profile = if pixel { pixel_profile } else { vertex_profile };
             let program = if expect_fail {
                 Err(format!(
                     "section {k} is expected to fail to compile for {profile}"
@@ -331,15 +347,14 @@ fn number_in(header: &str, word: &str) -> Option<u32> {
 }
 
 fn require(st: &mut State, line: &str) {
-    let models = ["2.0", "3.0", "4.0", "4.1", "5.0", "5.1", "6.0"];
-    let value = |v: &str| models.iter().position(|m| *m == v.trim());
-    let sm_index = st.sm as usize - 2;
+    let model = |v: &str| v.trim().parse::<f32>().ok();
+    let sm = st.sm as f32;
     if let Some(v) = line.strip_prefix("shader model >=") {
-        if value(v).map_or(true, |i| sm_index < i) {
+        if model(v).map_or(true, |m| sm < m) {
             st.applies = false;
         }
     } else if let Some(v) = line.strip_prefix("shader model <") {
-        if value(v).map_or(true, |i| sm_index >= i) {
+        if model(v).map_or(true, |m| sm >= m) {
             st.applies = false;
         }
     } else if line.starts_with("options:") {
@@ -726,7 +741,7 @@ fn probe(st: &mut State, line: usize, text: &str, todo: bool) {
     let ps_section = st.ps.as_ref().map(|s| s.section);
     let mut result = ProbeResult {
         line,
-        profile: format!("ps_{}_0", st.sm),
+        profile: st.pixel_profile.clone(),
         section: ps_section,
         rect,
         expected,

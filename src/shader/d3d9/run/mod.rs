@@ -16,8 +16,9 @@
 //!   source, as the D3D8/9 references' pseudo-code does (compilers write replicate
 //!   swizzles, where every component is the same).
 //! - `mova` rounds to nearest (`floor(x + 0.5)`); vs_1_1 `mov a0` floors.
-//! - ps_1_x: every arithmetic result is clamped to [−1, 1] (`MaxPixelShaderValue` of the
-//!   reference rasterizer is 1), `texcoord` saturates, `r0` is the colour output.
+//! - ps_1_x: every arithmetic result and every constant is clamped to [−1, 1]
+//!   (`MaxPixelShaderValue` of the reference rasterizer is 1), `texcoord` saturates, `r0`
+//!   is the colour output.
 //! - A sampler with no texture returns (0, 0, 0, 1), what D3D9 drivers give for a NULL
 //!   texture. A float constant beyond the bound ones reads 0, as does a relative address
 //!   out of range; int and bool constants not given are 0 and false.
@@ -795,6 +796,12 @@ impl<'a> Machine<'a> {
         for (k, v) in &prog.defbs {
             if let Some(c) = bools.get_mut(*k as usize) {
                 *c = *v;
+            }
+        }
+        if prog.version.is_ps1() {
+            // ps_1_x constant registers hold [-1, 1] like every other register there.
+            for c in &mut consts {
+                *c = c.map(|x| x.clamp(-1.0, 1.0));
             }
         }
         let lanes = attrs.iter().map(|a| lane_for(prog, a)).collect::<Vec<_>>();

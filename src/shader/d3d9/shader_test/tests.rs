@@ -111,6 +111,106 @@ fn vkd3d_probes_pass_on_microsofts_bytecode() {
     );
 }
 
+/// Probes of the ps_1_x run whose goldens cannot give Windows' values, with why (each
+/// visible in the golden's listing).
+const EXCLUDED_PS1: &[(&str, usize, &str)] = &[
+    (
+        "majority-pragma",
+        116,
+        "d3dx9_31 ignores #pragma pack_matrix (the listing reads the matrix transposed)",
+    ),
+    (
+        "majority-pragma",
+        154,
+        "d3dx9_31 ignores #pragma pack_matrix (the listing reads the matrix transposed)",
+    ),
+    (
+        "majority-pragma",
+        294,
+        "d3dx9_31 ignores #pragma pack_matrix (the listing reads the matrix transposed)",
+    ),
+    (
+        "max-min",
+        28,
+        "d3dx9_31's ps_1_1/ps_1_3 code selects on r1.w, which no instruction writes",
+    ),
+    (
+        "return",
+        142,
+        "d3dx9_31 drops the `ret *= 2` before the return in the loop (one mov of c0)",
+    ),
+    (
+        "step",
+        13,
+        "the uniforms (5.0, -2.6, …) lie outside [-1, 1], which ps_1_x constants cannot hold",
+    ),
+];
+
+/// The same probes on what the legacy D3DX9 compiler (d3dx9_31) made of the sections for
+/// ps_1_1, ps_1_3 and ps_1_4 (`legacy/`), with vs_1_1 where a test has a vertex shader.
+/// Windows' values come from SM2 and later, so only probes that expect values ps_1_x can
+/// hold at all, every component in [0, 1], are compared; every one of those must pass.
+#[test]
+fn vkd3d_probes_pass_on_legacy_ps1_bytecode() {
+    let Some(root) = crate::test_corpus::corpus("hlsl") else {
+        return;
+    };
+    let (dir, legacy) = (root.join("vkd3d"), root.join("legacy"));
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("corpus directory")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".shader_test"))
+        .collect();
+    files.sort();
+    let (mut pass, mut out_of_range, mut excluded) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for file in &files {
+        let name = file.trim_end_matches(".shader_test");
+        let text = std::fs::read_to_string(dir.join(file)).expect("readable test");
+        let test = parse(&text);
+        let source = |k: usize, profile: &str| {
+            let stem = format!("{name}.section{k}.{profile}.d3dx9_31");
+            std::fs::read(legacy.join(format!("{stem}.bin")))
+                .map_err(|_| format!("no d3dx9_31 golden for section {k} {profile}"))
+        };
+        for profile in ["ps_1_1", "ps_1_3", "ps_1_4"] {
+            for r in run_profiles(&test, 1, profile, "vs_1_1", &source) {
+                let in_range = r.expected[..r.components]
+                    .iter()
+                    .all(|x| (0.0..=1.0).contains(x));
+                let listed = EXCLUDED_PS1
+                    .iter()
+                    .any(|(f, l, _)| *f == name && *l == r.line);
+                match &r.outcome {
+                    Outcome::Excluded(_) => excluded += 1,
+                    _ if listed => excluded += 1,
+                    _ if !in_range => out_of_range += 1,
+                    Outcome::Pass => pass += 1,
+                    Outcome::Fail { pixel, actual } => failures.push(format!(
+                        "{file}:{} {profile} section {:?}: pixel {pixel:?} expected {:?} got {actual:?}",
+                        r.line, r.section, r.expected
+                    )),
+                }
+            }
+        }
+    }
+    eprintln!(
+        "vkd3d probes on d3dx9_31's ps_1_x: {pass} pass, {} fail, {out_of_range} outside [0, 1], \
+         {excluded} without bytecode or excluded",
+        failures.len()
+    );
+    for f in &failures {
+        eprintln!("FAIL {f}");
+    }
+    assert!(pass > 0, "no probe ran");
+    assert!(
+        failures.is_empty(),
+        "{} probes differ from Windows",
+        failures.len()
+    );
+}
+
 #[test]
 fn sections_are_numbered_in_file_order() {
     let t = parse(
