@@ -289,7 +289,7 @@ pub fn run_profiles(
                 ))
             } else {
                 source
-                    .bytecode(k, &profile)
+                    .bytecode(k, profile)
                     .and_then(|b| {
                         Program::new(&b).map_err(|e| format!("section {k} {profile}: {e}"))
                     })
