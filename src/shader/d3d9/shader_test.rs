@@ -16,6 +16,12 @@
 //! `[sampler]` has D3D9's default states (wrap, point, no mips), a `[sampler]` starts from
 //! point filtering and clamp; `probe` compares within the given ulps (0 by default).
 //! `todo(…)` marks only what vkd3d gets wrong: the expected values are Windows' all the same.
+//!
+//! Render states modelled as D3D9 applies them: `alpha test` (against the reference as a
+//! byte), `clip-plane`, `point-size` and `point-sprite`, `clear rtv`; draws are `draw quad`,
+//! `draw triangle list|strip N` and `draw point list N` from `[input layout]`/`[vb N]`. A
+//! probe after any other state (or an integer render target, a draw whose shader cannot be
+//! had) is [`Outcome::Excluded`] with the reason, never guessed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -67,6 +67,8 @@ pub enum RunError {
         mnemonic: String,
         what: String,
     },
+    #[error("draw: {0}")]
+    Draw(String),
     #[error("more than {limit} instructions executed (an endless loop?)")]
     StepLimit { limit: u64 },
 }
@@ -1356,11 +1358,12 @@ impl Machine<'_> {
         rho.log2()
     }
 
-    fn quad_diffs(&self, coords: &[[f32; 4]], l: usize) -> ([f32; 4], [f32; 4]) {
+    /// Coarse derivatives of a per-lane value: right minus left and bottom minus top of
+    /// the quad's first pixel, the same for all four (0 outside a quad).
+    fn quad_diffs(coords: &[[f32; 4]]) -> ([f32; 4], [f32; 4]) {
         if coords.len() < 4 {
             return ([0.0; 4], [0.0; 4]);
         }
-        let _ = l;
         (
             zip(coords[1], coords[0], |a, b| a - b),
             zip(coords[2], coords[0], |a, b| a - b),
@@ -1376,12 +1379,10 @@ impl Machine<'_> {
         let mut out = vec![None; n];
         match op.opcode {
             0x5B | 0x5C => {
-                for (l, o) in out.iter_mut().enumerate() {
-                    let col: Vec<[f32; 4]> = s.iter().map(|v| v[0]).collect();
-                    let (dx, dy) = self.quad_diffs(&col, l);
-                    *o = Some(if op.opcode == 0x5B { dx } else { dy });
-                }
-                return Ok(out);
+                let col: Vec<[f32; 4]> = s.iter().map(|v| v[0]).collect();
+                let (dx, dy) = Self::quad_diffs(&col);
+                let d = if op.opcode == 0x5B { dx } else { dy };
+                return Ok(vec![Some(d); n]);
             }
             // SM2+ texld/texldp/texldb, texldl, texldd; ps_1_4 texld
             0x42 | 0x5F | 0x5D if !(version.is_ps1() && version.minor < 4) => {
@@ -1401,7 +1402,7 @@ impl Machine<'_> {
                         0x5F => coords[l][3],
                         0x5D => self.lod(stage, s[l][2], s[l][3]),
                         _ => {
-                            let (dx, dy) = self.quad_diffs(&coords, l);
+                            let (dx, dy) = Self::quad_diffs(&coords);
                             let lod = self.lod(stage, dx, dy);
                             if op.controls == 2 {
                                 lod + coords[l][3]
@@ -1642,7 +1643,7 @@ impl Machine<'_> {
             let all: Vec<[f32; 4]> = coords.iter().map(|c| c.unwrap_or([0.0; 4])).collect();
             for l in 0..n {
                 if let Some(c) = coords[l] {
-                    let (dx, dy) = self.quad_diffs(&all, l);
+                    let (dx, dy) = Self::quad_diffs(&all);
                     let lod = self.lod(stage, dx, dy);
                     let mut v = self.sample(stage, c, lod);
                     if op.opcode == 0x44 {

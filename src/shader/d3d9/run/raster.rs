@@ -105,7 +105,7 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
             }
             Some(vs) => {
                 if vs.version().kind != ShaderKind::Vertex {
-                    return Err(RunError::Ctab(format!(
+                    return Err(RunError::Draw(format!(
                         "{} is not a vertex shader",
                         vs.version()
                     )));
