@@ -345,6 +345,7 @@ pub struct Program {
     float_count: usize,
     ctab_defaults: Constants,
     ctab_names: Vec<(String, RegisterSet, u32, u32)>,
+    step_limit: u64,
 }
 
 fn op_error(op: &Op, what: impl Into<String>) -> RunError {
@@ -533,11 +534,17 @@ impl Program {
             float_count: float_count.min(4 * CONST_BANK_SIZE as usize),
             ctab_defaults,
             ctab_names,
+            step_limit: STEP_LIMIT,
         })
     }
 
     pub fn version(&self) -> Version {
         self.version
+    }
+
+    /// Bounds the instructions one run executes ([`STEP_LIMIT`] unless changed).
+    pub fn set_step_limit(&mut self, limit: u64) {
+        self.step_limit = limit;
     }
 
     /// The sampler registers the shader declares, with their texture shapes.
@@ -875,8 +882,10 @@ impl<'a> Machine<'a> {
         let mut pc = 0;
         while pc < ops.len() {
             self.steps += 1;
-            if self.steps > STEP_LIMIT {
-                return Err(RunError::StepLimit { limit: STEP_LIMIT });
+            if self.steps > prog.step_limit {
+                return Err(RunError::StepLimit {
+                    limit: prog.step_limit,
+                });
             }
             let op = &ops[pc];
             let mut next = pc + 1;
@@ -2052,5 +2061,45 @@ mod tests {
             .run(&Inputs::default())
             .unwrap_err();
         assert!(e.to_string().contains("'call': no label l3"), "{e}");
+    }
+
+    /// Every single-bit change of a few shaders (one of each model family) either runs or
+    /// is an error: nothing the bytecode says makes the interpreter panic or hang.
+    #[test]
+    fn mutated_bytecode_never_panics() {
+        let shaders = [
+            "vs_3_0\ndcl_position v0\ndcl_position o0\ndefi i0, 3, 0, 1, 0\nmov r0, v0\n\
+             loop aL, i0\nadd r0, r0, c[aL]\nbreak_gt r0.x, c0.x\nendloop\nmova a0.x, r0.x\n\
+             mov o0, c[a0.x]\n",
+            "ps_3_0\ndcl_texcoord v0\ndcl_2d s0\ndsx r1, v0\ntexld r0, v0, s0\nif_lt r0.x, v0.y\n\
+             texkill v0\nelse\nsetp_ge p0, v0, r1\n(p0) mov r0, v0\nendif\nmov oC0, r0\n",
+            "ps_1_4\ntexld r0, t0\ntexcrd r1.rgb, t1\nmul r0, r0, r1\nphase\ntexld r2, r0\nadd r0, r0, r2\n",
+            "ps_1_1\ntex t0\ntexm3x2pad t1, t0\ntexm3x2tex t2, t0\nmul r0, t2, v0\n+add r0.a, t0, c0\n",
+        ];
+        let mut lanes: [Attributes; 4] = Default::default();
+        for (i, l) in lanes.iter_mut().enumerate() {
+            l.by_semantic.insert(
+                Semantic::new(Semantic::TEXCOORD, 0),
+                [i as f32, 0.5, -1.0, 2.0],
+            );
+        }
+        let mut bindings = Bindings::default();
+        let texels = vec![[1.0; 4]; 4];
+        bindings
+            .samplers
+            .insert(0, Sampler::new(Texture::two_d(2, 2, texels).unwrap()));
+        for text in shaders {
+            let code = assemble(text).unwrap_or_else(|e| panic!("{e}"));
+            for byte in 4..code.len() {
+                for bit in 0..8 {
+                    let mut m = code.clone();
+                    m[byte] ^= 1 << bit;
+                    if let Ok(mut p) = Program::new(&m) {
+                        p.set_step_limit(20_000);
+                        let _ = p.run_quad(&bindings, &lanes);
+                    }
+                }
+            }
+        }
     }
 }
