@@ -326,3 +326,76 @@ fn d3d9_disasm_in_both_styles() {
     assert_eq!(code, 1, "a usage error: {err}");
     assert!(err.contains("d3ddisassemble"), "{err}");
 }
+
+/// `d3d9 run` on asm text (assembled first) and on bytecode: constants from `--set`, an
+/// input semantic, a texture from `--inputs`; bad input exits 2 naming the file.
+#[test]
+fn d3d9_run_prints_outputs_as_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let asm = tmp.path().join("tint.asm");
+    fs::write(
+        &asm,
+        "ps_2_0\ndcl t0.xy\nmov r0, c0\nadd r0.xy, r0, t0\nrcp r0.z, c1.x\nmov oC0, r0\n",
+    )
+    .unwrap();
+    let (code, out, err) = shaderfs(&[
+        "d3d9",
+        "run",
+        asm.to_str().unwrap(),
+        "--set",
+        "c0=1,2,3,4",
+        "--set",
+        "TEXCOORD0=0.25,0.5",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["profile"], "ps_2_0");
+    assert_eq!(
+        json["outputs"]["oC0"],
+        serde_json::json!([1.25, 2.5, "inf", 4.0])
+    );
+    assert_eq!(json["discarded"], false);
+
+    // Bytecode made by `d3d9 asm`: texld of s0 at t0, times c0 (defined as 1, 0, 0, 1).
+    let text = tmp.path().join("tex.asm");
+    fs::write(
+        &text,
+        "ps_2_0\ndcl t0\ndcl_2d s0\ndef c0, 1, 0, 0, 1\ntexld r0, t0, s0\nmul r0, r0, c0\nmov oC0, r0\n",
+    )
+    .unwrap();
+    let bin = tmp.path().join("ps.pso");
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "asm",
+        text.to_str().unwrap(),
+        "-o",
+        bin.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let inputs = tmp.path().join("inputs.json");
+    fs::write(
+        &inputs,
+        r#"{"textures": {"s0": {"width": 2, "height": 1, "texels": [[0.5, 1, 1, 1], [0.25, 1, 1, 0.5]]}},
+            "inputs": {"TEXCOORD0": [0.75, 0, 0, 0]}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = shaderfs(&[
+        "d3d9",
+        "run",
+        bin.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        json["outputs"]["oC0"],
+        serde_json::json!([0.25, 0.0, 0.0, 0.5])
+    );
+
+    let junk = tmp.path().join("junk.pso");
+    fs::write(&junk, [0xFFu8, 0xFF, 0xFF, 0xFF]).unwrap();
+    let (code, _, err) = shaderfs(&["d3d9", "run", junk.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("junk.pso"), "{err}");
+}

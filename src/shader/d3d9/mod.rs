@@ -12,6 +12,7 @@ mod preamble;
 pub mod registers;
 mod rules;
 pub mod run;
+pub mod shader_test;
 pub mod syntax;
 pub mod validate;
 

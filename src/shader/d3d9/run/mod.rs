@@ -16,12 +16,15 @@
 //!   source, as the D3D8/9 references' pseudo-code does (compilers write replicate
 //!   swizzles, where every component is the same).
 //! - `mova` rounds to nearest (`floor(x + 0.5)`); vs_1_1 `mov a0` floors.
-//! - ps_1_x: every arithmetic result is clamped to [−1, 1] (`MaxPixelShaderValue` of the
-//!   reference rasterizer is 1), `texcoord` saturates, `r0` is the colour output.
+//! - ps_1_x: every arithmetic result and every constant is clamped to [−1, 1]
+//!   (`MaxPixelShaderValue` of the reference rasterizer is 1), `texcoord` saturates, `r0`
+//!   is the colour output.
 //! - A sampler with no texture returns (0, 0, 0, 1), what D3D9 drivers give for a NULL
 //!   texture. A float constant beyond the bound ones reads 0, as does a relative address
 //!   out of range; int and bool constants not given are 0 and false.
 //! - An input register nobody supplies reads (0, 0, 0, 0).
+//! - Denormal constants and results are flushed to zero, as D3D9 hardware and WARP do
+//!   (uint uniforms written as bits are denormals and read as 0 on Windows).
 //! - CTAB default values are loaded only when the caller asks
 //!   ([`Constants::with_ctab_defaults`]): D3D9 itself never applies them (D3DX does);
 //!   `def`/`defi`/`defb` always override what the caller set.
@@ -35,7 +38,7 @@ mod texture;
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub use raster::{draw, Draw, Topology};
+pub use raster::{draw, Draw, PointState, Topology};
 pub use texture::{Address, Filter, Sampler, Texture, TextureKind};
 
 use super::bytecode::{self, BytecodeError, Item, ShaderKind, Version};
@@ -64,6 +67,8 @@ pub enum RunError {
         mnemonic: String,
         what: String,
     },
+    #[error("draw: {0}")]
+    Draw(String),
     #[error("more than {limit} instructions executed (an endless loop?)")]
     StepLimit { limit: u64 },
 }
@@ -340,6 +345,7 @@ pub struct Program {
     float_count: usize,
     ctab_defaults: Constants,
     ctab_names: Vec<(String, RegisterSet, u32, u32)>,
+    step_limit: u64,
 }
 
 fn op_error(op: &Op, what: impl Into<String>) -> RunError {
@@ -431,15 +437,11 @@ impl Program {
                         };
                         samplers.insert(reg.number, kind);
                     } else {
-                        // ps_2_x's `dcl v0`/`dcl t0` carry no usage; elsewhere usage 0,
-                        // index 0 is POSITION0.
-                        let unsaid = version.kind == ShaderKind::Pixel && version.major < 3;
-                        let semantic =
-                            if unsaid && decl & 0x8000_0000 != 0 && decl & 0x7FFF_FFFF == 0 {
-                                fixed_semantic(version, reg.ty, reg.number)
-                            } else {
-                                Semantic::new((decl & 0x1F) as u8, ((decl >> 16) & 0xF) as u8)
-                            };
+                        let semantic = if version.kind == ShaderKind::Pixel && version.major < 3 {
+                            fixed_semantic(version, reg.ty, reg.number)
+                        } else {
+                            Semantic::new((decl & 0x1F) as u8, ((decl >> 16) & 0xF) as u8)
+                        };
                         decls.push(Decl {
                             ty: reg.ty,
                             number: reg.number,
@@ -532,11 +534,17 @@ impl Program {
             float_count: float_count.min(4 * CONST_BANK_SIZE as usize),
             ctab_defaults,
             ctab_names,
+            step_limit: STEP_LIMIT,
         })
     }
 
     pub fn version(&self) -> Version {
         self.version
+    }
+
+    /// Bounds the instructions one run executes ([`STEP_LIMIT`] unless changed).
+    pub fn set_step_limit(&mut self, limit: u64) {
+        self.step_limit = limit;
     }
 
     /// The sampler registers the shader declares, with their texture shapes.
@@ -668,7 +676,7 @@ fn match_flow(ops: &mut [Op]) -> Result<BTreeMap<u32, usize>, RunError> {
             0x2B => {
                 let Some(open) = stack
                     .pop()
-                    .filter(|&o| matches!(ops[o].opcode, 0x28 | 0x29 | 0x2A))
+                    .filter(|&o| matches!(ops[o].opcode, 0x28..=0x2A))
                 else {
                     return Err(op_error(&ops[i], "no 'if' to close"));
                 };
@@ -769,7 +777,7 @@ impl<'a> Machine<'a> {
         let mut consts = vec![[0.0f32; 4]; prog.float_count];
         for (k, v) in &bindings.constants.float {
             if let Some(c) = consts.get_mut(*k as usize) {
-                *c = *v;
+                *c = v.map(flush);
             }
         }
         let mut ints = [[0i32; 4]; 16];
@@ -797,6 +805,12 @@ impl<'a> Machine<'a> {
         for (k, v) in &prog.defbs {
             if let Some(c) = bools.get_mut(*k as usize) {
                 *c = *v;
+            }
+        }
+        if prog.version.is_ps1() {
+            // ps_1_x constant registers hold [-1, 1] like every other register there.
+            for c in &mut consts {
+                *c = c.map(|x| x.clamp(-1.0, 1.0));
             }
         }
         let lanes = attrs.iter().map(|a| lane_for(prog, a)).collect::<Vec<_>>();
@@ -868,8 +882,10 @@ impl<'a> Machine<'a> {
         let mut pc = 0;
         while pc < ops.len() {
             self.steps += 1;
-            if self.steps > STEP_LIMIT {
-                return Err(RunError::StepLimit { limit: STEP_LIMIT });
+            if self.steps > prog.step_limit {
+                return Err(RunError::StepLimit {
+                    limit: prog.step_limit,
+                });
             }
             let op = &ops[pc];
             let mut next = pc + 1;
@@ -1196,6 +1212,8 @@ impl Machine<'_> {
             RegisterType::MiscType if index == 0 => [lane.vpos[0], lane.vpos[1], 0.0, 0.0],
             RegisterType::MiscType => splat(lane.vface),
             RegisterType::Predicate => lane.p.map(|b| b as u8 as f32),
+            // The sampler operand of texld names a stage; it has no value.
+            RegisterType::Sampler => [0.0; 4],
             other => return Err(op_error(op, format!("cannot read a {other:?} register"))),
         })
     }
@@ -1349,11 +1367,12 @@ impl Machine<'_> {
         rho.log2()
     }
 
-    fn quad_diffs(&self, coords: &[[f32; 4]], l: usize) -> ([f32; 4], [f32; 4]) {
+    /// Coarse derivatives of a per-lane value: right minus left and bottom minus top of
+    /// the quad's first pixel, the same for all four (0 outside a quad).
+    fn quad_diffs(coords: &[[f32; 4]]) -> ([f32; 4], [f32; 4]) {
         if coords.len() < 4 {
             return ([0.0; 4], [0.0; 4]);
         }
-        let _ = l;
         (
             zip(coords[1], coords[0], |a, b| a - b),
             zip(coords[2], coords[0], |a, b| a - b),
@@ -1369,12 +1388,10 @@ impl Machine<'_> {
         let mut out = vec![None; n];
         match op.opcode {
             0x5B | 0x5C => {
-                for (l, o) in out.iter_mut().enumerate() {
-                    let col: Vec<[f32; 4]> = s.iter().map(|v| v[0]).collect();
-                    let (dx, dy) = self.quad_diffs(&col, l);
-                    *o = Some(if op.opcode == 0x5B { dx } else { dy });
-                }
-                return Ok(out);
+                let col: Vec<[f32; 4]> = s.iter().map(|v| v[0]).collect();
+                let (dx, dy) = Self::quad_diffs(&col);
+                let d = if op.opcode == 0x5B { dx } else { dy };
+                return Ok(vec![Some(d); n]);
             }
             // SM2+ texld/texldp/texldb, texldl, texldd; ps_1_4 texld
             0x42 | 0x5F | 0x5D if !(version.is_ps1() && version.minor < 4) => {
@@ -1394,7 +1411,7 @@ impl Machine<'_> {
                         0x5F => coords[l][3],
                         0x5D => self.lod(stage, s[l][2], s[l][3]),
                         _ => {
-                            let (dx, dy) = self.quad_diffs(&coords, l);
+                            let (dx, dy) = Self::quad_diffs(&coords);
                             let lod = self.lod(stage, dx, dy);
                             if op.controls == 2 {
                                 lod + coords[l][3]
@@ -1635,7 +1652,7 @@ impl Machine<'_> {
             let all: Vec<[f32; 4]> = coords.iter().map(|c| c.unwrap_or([0.0; 4])).collect();
             for l in 0..n {
                 if let Some(c) = coords[l] {
-                    let (dx, dy) = self.quad_diffs(&all, l);
+                    let (dx, dy) = Self::quad_diffs(&all);
                     let lod = self.lod(stage, dx, dy);
                     let mut v = self.sample(stage, c, lod);
                     if op.opcode == 0x44 {
@@ -1669,7 +1686,7 @@ impl Machine<'_> {
         let scale = (dst.shift as f32).exp2();
         let ps1_clamp = version.is_ps1() && op.class == Class::Arithmetic;
         let v = v.map(|x| {
-            let mut x = if dst.shift != 0 { x * scale } else { x };
+            let mut x = flush(if dst.shift != 0 { x * scale } else { x });
             if dst.saturate {
                 x = x.clamp(0.0, 1.0);
             }
@@ -1697,14 +1714,9 @@ impl Machine<'_> {
                 .ok_or_else(|| op_error(op, format!("no texture register t{index}")))?,
             RegisterType::AddrOrTexture => {
                 let round = op.opcode == 0x2E || version.major >= 2;
-                for c in 0..4 {
+                for (c, (a, x)) in lane.a0.iter_mut().zip(v).enumerate() {
                     if mask & (1 << c) != 0 {
-                        let x = if round {
-                            (v[c] + 0.5).floor()
-                        } else {
-                            v[c].floor()
-                        };
-                        lane.a0[c] = x as i32;
+                        *a = if round { (x + 0.5).floor() } else { x.floor() } as i32;
                     }
                 }
                 return Ok(());
@@ -1746,6 +1758,15 @@ impl Machine<'_> {
     }
 }
 
+/// Denormals become zero of the same sign, as D3D9 hardware and WARP treat them.
+fn flush(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
 /// `log`: log2 of the absolute value, −∞ at 0.
 fn log2_abs(x: f32) -> f32 {
     let a = x.abs();
@@ -1767,4 +1788,318 @@ fn lit(s: [f32; 4]) -> [f32; 4] {
         }
     }
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    /// Unvalidated: the interpreter runs what the bytecode says, read-port limits or not.
+    use crate::shader::d3d9::asm::assemble_unvalidated as assemble;
+
+    fn program(text: &str) -> Program {
+        let code = assemble(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        Program::new(&code).unwrap()
+    }
+
+    fn with(consts: &[(u32, [f32; 4])]) -> Inputs {
+        let mut i = Inputs::default();
+        i.bindings.constants.float.extend(consts.iter().copied());
+        i
+    }
+
+    fn out(p: &Program, inputs: &Inputs, reg: OutputRegister) -> [f32; 4] {
+        p.run(inputs).unwrap().values[&reg]
+    }
+
+    const OC0: OutputRegister = OutputRegister::Target(0);
+    const OPOS: OutputRegister = OutputRegister::Position;
+
+    #[test]
+    fn scalar_special_values_follow_d3d9() {
+        let p = program(
+            "vs_2_0\ndcl_position v0\nrcp r0.x, c0.x\nrsq r0.y, c0.y\nlog r0.z, c0.x\nexp r0.w, c0.z\nmov oPos, r0\nfrc oT0, c1\n",
+        );
+        let i = with(&[(0, [0.0, -4.0, 3.0, 0.0]), (1, [-0.25, 1.5, 2.0, -1.0])]);
+        assert_eq!(
+            out(&p, &i, OPOS),
+            [f32::INFINITY, 0.5, f32::NEG_INFINITY, 8.0]
+        );
+        assert_eq!(
+            out(&p, &i, OutputRegister::Texcoord(0)),
+            [0.75, 0.5, 0.0, 0.0]
+        );
+        // rsq 0 is +inf too, and 0 × inf is NaN as IEEE says.
+        let p = program(
+            "vs_2_0\ndcl_position v0\nrsq r0, c0.x\nmul r1, r0, c0.x\nmov oPos, r0\nmov oT0, r1\n",
+        );
+        let i = with(&[(0, [0.0; 4])]);
+        assert_eq!(out(&p, &i, OPOS), [f32::INFINITY; 4]);
+        assert!(out(&p, &i, OutputRegister::Texcoord(0))[0].is_nan());
+    }
+
+    #[test]
+    fn comparisons_and_selections() {
+        let p = program(
+            "ps_2_0\ndef c2, 1, 2, 3, 4\ndef c3, 5, 6, 7, 8\nmov r1, c2\ncmp r0, c0, r1, c3\nmov oC0, r0\n",
+        );
+        // cmp picks src1 where src0 >= 0, −0 included.
+        let i = with(&[(0, [0.0, -0.0, -1.0, 2.0])]);
+        assert_eq!(out(&p, &i, OC0), [1.0, 2.0, 7.0, 4.0]);
+        let p = program(
+            "vs_2_0\ndcl_position v0\nslt r0, c0, c1\nsge r1, c0, c1\nmin r2, c0, c1\nmax r3, c0, c1\n\
+             mov oPos, r0\nmov oT0, r1\nmov oT1, r2\nmov oT2, r3\n",
+        );
+        let i = with(&[(0, [1.0, 2.0, 3.0, -1.0]), (1, [2.0, 2.0, 1.0, 0.0])]);
+        let o = p.run(&i).unwrap().values;
+        assert_eq!(o[&OPOS], [1.0, 0.0, 0.0, 1.0]);
+        assert_eq!(o[&OutputRegister::Texcoord(0)], [0.0, 1.0, 1.0, 0.0]);
+        assert_eq!(o[&OutputRegister::Texcoord(1)], [1.0, 2.0, 1.0, -1.0]);
+        assert_eq!(o[&OutputRegister::Texcoord(2)], [2.0, 2.0, 3.0, 0.0]);
+    }
+
+    #[test]
+    fn vector_instructions() {
+        let p = program(
+            "vs_3_0\ndcl_position v0\ndcl_position o0\ndcl_texcoord0 o1\ndcl_texcoord1 o2\ndcl_texcoord2 o3\n\
+             dcl_texcoord3 o4\ndcl_texcoord4 o5\n\
+             crs r0.xyz, c0, c1\nmov r0.w, c0.w\nmov o0, r0\nnrm o1, c2\nlit o2, c3\ndst o3, c4, c5\n\
+             m4x4 o4, c6, c0\nsincos r1.xy, c7.x\nmov o5, r1\n",
+        );
+        let i = with(&[
+            (0, [1.0, 0.0, 0.0, 9.0]),
+            (1, [0.0, 1.0, 0.0, 0.0]),
+            (2, [3.0, 0.0, 4.0, 10.0]),
+            (3, [0.5, 4.0, 0.0, 2.0]),
+            (4, [0.0, 2.0, 3.0, 0.0]),
+            (5, [0.0, 5.0, 0.0, 7.0]),
+            (6, [1.0, 2.0, 3.0, 4.0]),
+            (7, [0.0, 0.0, 0.0, 0.0]),
+            (8, [1.0, 1.0, 1.0, 1.0]),
+            (9, [0.0, 0.0, 0.0, 2.0]),
+        ]);
+        let o = p.run(&i).unwrap().values;
+        assert_eq!(o[&OutputRegister::Output(0)], [0.0, 0.0, 1.0, 9.0]);
+        assert_eq!(o[&OutputRegister::Output(1)], [0.6, 0.0, 0.8, 2.0]);
+        assert_eq!(o[&OutputRegister::Output(2)], [1.0, 0.5, 16.0, 1.0]);
+        assert_eq!(o[&OutputRegister::Output(3)], [1.0, 10.0, 3.0, 7.0]);
+        // Rows c0, c1, c2, c3 dotted with c6.
+        assert_eq!(o[&OutputRegister::Output(4)], [37.0, 2.0, 55.0, 16.5]);
+        assert_eq!(o[&OutputRegister::Output(5)], [1.0, 0.0, 0.0, 0.0]);
+    }
+
+    #[test]
+    fn relative_addressing_rounds_in_vs2_and_floors_in_vs1() {
+        let p = program(
+            "vs_2_0\ndcl_position v0\ndef c10, 10, 0, 0, 0\ndef c11, 11, 0, 0, 0\ndef c12, 12, 0, 0, 0\n\
+             mova a0.x, c0.x\nmov oPos, c[a0.x + 10]\n",
+        );
+        assert_eq!(out(&p, &with(&[(0, [1.5, 0.0, 0.0, 0.0])]), OPOS)[0], 12.0);
+        assert_eq!(out(&p, &with(&[(0, [1.4, 0.0, 0.0, 0.0])]), OPOS)[0], 11.0);
+        let p = program(
+            "vs_1_1\ndcl_position v0\ndef c10, 10, 0, 0, 0\ndef c11, 11, 0, 0, 0\nmov a0.x, c0.x\nmov oPos, c[a0.x + 10]\n",
+        );
+        assert_eq!(out(&p, &with(&[(0, [1.9, 0.0, 0.0, 0.0])]), OPOS)[0], 11.0);
+    }
+
+    #[test]
+    fn loops_reps_and_breaks() {
+        // loop aL from i0.y by i0.z, i0.x times: 2 + 5 + 8 = 15.
+        let p = program(
+            "vs_3_0\ndcl_position v0\ndcl_position o0\ndefi i0, 3, 2, 3, 0\ndef c0, 0, 1, 0, 0\n\
+             mov r0, c0.x\nloop aL, i0\nadd r0.x, r0.x, c[aL].y\nendloop\nmov o0, r0\n\
+             def c2, 0, 1, 0, 0\ndef c5, 0, 4, 0, 0\ndef c8, 0, 10, 0, 0\n",
+        );
+        assert_eq!(
+            out(&p, &Inputs::default(), OutputRegister::Output(0))[0],
+            15.0
+        );
+        // rep i0 with a breakc after three additions of 1.
+        let p = program(
+            "vs_2_x\ndcl_position v0\ndefi i0, 10, 0, 0, 0\ndef c0, 0, 1, 3, 0\nmov r0, c0.x\n\
+             rep i0\nadd r0.x, r0.x, c0.y\nbreak_ge r0.x, c0.z\nendrep\nmov oPos, r0\n",
+        );
+        assert_eq!(out(&p, &Inputs::default(), OPOS)[0], 3.0);
+        // The integer constant set by the application counts the reps.
+        let p = program(
+            "vs_2_0\ndcl_position v0\ndef c0, 0, 1, 0, 0\nmov r0, c0.x\nrep i1\nadd r0.x, r0.x, c0.y\nendrep\nmov oPos, r0\n",
+        );
+        let mut i = Inputs::default();
+        i.bindings.constants.int.insert(1, [7, 0, 0, 0]);
+        assert_eq!(out(&p, &i, OPOS)[0], 7.0);
+        i.bindings.constants.int.insert(1, [0, 0, 0, 0]);
+        assert_eq!(out(&p, &i, OPOS)[0], 0.0);
+    }
+
+    #[test]
+    fn endless_work_is_an_error() {
+        let p = program(
+            "vs_2_0\ndcl_position v0\ndefi i0, 255, 0, 0, 0\ndef c0, 1, 0, 0, 0\nmov r0, c0\n\
+             rep i0\nrep i0\nrep i0\nadd r0, r0, c0\nendrep\nendrep\nendrep\nmov oPos, r0\n",
+        );
+        assert_eq!(
+            p.run(&Inputs::default()),
+            Err(RunError::StepLimit { limit: STEP_LIMIT })
+        );
+    }
+
+    #[test]
+    fn ifs_else_and_calls() {
+        let p = program(
+            "vs_2_0\ndcl_position v0\ndef c0, 1, 2, 0, 0\nif b0\nmov r0, c0.x\nelse\nmov r0, c0.y\nendif\n\
+             call l1\nmov oPos, r0\nret\nlabel l1\nadd r0, r0, c0.x\nret\n",
+        );
+        let mut i = Inputs::default();
+        assert_eq!(out(&p, &i, OPOS)[0], 3.0);
+        i.bindings.constants.bool.insert(0, true);
+        assert_eq!(out(&p, &i, OPOS)[0], 2.0);
+    }
+
+    #[test]
+    fn predication_writes_only_where_the_predicate_holds() {
+        let p = program(
+            "vs_2_x\ndcl_position v0\ndef c2, 9, 9, 9, 9\nmov r0, c1\nsetp_gt p0, c0, c1\n(p0) mov r0, c2\n\
+             mov oPos, r0\nmov r1, c1\n(!p0.x) mov r1, c2\nmov oT0, r1\n",
+        );
+        let i = with(&[(0, [1.0, 0.0, 3.0, 0.0]), (1, [0.0, 0.0, 2.0, 5.0])]);
+        let o = p.run(&i).unwrap().values;
+        assert_eq!(o[&OPOS], [9.0, 0.0, 9.0, 5.0]);
+        assert_eq!(o[&OutputRegister::Texcoord(0)], [0.0, 0.0, 2.0, 5.0]);
+    }
+
+    #[test]
+    fn quads_give_derivatives_and_divergent_ifs() {
+        let p = program(
+            "ps_3_0\ndef c0, 0.5, 0, 0, 0\ndcl_texcoord v0.xy\ndsx r0.x, v0.x\ndsy r0.y, v0.y\n\
+             if_gt v0.x, c0.x\nmov r0.z, c0.x\nelse\nmov r0.z, v0.y\nendif\nmov r0.w, c0.y\nmov oC0, r0\n",
+        );
+        let lanes: [Attributes; 4] = std::array::from_fn(|i| {
+            let mut a = Attributes::default();
+            let (x, y) = ((i & 1) as f32, (i >> 1) as f32);
+            a.by_semantic.insert(
+                Semantic::new(Semantic::TEXCOORD, 0),
+                [x * 0.75, y * 3.0, 0.0, 0.0],
+            );
+            a
+        });
+        let o = p.run_quad(&Bindings::default(), &lanes).unwrap();
+        assert_eq!(o[0].values[&OC0], [0.75, 3.0, 0.0, 0.0]);
+        assert_eq!(o[1].values[&OC0], [0.75, 3.0, 0.5, 0.0]);
+        assert_eq!(o[2].values[&OC0], [0.75, 3.0, 3.0, 0.0]);
+        assert_eq!(o[3].values[&OC0], [0.75, 3.0, 0.5, 0.0]);
+    }
+
+    #[test]
+    fn texkill_discards_and_unbound_samplers_read_black_opaque() {
+        let p = program("ps_2_0\ndcl t0\ndcl_2d s0\ntexkill t0\ntexld r0, t0, s0\nmov oC0, r0\n");
+        let mut i = Inputs::default();
+        i.attributes
+            .by_semantic
+            .insert(Semantic::new(Semantic::TEXCOORD, 0), [0.5, 0.5, 0.0, 0.0]);
+        let o = p.run(&i).unwrap();
+        assert!(!o.discarded);
+        assert_eq!(o.values[&OC0], [0.0, 0.0, 0.0, 1.0]);
+        i.attributes
+            .by_semantic
+            .insert(Semantic::new(Semantic::TEXCOORD, 0), [0.5, -0.5, 0.0, 0.0]);
+        assert!(p.run(&i).unwrap().discarded);
+        // texldp divides by w before sampling.
+        let texels = vec![[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0]];
+        i.bindings
+            .samplers
+            .insert(0, Sampler::new(Texture::two_d(2, 1, texels).unwrap()));
+        let p = program("ps_2_0\ndcl t0\ndcl_2d s0\ntexldp r0, t0, s0\nmov oC0, r0\n");
+        i.attributes
+            .by_semantic
+            .insert(Semantic::new(Semantic::TEXCOORD, 0), [1.5, 0.0, 0.0, 2.0]);
+        assert_eq!(out(&p, &i, OC0), [0.0, 1.0, 0.0, 1.0]);
+    }
+
+    #[test]
+    fn ps1_clamps_shifts_and_coissues() {
+        let p = program("ps_1_1\nadd_x2 r0, c0, c1\n");
+        let i = with(&[(0, [0.75, -0.75, 0.1, 0.25]), (1, [0.0, 0.0, 0.1, -0.5])]);
+        assert_eq!(out(&p, &i, OC0), [1.0, -1.0, 0.4, -0.5]);
+        let p = program("ps_1_1\nmul_d2 r0, c0, c1_bx2\n");
+        let i = with(&[(0, [1.0, 1.0, 1.0, 1.0]), (1, [1.0, 0.5, 0.0, 0.75])]);
+        assert_eq!(out(&p, &i, OC0), [0.5, 0.0, -0.5, 0.25]);
+        // Co-issued instructions read the registers as they were before the pair.
+        let p = program("ps_1_1\nmov r0, c0\nmov r0.rgb, c1\n+mov r0.a, r0.b\n");
+        let i = with(&[(0, [0.1, 0.2, 0.3, 0.4]), (1, [0.5, 0.6, 0.7, 0.8])]);
+        assert_eq!(out(&p, &i, OC0), [0.5, 0.6, 0.7, 0.3]);
+    }
+
+    #[test]
+    fn constants_precedence_and_names() {
+        let p = program("ps_2_0\ndef c1, 7, 7, 7, 7\nadd r0, c0, c1\nmov oC0, r0\n");
+        // def wins over what the application sets.
+        let i = with(&[(0, [1.0; 4]), (1, [100.0; 4])]);
+        assert_eq!(out(&p, &i, OC0), [8.0; 4]);
+        assert_eq!(Semantic::parse("TEXCOORD3"), Some(Semantic::new(5, 3)));
+        assert_eq!(Semantic::parse("color"), Some(Semantic::new(10, 0)));
+        assert_eq!(Semantic::new(0, 0).to_string(), "POSITION0");
+        assert_eq!(Semantic::parse("nonsense1"), None);
+    }
+
+    #[test]
+    fn bad_bytecode_and_missing_labels_are_errors_with_a_place() {
+        assert!(matches!(
+            Program::new(&[1, 2, 3]),
+            Err(RunError::Bytecode(_))
+        ));
+        let code = assemble("vs_2_0\ndcl_position v0\ncall l3\nmov oPos, v0\nret\nlabel l3\nret\n")
+            .unwrap();
+        // Rename the label so the call finds none.
+        let mut words: Vec<u32> = code
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let label = words.iter().rposition(|w| *w & 0xFFFF == 0x1E).unwrap();
+        words[label + 1] = (words[label + 1] & !0x7FF) | 5;
+        let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let e = Program::new(&code)
+            .unwrap()
+            .run(&Inputs::default())
+            .unwrap_err();
+        assert!(e.to_string().contains("'call': no label l3"), "{e}");
+    }
+
+    /// Every single-bit change of a few shaders (one of each model family) either runs or
+    /// is an error: nothing the bytecode says makes the interpreter panic or hang.
+    #[test]
+    fn mutated_bytecode_never_panics() {
+        let shaders = [
+            "vs_3_0\ndcl_position v0\ndcl_position o0\ndefi i0, 3, 0, 1, 0\nmov r0, v0\n\
+             loop aL, i0\nadd r0, r0, c[aL]\nbreak_gt r0.x, c0.x\nendloop\nmova a0.x, r0.x\n\
+             mov o0, c[a0.x]\n",
+            "ps_3_0\ndcl_texcoord v0\ndcl_2d s0\ndsx r1, v0\ntexld r0, v0, s0\nif_lt r0.x, v0.y\n\
+             texkill v0\nelse\nsetp_ge p0, v0, r1\n(p0) mov r0, v0\nendif\nmov oC0, r0\n",
+            "ps_1_4\ntexld r0, t0\ntexcrd r1.rgb, t1\nmul r0, r0, r1\nphase\ntexld r2, r0\nadd r0, r0, r2\n",
+            "ps_1_1\ntex t0\ntexm3x2pad t1, t0\ntexm3x2tex t2, t0\nmul r0, t2, v0\n+add r0.a, t0, c0\n",
+        ];
+        let mut lanes: [Attributes; 4] = Default::default();
+        for (i, l) in lanes.iter_mut().enumerate() {
+            l.by_semantic.insert(
+                Semantic::new(Semantic::TEXCOORD, 0),
+                [i as f32, 0.5, -1.0, 2.0],
+            );
+        }
+        let mut bindings = Bindings::default();
+        let texels = vec![[1.0; 4]; 4];
+        bindings
+            .samplers
+            .insert(0, Sampler::new(Texture::two_d(2, 2, texels).unwrap()));
+        for text in shaders {
+            let code = assemble(text).unwrap_or_else(|e| panic!("{e}"));
+            for byte in 4..code.len() {
+                for bit in 0..8 {
+                    let mut m = code.clone();
+                    m[byte] ^= 1 << bit;
+                    if let Ok(mut p) = Program::new(&m) {
+                        p.set_step_limit(20_000);
+                        let _ = p.run_quad(&bindings, &lanes);
+                    }
+                }
+            }
+        }
+    }
 }

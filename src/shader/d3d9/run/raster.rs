@@ -1,11 +1,13 @@
-//! Drawing triangles with a vertex and a pixel shader, as Direct3D 9 rasterises them, for
+//! Drawing triangles and points with a vertex and a pixel shader, as Direct3D 9 rasterises them, for
 //! the pixels a caller asks about (a test probes a few pixels; shading 640×480 of them to
 //! read one would be waste).
 //!
 //! D3D9's rules: the viewport maps clip space to `((x/w + 1)·W/2, (1 − y/w)·H/2)` and a
 //! pixel is sampled at its integer coordinates (D3D10 moved centres to `+0.5`), so `vPos`
 //! holds integers. Attributes are interpolated perspective-correctly; vs_1_1–vs_2_x colour
-//! outputs `oD#` are clamped to [0, 1] on the way, as D3D9 clamps them. A pixel covered by
+//! outputs `oD#` are clamped to [0, 1] on the way, as D3D9 clamps them, and a ps_2_x
+//! colour input the vertex shader does not write reads white (1, 1, 1, 1), what Windows
+//! gives (vkd3d's `uninitialized-varyings` test); other unwritten inputs read 0. A pixel covered by
 //! several triangles gets the last one (no depth test). Pixels run in their 2×2 quad, the
 //! lanes outside the triangle running as helpers, so derivatives see the plane of the
 //! triangle.
@@ -15,11 +17,44 @@ use std::collections::BTreeMap;
 use super::{Attributes, Bindings, OutputRegister, Outputs, Program, RunError, Semantic};
 use crate::shader::d3d9::bytecode::ShaderKind;
 
-/// How vertices make triangles.
+/// How vertices make primitives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Topology {
     TriangleList,
     TriangleStrip,
+    /// Each vertex a square of the point size centred on it (D3D9's points: the vertex
+    /// shader's `PSIZE` output, else [`PointState::size`], clamped to min and max).
+    PointList,
+}
+
+/// The render states of points (`D3DRS_POINTSIZE`, `_MIN`, `_MAX`,
+/// `D3DRS_POINTSPRITEENABLE`). With sprites on, every texture coordinate the pixel shader
+/// reads runs from (0, 0) at the square's top left to (1, 1) at its bottom right.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointState {
+    pub size: f32,
+    pub min: f32,
+    pub max: f32,
+    pub sprite: bool,
+}
+
+impl Default for PointState {
+    /// Size 1, clamped to [1, f32::MAX], no sprites: vkd3d's runner's defaults.
+    fn default() -> Self {
+        PointState {
+            size: 1.0,
+            min: 1.0,
+            max: f32::MAX,
+            sprite: false,
+        }
+    }
+}
+
+/// What covers a pixel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Primitive {
+    Triangle(usize),
+    Point(usize),
 }
 
 /// One draw call.
@@ -34,6 +69,10 @@ pub struct Draw<'a> {
     /// Vertex attributes by semantic, one map per vertex.
     pub vertices: &'a [BTreeMap<Semantic, [f32; 4]>],
     pub topology: Topology,
+    /// User clip planes (`SetClipPlane`, enabled ones only), in clip space: a pixel whose
+    /// interpolated position `p` has `plane · p < 0` for one of them is not drawn.
+    pub clip_planes: &'a [[f32; 4]],
+    pub points: PointState,
     pub width: u32,
     pub height: u32,
 }
@@ -66,7 +105,7 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
             }
             Some(vs) => {
                 if vs.version().kind != ShaderKind::Vertex {
-                    return Err(RunError::Ctab(format!(
+                    return Err(RunError::Draw(format!(
                         "{} is not a vertex shader",
                         vs.version()
                     )));
@@ -115,6 +154,25 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
                 }
             })
             .collect(),
+        Topology::PointList => Vec::new(),
+    };
+    // Each point's square: left, top, size.
+    let squares: Vec<[f32; 3]> = match d.topology {
+        Topology::PointList => verts
+            .iter()
+            .map(|v| {
+                let size = v
+                    .outputs
+                    .by_semantic(Semantic::new(Semantic::PSIZE, 0))
+                    .map_or(d.points.size, |p| p[0])
+                    .clamp(d.points.min, d.points.max.max(d.points.min));
+                [v.screen[0] - size / 2.0, v.screen[1] - size / 2.0, size]
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let in_square = |q: &[f32; 3], p: [f32; 2]| {
+        q[0] <= p[0] && p[0] < q[0] + q[2] && q[1] <= p[1] && p[1] < q[1] + q[2]
     };
     let semantics: Vec<Semantic> = {
         let mut s: Vec<Semantic> = verts
@@ -125,36 +183,71 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
         s.dedup();
         s
     };
-    // Which triangle each asked pixel belongs to; then each (quad, triangle) runs once.
-    let mut jobs: BTreeMap<(u32, u32, usize), Vec<(u32, u32)>> = BTreeMap::new();
+    // What each asked pixel belongs to; then each (quad, primitive) runs once.
+    let mut jobs: BTreeMap<(u32, u32, Primitive), Vec<(u32, u32)>> = BTreeMap::new();
     for &(x, y) in pixels {
         let p = [x as f32, y as f32];
-        if let Some(t) = triangles
-            .iter()
-            .rposition(|t| barycentric(&verts, t, p).is_some_and(|b| b.iter().all(|&l| l >= 0.0)))
-        {
-            jobs.entry((x & !1, y & !1, t)).or_default().push((x, y));
+        let covering = match d.topology {
+            Topology::PointList => squares
+                .iter()
+                .rposition(|q| in_square(q, p))
+                .map(Primitive::Point),
+            _ => triangles
+                .iter()
+                .rposition(|t| {
+                    barycentric(&verts, t, p).is_some_and(|b| b.iter().all(|&l| l >= 0.0))
+                })
+                .map(Primitive::Triangle),
+        };
+        if let Some(prim) = covering {
+            jobs.entry((x & !1, y & !1, prim)).or_default().push((x, y));
         }
     }
     let mut result = BTreeMap::new();
-    for ((qx, qy, t), wanted) in jobs {
-        let tri = &triangles[t];
-        let front = area(&verts, tri) > 0.0;
+    for ((qx, qy, prim), wanted) in jobs {
         let lanes: [Attributes; 4] = std::array::from_fn(|i| {
             let (x, y) = (qx + (i as u32 & 1), qy + (i as u32 >> 1));
-            let b = barycentric(&verts, tri, [x as f32, y as f32]).unwrap_or([1.0 / 3.0; 3]);
-            let weights: [f32; 3] = std::array::from_fn(|k| b[k] * verts[tri[k]].inv_w);
-            let total: f32 = weights.iter().sum();
             let mut by_semantic = BTreeMap::new();
-            for s in &semantics {
-                let mut v = [0.0f32; 4];
-                for k in 0..3 {
-                    let a = verts[tri[k]].outputs.by_semantic(*s).unwrap_or([0.0; 4]);
-                    for c in 0..4 {
-                        v[c] += a[c] * weights[k] / total;
+            let mut front = true;
+            match prim {
+                Primitive::Triangle(t) => {
+                    let tri = &triangles[t];
+                    front = area(&verts, tri) > 0.0;
+                    let b =
+                        barycentric(&verts, tri, [x as f32, y as f32]).unwrap_or([1.0 / 3.0; 3]);
+                    let weights: [f32; 3] = std::array::from_fn(|k| b[k] * verts[tri[k]].inv_w);
+                    let total: f32 = weights.iter().sum();
+                    for s in &semantics {
+                        let mut v = [0.0f32; 4];
+                        for (k, weight) in weights.iter().enumerate() {
+                            let a = verts[tri[k]].outputs.by_semantic(*s).unwrap_or([0.0; 4]);
+                            for (vc, ac) in v.iter_mut().zip(a) {
+                                *vc += ac * weight / total;
+                            }
+                        }
+                        by_semantic.insert(*s, v);
                     }
                 }
-                by_semantic.insert(*s, v);
+                Primitive::Point(n) => {
+                    for s in &semantics {
+                        let v = verts[n].outputs.by_semantic(*s).unwrap_or([0.0; 4]);
+                        by_semantic.insert(*s, v);
+                    }
+                    if d.points.sprite {
+                        let q = squares[n];
+                        let uv = [(x as f32 - q[0]) / q[2], (y as f32 - q[1]) / q[2], 0.0, 1.0];
+                        for i in 0..8 {
+                            by_semantic.insert(Semantic::new(Semantic::TEXCOORD, i), uv);
+                        }
+                    }
+                }
+            }
+            if d.pixel_shader.version().major < 3 {
+                for i in 0..2 {
+                    by_semantic
+                        .entry(Semantic::new(Semantic::COLOR, i))
+                        .or_insert([1.0; 4]);
+                }
             }
             Attributes {
                 by_semantic,
@@ -166,6 +259,17 @@ pub fn draw(d: &Draw, pixels: &[(u32, u32)]) -> Result<BTreeMap<(u32, u32), Outp
         let outs = d.pixel_shader.run_quad(d.pixel_bindings, &lanes)?;
         for (x, y) in wanted {
             let i = ((y - qy) * 2 + (x - qx)) as usize;
+            let pos = lanes[i]
+                .by_semantic
+                .get(&Semantic::new(Semantic::POSITION, 0))
+                .copied()
+                .unwrap_or([0.0; 4]);
+            if d.clip_planes
+                .iter()
+                .any(|p| p.iter().zip(pos).map(|(a, b)| a * b).sum::<f32>() < 0.0)
+            {
+                continue;
+            }
             result.insert((x, y), outs[i].clone());
         }
     }

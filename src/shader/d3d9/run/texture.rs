@@ -119,6 +119,10 @@ impl Sampler {
     /// `lod` (log2 of texels per pixel; `≤ 0` magnifies).
     pub fn sample(&self, coords: [f32; 4], lod: f32) -> [f32; 4] {
         let t = &*self.texture;
+        if t.width == 0 || t.height == 0 || t.depth == 0 || t.levels.is_empty() {
+            // Nothing to read: what an unbound sampler gives.
+            return [0.0, 0.0, 0.0, 1.0];
+        }
         let (u, v, w, face) = match t.kind {
             TextureKind::Cube => {
                 let (face, u, v) = cube_face(coords);
