@@ -344,6 +344,11 @@ fn compiled_shaders_behave_as_microsofts() {
     eprintln!(
         "{agree} of {compared} compiled shaders behave as Microsoft's on 24 random inputs each"
     );
+    assert_eq!(
+        known_seen,
+        KNOWN.len(),
+        "a golden KNOWN names was not compared"
+    );
     assert!(
         differ.is_empty(),
         "{} differ:\n{}",

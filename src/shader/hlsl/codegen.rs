@@ -1417,8 +1417,9 @@ impl Gen<'_> {
     fn gather(&mut self, comps: &[Comp], dst: &[u8]) -> u32 {
         let r = self.alloc(dst, None);
         self.fill(r, comps, dst);
-        // The gathered register is free again once this instruction has read it.
-        self.free(r, dst);
+        // The gathered register is free again once this instruction has read it (not
+        // before: another operand of it may need gathering too).
+        self.pending_free.push((r, dst.to_vec()));
         r
     }
 

@@ -140,6 +140,9 @@ pub struct Program {
     /// Components of which any negative one discards the pixel (`texkill`).
     pub kills: Vec<Vec<Comp>>,
     cse: HashMap<Node, NodeId>,
+    /// What [`Program::is_integral`] and [`Program::is_boolean`] found, per component: a
+    /// node never changes once made, so neither does the answer.
+    facts: std::cell::RefCell<HashMap<(Comp, bool), bool>>,
 }
 
 /// How many nodes a program may have: more is refused as too big (a loop unrolled a
@@ -170,6 +173,15 @@ impl Program {
         if depth == 0 {
             return false;
         }
+        if let Some(&known) = self.facts.borrow().get(&(c, true)) {
+            return known;
+        }
+        let answer = self.integral_uncached(c, depth);
+        self.facts.borrow_mut().insert((c, true), answer);
+        answer
+    }
+
+    fn integral_uncached(&self, c: Comp, depth: u32) -> bool {
         let node = self.node(c.node);
         let arg = |i: usize| node.args[i][usize::from(c.lane)];
         let int = |i: usize| self.integral_within(arg(i), depth - 1);
@@ -303,6 +315,15 @@ impl Program {
         if depth == 0 {
             return false;
         }
+        if let Some(&known) = self.facts.borrow().get(&(c, false)) {
+            return known;
+        }
+        let answer = self.boolean_uncached(c, depth);
+        self.facts.borrow_mut().insert((c, false), answer);
+        answer
+    }
+
+    fn boolean_uncached(&self, c: Comp, depth: u32) -> bool {
         let n = self.node(c.node);
         let lane = usize::from(c.lane);
         match n.op {
@@ -312,7 +333,9 @@ impl Program {
             }
             Op::Slt | Op::Sge => true,
             Op::Cmp | Op::Lrp => (1..3).all(|k| self.boolean_within(n.args[k][lane], depth - 1)),
-            Op::Mul | Op::Max | Op::Min => (0..2).all(|k| self.boolean_within(n.args[k][lane], depth - 1)),
+            Op::Mul | Op::Max | Op::Min => {
+                (0..2).all(|k| self.boolean_within(n.args[k][lane], depth - 1))
+            }
             _ => false,
         }
     }
@@ -325,7 +348,11 @@ impl Program {
             return None;
         }
         let lane = usize::from(c.lane);
-        Some((n.args[0][lane], self.constant(n.args[1][lane])?, self.constant(n.args[2][lane])?))
+        Some((
+            n.args[0][lane],
+            self.constant(n.args[1][lane])?,
+            self.constant(n.args[2][lane])?,
+        ))
     }
 
     /// Arithmetic of a constant and a choice between constants is a choice between the
@@ -338,7 +365,10 @@ impl Program {
         let mut no = Vec::with_capacity(w);
         for i in 0..w {
             let lane: Vec<Comp> = args.iter().map(|a| a[i]).collect();
-            let (which, choice) = lane.iter().enumerate().find_map(|(k, &c)| Some((k, self.constant_choice(c)?)))?;
+            let (which, choice) = lane
+                .iter()
+                .enumerate()
+                .find_map(|(k, &c)| Some((k, self.constant_choice(c)?)))?;
             let (cond, a, b) = choice;
             let mut va = Vec::new();
             let mut vb = Vec::new();

@@ -908,7 +908,10 @@ impl<'a> Lowering<'a> {
                     if n.op != Op::Cmp {
                         return None;
                     }
-                    match (self.program.constant(n.args[1][lane])?, self.program.constant(n.args[2][lane])?) {
+                    match (
+                        self.program.constant(n.args[1][lane])?,
+                        self.program.constant(n.args[2][lane])?,
+                    ) {
                         (a, b) if a == 1.0 && b == 0.0 => Some((n.args[0][lane], true)),
                         (a, b) if a == 0.0 && b == 1.0 => Some((n.args[0][lane], false)),
                         _ => None,
@@ -1277,8 +1280,9 @@ impl<'a> Lowering<'a> {
                     let c = match self.guard() {
                         Some(g) => {
                             let mut facts = HashMap::new();
-                            self.assume(g, 1.0, &mut facts);
-                            self.rebuild(c, &facts, &mut HashMap::new())
+                            let mut signs = HashMap::new();
+                            self.assume(g, 1.0, &mut facts, &mut signs);
+                            self.rebuild(c, &facts, &signs, &mut HashMap::new())
                         }
                         None => c,
                     };
@@ -1327,26 +1331,44 @@ impl<'a> Lowering<'a> {
 
     /// What `c == value` implies of the booleans it is made of (0 or 1 each): `a * b` is 1
     /// when both are, `max(a, b)` 0 when both are, `1 - a` the other of `a`.
-    fn assume(&self, c: Comp, value: f32, facts: &mut HashMap<Comp, f32>) {
-        if facts.insert(c, value).is_some() {
+    /// `signs` learns which comparisons that implies: `(a >= 0 ? 1 : 0) == 1` says `a >= 0`.
+    fn assume(
+        &self,
+        c: Comp,
+        value: f32,
+        facts: &mut HashMap<Comp, f32>,
+        signs: &mut HashMap<Comp, bool>,
+    ) {
+        if facts.len() > 2048 || facts.insert(c, value).is_some() {
             return;
         }
         let node = self.program.node(c.node);
         let arg = |i: usize| node.args[i][usize::from(c.lane)];
         match (node.op, value) {
             (Op::Mul, v) if v == 1.0 => {
-                self.assume(arg(0), 1.0, facts);
-                self.assume(arg(1), 1.0, facts);
+                self.assume(arg(0), 1.0, facts, signs);
+                self.assume(arg(1), 1.0, facts, signs);
             }
             (Op::Max, v) if v == 0.0 => {
-                self.assume(arg(0), 0.0, facts);
-                self.assume(arg(1), 0.0, facts);
+                self.assume(arg(0), 0.0, facts, signs);
+                self.assume(arg(1), 0.0, facts, signs);
             }
             (Op::Add, v) if self.program.constant(arg(0)) == Some(1.0) => {
                 let n = arg(1);
                 let nn = self.program.node(n.node);
                 if nn.op == Op::Neg {
-                    self.assume(nn.args[0][usize::from(n.lane)], 1.0 - v, facts);
+                    self.assume(nn.args[0][usize::from(n.lane)], 1.0 - v, facts, signs);
+                }
+            }
+            (Op::Cmp, v) => {
+                if let (Some(yes), Some(no)) =
+                    (self.program.constant(arg(1)), self.program.constant(arg(2)))
+                {
+                    if v == yes && v != no {
+                        signs.insert(arg(0), true);
+                    } else if v == no && v != yes {
+                        signs.insert(arg(0), false);
+                    }
                 }
             }
             _ => {}
@@ -1358,6 +1380,7 @@ impl<'a> Lowering<'a> {
         &mut self,
         c: Comp,
         facts: &HashMap<Comp, f32>,
+        signs: &HashMap<Comp, bool>,
         memo: &mut HashMap<Comp, Comp>,
     ) -> Comp {
         if let Some(&v) = facts.get(&c) {
@@ -1366,7 +1389,22 @@ impl<'a> Lowering<'a> {
         if let Some(&m) = memo.get(&c) {
             return m;
         }
+        // Bounded: a condition whose history is long is left as it is (the loop then
+        // takes its run-time exit), rather than costing time with every iteration.
+        if memo.len() > 2048 {
+            return c;
+        }
         let node = self.program.node(c.node).clone();
+        if node.op == Op::Cmp {
+            // A choice whose condition is known takes its arm.
+            let lane = usize::from(c.lane);
+            if let Some(&ge) = signs.get(&node.args[0][lane]) {
+                let arm = node.args[if ge { 1 } else { 2 }][lane];
+                let out = self.rebuild(arm, facts, signs, memo);
+                memo.insert(c, out);
+                return out;
+            }
+        }
         let componentwise = matches!(
             node.op,
             Op::Mov
@@ -1389,7 +1427,7 @@ impl<'a> Lowering<'a> {
             let args: Vec<Vec<Comp>> = node
                 .args
                 .iter()
-                .map(|a| vec![self.rebuild(a[lane], facts, memo)])
+                .map(|a| vec![self.rebuild(a[lane], facts, signs, memo)])
                 .collect();
             if args.iter().zip(&node.args).all(|(n, o)| n[0] == o[lane]) {
                 c
