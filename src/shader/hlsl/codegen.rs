@@ -182,9 +182,11 @@ struct Gen<'p> {
     next_group: u32,
 }
 
+/// `target` is the profile as the command line named it (`ps_2_b`), the table's target.
 pub fn generate(
     program: &Program,
     profile: Profile,
+    target: &str,
     flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
@@ -376,7 +378,7 @@ pub fn generate(
     for line in &g.code {
         let _ = writeln!(asm, "{line}");
     }
-    let target = profile_name(profile);
+    let target = target.to_ascii_lowercase();
     let version_token = crate::shader::d3d9::bytecode::Version {
         kind: if profile.pixel {
             crate::shader::d3d9::bytecode::ShaderKind::Pixel
@@ -396,23 +398,6 @@ pub fn generate(
         constants: table_constants,
     };
     Ok(Generated { asm, table })
-}
-
-fn profile_name(p: Profile) -> String {
-    format!(
-        "{}_{}",
-        if p.pixel { "ps" } else { "vs" },
-        match (p.major, p.minor) {
-            (2, 0) => "2_0",
-            (2, _) =>
-                if p.pixel {
-                    "2_a"
-                } else {
-                    "2_a"
-                },
-            _ => "3_0",
-        }
-    )
 }
 
 fn usage_name(usage: &str) -> String {
@@ -1269,7 +1254,7 @@ impl Gen<'_> {
                         || p.bcast & (1 << d) != 0)
             });
             match here {
-                Some(p) if reg.is_none_or(|r| r == p.reg) => reg = Some(p.reg),
+                Some(p) if reg.is_none() || reg == Some(p.reg) => reg = Some(p.reg),
                 _ => missing.push(i),
             }
         }

@@ -134,7 +134,7 @@ pub fn compile_with(
             .keep_registers(options.keep_registers.clone())
             .row_major(options.flags & PACK_ROW_MAJOR != 0)
             .run(&program, entry)?;
-        match codegen::generate(&ir, profile, options.flags) {
+        match codegen::generate(&ir, profile, &options.profile, options.flags) {
             Ok(g) => Some(g),
             Err(errors) => {
                 for (_, e) in errors {

@@ -594,8 +594,11 @@ pub(super) fn sample(
             }
         }
     }
-    if kind == TexKind::Lod || kind == TexKind::Grad {
-        if l.profile().major < 3 && !(kind == TexKind::Grad && l.profile().minor > 0) {
+    if (kind == TexKind::Lod || kind == TexKind::Grad)
+        && l.profile().major < 3
+        && !(kind == TexKind::Grad && l.profile().minor > 0)
+    {
+        {
             l.err(
                 loc,
                 format!("'{name}' needs shader model 3 (or ps_2_x for gradients)"),
@@ -603,7 +606,7 @@ pub(super) fn sample(
             return None;
         }
     }
-    if !l.is_pixel() && !(l.profile().major >= 3 && kind == TexKind::Lod) {
+    if !(l.is_pixel() || l.profile().major >= 3 && kind == TexKind::Lod) {
         l.err(
             loc,
             format!("'{name}': vertex shaders read textures only with tex2Dlod, in vs_3_0"),

@@ -292,14 +292,14 @@ impl Program {
                         (n.op == Op::Neg).then(|| n.args[0][usize::from(c.lane)])
                     })
                     .collect();
-                inner.or_else(|| self.into_choice(op, args))
+                inner.or_else(|| self.fold_into_choice(op, args))
             }
             // b * b is b for a boolean; max(x, x) and min(x, x) are x.
             Op::Mul if args[0] == args[1] && args[0].iter().all(|&c| self.is_boolean(c)) => {
                 Some(args[0].clone())
             }
             Op::Max | Op::Min if args[0] == args[1] => Some(args[0].clone()),
-            Op::Add | Op::Mul => self.into_choice(op, args),
+            Op::Add | Op::Mul => self.fold_into_choice(op, args),
             Op::Cmp => self.same_choice(args),
             _ => None,
         }
@@ -358,7 +358,7 @@ impl Program {
     /// Arithmetic of a constant and a choice between constants is a choice between the
     /// results: `10 * (a >= 0 ? 1 : 0)` is `a >= 0 ? 10 : 0`, `1 - (a >= 0 ? 1 : 0)` is
     /// `a >= 0 ? 0 : 1`.
-    fn into_choice(&mut self, op: Op, args: &[Vec<Comp>]) -> Option<Vec<Comp>> {
+    fn fold_into_choice(&mut self, op: Op, args: &[Vec<Comp>]) -> Option<Vec<Comp>> {
         let w = args[0].len();
         let mut conds = Vec::with_capacity(w);
         let mut yes = Vec::with_capacity(w);

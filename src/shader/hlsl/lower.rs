@@ -242,7 +242,7 @@ impl<'a> Lowering<'a> {
                 return None;
             };
             let n = self.const_int(e)?;
-            if n < 1 || n > 65536 {
+            if !(1..=65536).contains(&n) {
                 self.error(e.loc, format!("array size {n} is not between 1 and 65536"));
                 return None;
             }
@@ -524,9 +524,9 @@ impl<'a> Lowering<'a> {
         let want = if is_sampler { 's' } else { 'c' };
         let register = binding.registers.iter().find(|r| {
             r.class == want
-                && r.profile
-                    .as_deref()
-                    .is_none_or(|p| p.starts_with(if self.profile.pixel { "ps" } else { "vs" }))
+                && r.profile.as_deref().map_or(true, |p| {
+                    p.starts_with(if self.profile.pixel { "ps" } else { "vs" })
+                })
         });
         let bound = match register {
             Some(r) => {
@@ -598,10 +598,8 @@ impl<'a> Lowering<'a> {
                     .collect();
                 *reg += regs.len() as u32;
                 let mut out = Vec::with_capacity(rows * cols);
-                for r in 0..rows {
-                    for c in 0..cols {
-                        out.push(if row_major { regs[r][c] } else { regs[c][r] });
-                    }
+                for (r, c) in (0..rows).flat_map(|r| (0..cols).map(move |c| (r, c))) {
+                    out.push(if row_major { regs[r][c] } else { regs[c][r] });
                 }
                 out
             }
@@ -1152,7 +1150,7 @@ impl<'a> Lowering<'a> {
             self.diags
                 .warning(e.loc, "implicit truncation of vector type");
         }
-        let b = self.to_bool(&[v.comps[0]]);
+        let b = self.as_bool(&[v.comps[0]]);
         Some(b[0])
     }
 
@@ -1198,15 +1196,14 @@ impl<'a> Lowering<'a> {
                         ty.components()
                     ]);
                 }
-                if matches!(ty, Ty::Array(..) | Ty::Struct(_))
-                    || v.ty.components() != ty.components() && v.ty.components() > ty.components()
+                let shaped = matches!(ty, Ty::Array(..) | Ty::Struct(_))
+                    || v.ty.components() > ty.components();
+                if shaped
+                    && v.comps.len() != ty.components()
+                    && !(v.comps.len() > ty.components() && ty.is_numeric())
                 {
-                    if v.comps.len() != ty.components()
-                        && !(v.comps.len() > ty.components() && ty.is_numeric())
-                    {
-                        self.error(e.loc, format!("cannot initialize {} with {}", ty, v.ty));
-                        return None;
-                    }
+                    self.error(e.loc, format!("cannot initialize {} with {}", ty, v.ty));
+                    return None;
                 }
                 Some(self.convert(v, ty, e.loc, true)?.comps)
             }
@@ -1267,7 +1264,7 @@ impl<'a> Lowering<'a> {
                 ExprKind::Int(n, _) => Some(n.min(u64::from(u32::MAX)) as u32),
                 _ => None,
             })
-            .map_or(MAX_UNROLL, |n| n.max(1).min(1 << 16));
+            .map_or(MAX_UNROLL, |n| n.clamp(1, 1 << 16));
         self.loops.push(LoopFlags::default());
         let mut iterations = 0;
         let mut first = body_first;
@@ -1345,11 +1342,11 @@ impl<'a> Lowering<'a> {
         let node = self.program.node(c.node);
         let arg = |i: usize| node.args[i][usize::from(c.lane)];
         match (node.op, value) {
-            (Op::Mul, v) if v == 1.0 => {
+            (Op::Mul, 1.0) => {
                 self.assume(arg(0), 1.0, facts, signs);
                 self.assume(arg(1), 1.0, facts, signs);
             }
-            (Op::Max, v) if v == 0.0 => {
+            (Op::Max, 0.0) => {
                 self.assume(arg(0), 0.0, facts, signs);
                 self.assume(arg(1), 0.0, facts, signs);
             }
@@ -1542,12 +1539,10 @@ fn common_type(a: &Ty, b: &Ty) -> Option<Ty> {
         (Ty::Matrix(_, r, c), Ty::Matrix(_, r2, c2)) => {
             Ty::Matrix(base, (*r).min(*r2), (*c).min(*c2))
         }
-        (Ty::Vector(_, n), Ty::Matrix(_, r, c)) | (Ty::Matrix(_, r, c), Ty::Vector(_, n)) => {
-            if usize::from(*n) == usize::from(*r) * usize::from(*c) || (*r == 1 || *c == 1) {
-                Ty::Vector(base, (*n).min(r * c))
-            } else {
-                return None;
-            }
+        (Ty::Vector(_, n), Ty::Matrix(_, r, c)) | (Ty::Matrix(_, r, c), Ty::Vector(_, n))
+            if usize::from(*n) == usize::from(*r) * usize::from(*c) || (*r == 1 || *c == 1) =>
+        {
+            Ty::Vector(base, (*n).min(r * c))
         }
         _ => return None,
     };
@@ -1564,7 +1559,7 @@ impl<'a> Lowering<'a> {
     fn convert_comp(&mut self, c: Comp, from: Option<Base>, to: Option<Base>) -> Comp {
         match (from, to) {
             (Some(f), Some(Base::Int | Base::Uint)) if is_float(Some(f)) => self.trunc(&[c])[0],
-            (Some(f), Some(Base::Bool)) if f != Base::Bool => self.to_bool(&[c])[0],
+            (Some(f), Some(Base::Bool)) if f != Base::Bool => self.as_bool(&[c])[0],
             _ => c,
         }
     }
@@ -1610,7 +1605,7 @@ impl<'a> Lowering<'a> {
             out.extend(match k {
                 How::Keep => run.to_vec(),
                 How::Trunc => self.trunc(run),
-                How::Bool => self.to_bool(run),
+                How::Bool => self.as_bool(run),
             });
             i = j;
         }
@@ -1645,7 +1640,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// Booleans (0 or 1) of `x != 0`.
-    fn to_bool(&mut self, x: &[Comp]) -> Vec<Comp> {
+    fn as_bool(&mut self, x: &[Comp]) -> Vec<Comp> {
         if x.iter().all(|&c| self.program.is_boolean(c)) {
             return x.to_vec();
         }
@@ -1783,7 +1778,7 @@ impl<'a> Lowering<'a> {
                 };
                 let a = self.convert(a, &ty, e.loc, true)?;
                 let b = self.convert(b, &ty, e.loc, true)?;
-                let cb = self.to_bool(&c.comps);
+                let cb = self.as_bool(&c.comps);
                 let cs = if cb.len() == 1 {
                     vec![cb[0]; a.comps.len()]
                 } else {
@@ -2029,7 +2024,7 @@ impl<'a> Lowering<'a> {
             UnOp::Not => {
                 let v = self.expr(inner)?;
                 self.numeric(&v, loc)?;
-                let b = self.to_bool(&v.comps);
+                let b = self.as_bool(&v.comps);
                 let comps = b.iter().map(|&c| self.not(c)).collect();
                 Some(Val {
                     ty: v.ty.with_base(Base::Bool),
@@ -2169,8 +2164,8 @@ impl<'a> Lowering<'a> {
                 });
             }
             BinOp::And | BinOp::Or => {
-                let bx = self.to_bool(&x);
-                let by = self.to_bool(&y);
+                let bx = self.as_bool(&x);
+                let by = self.as_bool(&y);
                 let o = if op == BinOp::And { Op::Mul } else { Op::Max };
                 let c = self.program.map(o, vec![bx, by]);
                 return Some(Val {
@@ -2677,7 +2672,7 @@ impl<'a> Lowering<'a> {
         let mut best: Option<(u32, &'a ast::Function)> = None;
         for &f in candidates {
             let Some(c) = cost(self, f) else { continue };
-            if best.is_none_or(|(b, _)| c < b) {
+            if best.is_none() || best.is_some_and(|(b, _)| c < b) {
                 best = Some((c, f));
             }
         }
