@@ -399,3 +399,79 @@ fn d3d9_run_prints_outputs_as_json() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("junk.pso"), "{err}");
 }
+
+#[test]
+fn d3d9_compile_writes_a_shader_that_runs_and_reports_every_error_with_its_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("tint.hlsl");
+    fs::write(
+        &src,
+        "#include \"scale.hlsl\"\nfloat4 tint;\nfloat4 main(float2 uv : TEXCOORD0) : COLOR\n{\n    return tint * SCALE + float4(uv, 0, 0);\n}\n",
+    )
+    .unwrap();
+    let inc = tmp.path().join("inc");
+    fs::create_dir(&inc).unwrap();
+    fs::write(inc.join("scale.hlsl"), "#define SCALE 2\n").unwrap();
+    let pso = tmp.path().join("tint.pso");
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "compile",
+        src.to_str().unwrap(),
+        "-T",
+        "ps_2_0",
+        "-I",
+        inc.to_str().unwrap(),
+        "-o",
+        pso.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The constant table names `tint`: set it by name, and the texture coordinate.
+    let (code, out, err) = shaderfs(&[
+        "d3d9",
+        "run",
+        pso.to_str().unwrap(),
+        "--set",
+        "tint=1,2,3,4",
+        "--set",
+        "TEXCOORD0=0.25,0.5",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        json["outputs"]["oC0"],
+        serde_json::json!([2.25, 4.5, 6.0, 8.0])
+    );
+
+    // Two broken lines: both reported, as FILE(LINE,COL): error: …, exit 2, nothing written.
+    let bad = tmp.path().join("bad.hlsl");
+    fs::write(
+        &bad,
+        "float4 main() : COLOR\n{\n    float a = b;\n    return c;\n}\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("bad.pso");
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "compile",
+        bad.to_str().unwrap(),
+        "-T",
+        "ps_2_0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let name = bad.display().to_string();
+    assert!(
+        err.contains(&format!("{name}(3,15): error: undeclared identifier 'b'")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{name}(4,12): error: undeclared identifier 'c'")),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // Shader model 1 is the next step, and says so.
+    let (code, _, err) = shaderfs(&["d3d9", "compile", src.to_str().unwrap(), "-T", "ps_1_4"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("shader model 1"), "{err}");
+}
