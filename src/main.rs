@@ -255,6 +255,38 @@ enum D3d9Command {
         /// Also print the asm view of the result (fxc's /Fc listing).
         #[arg(long)]
         listing: bool,
+        /// -Zpr: matrices are row-major unless they say otherwise; -Zpc: column-major
+        /// (the default).
+        #[arg(short = 'Z', value_name = "pr|pc", value_parser = ["pr", "pc"])]
+        packing: Vec<String>,
+        /// -Gec: enable backwards compatibility (fxc's D3DCOMPILE_ENABLE_BACKWARDS_COMPATIBILITY).
+        #[arg(short = 'G', value_name = "ec", value_parser = ["ec"])]
+        generation: Vec<String>,
+    },
+    /// Run a shader once on the CPU interpreter and print its outputs as JSON:
+    /// {"profile": "ps_2_0", "outputs": {"oC0": [r, g, b, a]}, "discarded": false}, a vertex
+    /// shader's also by semantic ("semantics": {"TEXCOORD0": [...]}); NaN and infinities
+    /// are the strings "nan", "inf", "-inf". CTAB default values are loaded, then what the
+    /// inputs file and --set give; def/defi/defb win over both. Exit 2 if the shader does
+    /// not read or cannot run.
+    ///
+    /// The inputs file is a JSON object: {"constants": {"c0": [1, 0, 0, 1], "i0": [3, 0, 1,
+    /// 0], "b0": true, "tint": [1, 0, 0, 1]}, "inputs": {"TEXCOORD0": [0.5, 0.5, 0, 0], "v1":
+    /// [1, 1, 1, 1]}, "textures": {"s0": {"width": 2, "height": 2, "texels": [[r, g, b, a],
+    /// ...], "filter": "point"|"linear", "address": "wrap"|"mirror"|"clamp"|"border"|
+    /// "mirror_once", "border": [r, g, b, a]}}, "vpos": [x, y], "vface": 1}. Every member is
+    /// optional; a sampler without a texture reads (0, 0, 0, 1).
+    Run {
+        /// Shader bytecode (.pso, .vso, .bin), or asm text, which is assembled first.
+        shader: PathBuf,
+        /// NAME=VALUES, after the inputs file: a register (c3=1,2,3,4, i0=3,0,1,0, b0=true,
+        /// v0=...), a constant's CTAB name (tint=1,0,0,1), an input semantic
+        /// (TEXCOORD0=0.5,0.5,0,0), vPos=x,y or vFace=-1. Missing components are 0.
+        #[arg(long = "set", value_name = "NAME=VALUES")]
+        set: Vec<String>,
+        /// A JSON file of constants, inputs and textures (see above).
+        #[arg(long, value_name = "FILE.json")]
+        inputs: Option<PathBuf>,
     },
 }
 
@@ -539,15 +571,37 @@ fn run(command: Command) -> Result<(), Failure> {
             include_dirs,
             out,
             listing,
-        }) => cli::compile::compile(
-            &file,
-            &profile,
-            Some(&entry),
-            &defines,
-            &include_dirs,
-            out.as_deref(),
-            listing,
-        ),
+            packing,
+            generation,
+        }) => {
+            use shaderfs::shader::hlsl::compile as hc;
+            let mut flags = 0;
+            for p in &packing {
+                flags |= if p == "pr" {
+                    hc::PACK_ROW_MAJOR
+                } else {
+                    hc::PACK_COLUMN_MAJOR
+                };
+            }
+            if !generation.is_empty() {
+                flags |= hc::BACKWARDS_COMPATIBILITY;
+            }
+            cli::compile::compile(
+                &file,
+                &profile,
+                Some(&entry),
+                &defines,
+                &include_dirs,
+                out.as_deref(),
+                listing,
+                flags,
+            )
+        }
+        Command::D3d9(D3d9Command::Run {
+            shader,
+            set,
+            inputs,
+        }) => cli::run::run(&shader, &set, inputs.as_deref()),
         Command::Sdp(SdpCommand::Pack { out, files }) => loose::pack(&out, &files),
         Command::Dxil(DxilCommand::Dis { file, out }) => loose::dxil_dis(&file, out.as_deref()),
         Command::Dxil(DxilCommand::Info { file }) => loose::dxil_info(&file),

@@ -326,3 +326,152 @@ fn d3d9_disasm_in_both_styles() {
     assert_eq!(code, 1, "a usage error: {err}");
     assert!(err.contains("d3ddisassemble"), "{err}");
 }
+
+/// `d3d9 run` on asm text (assembled first) and on bytecode: constants from `--set`, an
+/// input semantic, a texture from `--inputs`; bad input exits 2 naming the file.
+#[test]
+fn d3d9_run_prints_outputs_as_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let asm = tmp.path().join("tint.asm");
+    fs::write(
+        &asm,
+        "ps_2_0\ndcl t0.xy\nmov r0, c0\nadd r0.xy, r0, t0\nrcp r0.z, c1.x\nmov oC0, r0\n",
+    )
+    .unwrap();
+    let (code, out, err) = shaderfs(&[
+        "d3d9",
+        "run",
+        asm.to_str().unwrap(),
+        "--set",
+        "c0=1,2,3,4",
+        "--set",
+        "TEXCOORD0=0.25,0.5",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["profile"], "ps_2_0");
+    assert_eq!(
+        json["outputs"]["oC0"],
+        serde_json::json!([1.25, 2.5, "inf", 4.0])
+    );
+    assert_eq!(json["discarded"], false);
+
+    // Bytecode made by `d3d9 asm`: texld of s0 at t0, times c0 (defined as 1, 0, 0, 1).
+    let text = tmp.path().join("tex.asm");
+    fs::write(
+        &text,
+        "ps_2_0\ndcl t0\ndcl_2d s0\ndef c0, 1, 0, 0, 1\ntexld r0, t0, s0\nmul r0, r0, c0\nmov oC0, r0\n",
+    )
+    .unwrap();
+    let bin = tmp.path().join("ps.pso");
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "asm",
+        text.to_str().unwrap(),
+        "-o",
+        bin.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let inputs = tmp.path().join("inputs.json");
+    fs::write(
+        &inputs,
+        r#"{"textures": {"s0": {"width": 2, "height": 1, "texels": [[0.5, 1, 1, 1], [0.25, 1, 1, 0.5]]}},
+            "inputs": {"TEXCOORD0": [0.75, 0, 0, 0]}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = shaderfs(&[
+        "d3d9",
+        "run",
+        bin.to_str().unwrap(),
+        "--inputs",
+        inputs.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        json["outputs"]["oC0"],
+        serde_json::json!([0.25, 0.0, 0.0, 0.5])
+    );
+
+    let junk = tmp.path().join("junk.pso");
+    fs::write(&junk, [0xFFu8, 0xFF, 0xFF, 0xFF]).unwrap();
+    let (code, _, err) = shaderfs(&["d3d9", "run", junk.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("junk.pso"), "{err}");
+}
+
+#[test]
+fn d3d9_compile_writes_a_shader_that_runs_and_reports_every_error_with_its_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("tint.hlsl");
+    fs::write(
+        &src,
+        "#include \"scale.hlsl\"\nfloat4 tint;\nfloat4 main(float2 uv : TEXCOORD0) : COLOR\n{\n    return tint * SCALE + float4(uv, 0, 0);\n}\n",
+    )
+    .unwrap();
+    let inc = tmp.path().join("inc");
+    fs::create_dir(&inc).unwrap();
+    fs::write(inc.join("scale.hlsl"), "#define SCALE 2\n").unwrap();
+    let pso = tmp.path().join("tint.pso");
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "compile",
+        src.to_str().unwrap(),
+        "-T",
+        "ps_2_0",
+        "-I",
+        inc.to_str().unwrap(),
+        "-o",
+        pso.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The constant table names `tint`: set it by name, and the texture coordinate.
+    let (code, out, err) = shaderfs(&[
+        "d3d9",
+        "run",
+        pso.to_str().unwrap(),
+        "--set",
+        "tint=1,2,3,4",
+        "--set",
+        "TEXCOORD0=0.25,0.5",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        json["outputs"]["oC0"],
+        serde_json::json!([2.25, 4.5, 6.0, 8.0])
+    );
+
+    // Two broken lines: both reported, as FILE(LINE,COL): error: …, exit 2, nothing written.
+    let bad = tmp.path().join("bad.hlsl");
+    fs::write(
+        &bad,
+        "float4 main() : COLOR\n{\n    float a = b;\n    return c;\n}\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("bad.pso");
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "compile",
+        bad.to_str().unwrap(),
+        "-T",
+        "ps_2_0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let name = bad.display().to_string();
+    assert!(
+        err.contains(&format!("{name}(3,15): error: undeclared identifier 'b'")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("{name}(4,12): error: undeclared identifier 'c'")),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // Shader model 1 is the next step, and says so.
+    let (code, _, err) = shaderfs(&["d3d9", "compile", src.to_str().unwrap(), "-T", "ps_1_4"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("shader model 1"), "{err}");
+}

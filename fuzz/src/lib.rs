@@ -43,6 +43,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("d3d9_asm", d3d9_asm),
     ("d3d9_ctab", d3d9_ctab),
     ("ctab_json", ctab_json),
+    ("hlsl_compile", hlsl_compile),
 ];
 
 /// The `.sdp` package index (`archive::sdp::read::index`): the header, the record
@@ -255,6 +256,39 @@ pub fn d3d9_asm(data: &[u8]) {
         if let Ok(code) = assemble(text) {
             let _ = disasm::disassemble(&code);
         }
+    }
+}
+
+/// The HLSL compiler (`hlsl::compile::compile_with`): the input's first byte picks the
+/// profile, the rest is the source (lossy UTF-8), compiled with an `#include "x"` that
+/// finds one small file in memory; what compiles must run on the interpreter, and a
+/// source that does not compile must say where.
+pub fn hlsl_compile(data: &[u8]) {
+    use shaderfs::shader::hlsl::compile::{compile_with, Options};
+    use shaderfs::shader::hlsl::pp::MemoryLoader;
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    const PROFILES: [&str; 6] = ["ps_2_0", "ps_2_a", "ps_3_0", "vs_2_0", "vs_2_a", "vs_3_0"];
+    let profile = PROFILES[usize::from(pick) % PROFILES.len()];
+    let text = String::from_utf8_lossy(rest);
+    let mut loader = MemoryLoader::default();
+    loader.add("x", "#define X 1\nfloat4 x_value;\n");
+    let options = Options {
+        profile: profile.into(),
+        entry: "main".into(),
+        ..Options::default()
+    };
+    match compile_with("fuzz.hlsl", &text, None, &options, &loader) {
+        Ok(compiled) => {
+            let program = shaderfs::shader::d3d9::run::Program::new(&compiled.bytecode)
+                .expect("what the compiler writes, the interpreter reads");
+            let _ = program.run(&Default::default());
+        }
+        Err(failed) => assert!(
+            failed.diagnostics.has_errors(),
+            "a failed compilation says why"
+        ),
     }
 }
 

@@ -8,7 +8,9 @@ use shaderfs::shader::hlsl::compile::{compile as compile_hlsl, Options};
 
 use super::loose::write_out;
 
-/// `d3d9 compile SRC -T PROFILE [-E ENTRY] [-D NAME[=VALUE]]… [-I DIR]… [-o OUT] [--listing]`.
+/// `d3d9 compile SRC -T PROFILE [-E ENTRY] [-D NAME[=VALUE]]… [-I DIR]… [-Zpr|-Zpc] [-Gec]
+/// [-o OUT] [--listing]`.
+#[allow(clippy::too_many_arguments)]
 /// Warnings and errors go to standard error as `FILE(LINE,COL): error: message`, every one
 /// of them; an error exits 2 and writes nothing.
 pub fn compile(
@@ -19,6 +21,7 @@ pub fn compile(
     include_dirs: &[PathBuf],
     out: Option<&Path>,
     listing: bool,
+    flags: u32,
 ) -> Result<(), Failure> {
     let bytes =
         std::fs::read(file).map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
@@ -37,6 +40,7 @@ pub fn compile(
             })
             .collect(),
         include_dirs: include_dirs.to_vec(),
+        flags,
         ..Options::default()
     };
     let name = file.display().to_string();

@@ -9,4 +9,5 @@ pub mod dev;
 pub mod extract;
 pub mod loose;
 pub mod output;
+pub mod run;
 pub mod tree;

@@ -12,6 +12,8 @@ pub(crate) mod ppexpr;
 mod preamble;
 pub mod registers;
 mod rules;
+pub mod run;
+pub mod shader_test;
 pub mod syntax;
 pub mod validate;
 

@@ -182,12 +182,13 @@ struct Gen<'p> {
     next_group: u32,
 }
 
+/// `target` is the profile as the command line named it (`ps_2_b`), the table's target.
 pub fn generate(
     program: &Program,
     profile: Profile,
-    entry_loc: Loc,
+    target: &str,
+    flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
-    let _ = entry_loc;
     let mut fixed = program.clone();
     fix_ports(&mut fixed, profile);
     let p = &fixed;
@@ -334,7 +335,7 @@ pub fn generate(
         let u = &p.uniforms[*var as usize];
         if u.is_sampler {
             let dim = match &u.ty {
-                Ty::Sampler(d) => *d,
+                Ty::Sampler(d) | Ty::Texture(d) => *d,
                 Ty::Array(t, _) => match **t {
                     Ty::Sampler(d) => d,
                     _ => Dim::D2,
@@ -377,7 +378,7 @@ pub fn generate(
     for line in &g.code {
         let _ = writeln!(asm, "{line}");
     }
-    let target = profile_name(profile);
+    let target = target.to_ascii_lowercase();
     let version_token = crate::shader::d3d9::bytecode::Version {
         kind: if profile.pixel {
             crate::shader::d3d9::bytecode::ShaderKind::Pixel
@@ -392,27 +393,11 @@ pub fn generate(
         creator: format!("shaderfs {} HLSL compiler", env!("CARGO_PKG_VERSION")),
         target: Some(target),
         version: version_token,
-        flags: 0x100,
+        // fxc records its compile flags, NO_PRESHADER among them.
+        flags: 0x100 | flags,
         constants: table_constants,
     };
     Ok(Generated { asm, table })
-}
-
-fn profile_name(p: Profile) -> String {
-    format!(
-        "{}_{}",
-        if p.pixel { "ps" } else { "vs" },
-        match (p.major, p.minor) {
-            (2, 0) => "2_0",
-            (2, _) =>
-                if p.pixel {
-                    "2_a"
-                } else {
-                    "2_a"
-                },
-            _ => "3_0",
-        }
-    )
 }
 
 fn usage_name(usage: &str) -> String {
@@ -599,25 +584,49 @@ fn type_info(ty: &Ty, row_major: bool) -> TypeInfo {
             u16::from(*c),
         ),
         Ty::Array(t, n) => {
+            // Arrays of arrays are one array of all their elements to the table.
             let mut inner = type_info(t, row_major);
-            inner.elements = *n as u16;
+            inner.elements = inner.elements.saturating_mul(*n as u16);
             inner
         }
-        Ty::Struct(s) => TypeInfo {
-            class: Class::STRUCT,
-            param_type: ParamType::VOID,
-            rows: 1,
-            columns: s.fields.iter().map(|f| f.ty.components() as u16).sum(),
-            elements: 1,
-            members: s
-                .fields
-                .iter()
-                .map(|f| Member {
-                    name: f.name.clone(),
-                    type_info: type_info(&f.ty, f.row_major.unwrap_or(row_major)),
-                })
-                .collect(),
-        },
+        Ty::Struct(s) => {
+            // A derived struct's base is its first member, `$super`, as fxc lists it.
+            let own = match &s.base {
+                Some(b) => b.fields.len(),
+                None => 0,
+            };
+            let mut members: Vec<Member> = Vec::new();
+            if let Some(b) = &s.base {
+                members.push(Member {
+                    name: "$super".into(),
+                    type_info: type_info(&Ty::Struct(b.clone()), row_major),
+                });
+            }
+            members.extend(s.fields[own..].iter().map(|f| Member {
+                name: f.name.clone(),
+                type_info: type_info(&f.ty, f.row_major.unwrap_or(row_major)),
+            }));
+            TypeInfo {
+                class: Class::STRUCT,
+                param_type: ParamType::VOID,
+                rows: 1,
+                columns: s.fields.iter().map(|f| f.ty.components() as u16).sum(),
+                elements: 1,
+                members,
+            }
+        }
+        Ty::Texture(d) => simple(
+            Class::OBJECT,
+            ParamType(match d {
+                Dim::Generic => 5,
+                Dim::D1 => 6,
+                Dim::D2 => 7,
+                Dim::D3 => 8,
+                Dim::Cube => 9,
+            }),
+            1,
+            4,
+        ),
         Ty::Sampler(d) => simple(
             Class::OBJECT,
             ParamType(match d {
@@ -1245,7 +1254,7 @@ impl Gen<'_> {
                         || p.bcast & (1 << d) != 0)
             });
             match here {
-                Some(p) if reg.is_none_or(|r| r == p.reg) => reg = Some(p.reg),
+                Some(p) if reg.is_none() || reg == Some(p.reg) => reg = Some(p.reg),
                 _ => missing.push(i),
             }
         }
@@ -1393,8 +1402,9 @@ impl Gen<'_> {
     fn gather(&mut self, comps: &[Comp], dst: &[u8]) -> u32 {
         let r = self.alloc(dst, None);
         self.fill(r, comps, dst);
-        // The gathered register is free again once this instruction has read it.
-        self.free(r, dst);
+        // The gathered register is free again once this instruction has read it (not
+        // before: another operand of it may need gathering too).
+        self.pending_free.push((r, dst.to_vec()));
         r
     }
 
@@ -1488,13 +1498,6 @@ impl Gen<'_> {
             },
             Op::Const(_) | Op::Input(_) | Op::Uniform { .. } | Op::Sampler(_) => return,
         };
-        if matches!(node.op, Op::Dsx | Op::Dsy)
-            && self.profile.major == 2
-            && self.profile.minor == 0
-        {
-            self.errors
-                .push("ddx/ddy need ps_2_x or ps_3_0: ps_2_0 has no dsx/dsy".into());
-        }
         let componentwise = matches!(
             node.op,
             Op::Mov
@@ -1568,7 +1571,18 @@ impl Gen<'_> {
                     abs: false,
                 };
                 let identity = self.profile.major == 2;
-                ops.push(self.operand(&coords, &[0, 1, 2, 3], identity));
+                let mut coord = self.operand(&coords, &[0, 1, 2, 3], identity);
+                if identity && !matches!(coord.reg, Reg::Temp(_) | Reg::Texture(_)) {
+                    // ps_2_x reads coordinates from t# or r# only.
+                    let r = self.gather(&coords.comps, &[0, 1, 2, 3]);
+                    coord = Operand {
+                        reg: Reg::Temp(r),
+                        swz: [0, 1, 2, 3],
+                        neg: false,
+                        abs: false,
+                    };
+                }
+                ops.push(coord);
                 ops.push(self.operand(&srcs[1], &[0], false));
                 for g in &srcs[2..] {
                     ops.push(self.operand(g, &[0, 1, 2, 3], false));
@@ -1787,17 +1801,20 @@ impl Gen<'_> {
                 let o = *next_o;
                 *next_o += 1;
                 let lanes: Vec<u8> = (0..n as u8).collect();
+                // Scalar registers of vs_2_x (PSIZE, FOG) are written whole, from one
+                // lane, as fxc writes them.
+                let whole = usage == "POSITION" || (n == 1 && matches!(usage, "PSIZE" | "FOG"));
                 dcls.push(format!(
                     "dcl_{}{} o{o}{}",
                     usage_name(usage),
                     index,
-                    if usage == "POSITION" {
+                    if whole {
                         String::new()
                     } else {
                         mask_text(&lanes)
                     }
                 ));
-                (format!("o{o}"), false)
+                (format!("o{o}"), whole && usage != "POSITION")
             }
             (false, "POSITION") => ("oPos".to_string(), false),
             (false, "COLOR") => (format!("oD{index}"), false),
@@ -1809,13 +1826,16 @@ impl Gen<'_> {
                 return;
             }
         };
-        if usage == "DEPTH" || (!pixel && matches!(usage, "FOG" | "PSIZE")) {
+        if usage == "DEPTH"
+            || (!pixel && self.profile.major < 3 && matches!(usage, "FOG" | "PSIZE"))
+        {
             let s = Src {
                 comps: vec![src.comps[0]],
                 ..src.clone()
             };
             let o = self.operand(&s, &[0], false).text();
-            let mask = if usage == "DEPTH" { "" } else { ".x" };
+            // Scalar registers: fxc writes them whole, from one lane.
+            let mask = "";
             self.code.push(format!("mov {reg}{mask}, {o}"));
             self.free_pending();
             return;

@@ -25,7 +25,19 @@ pub struct Options {
     /// `register()` goes to this register (`c`, `s`, `b`, `i` and its number), as in the
     /// shader a save replaces, because the game sets constants by register.
     pub keep_registers: HashMap<String, (char, u32)>,
+    /// `D3DCOMPILE_*` flags as fxc takes them: [`PACK_ROW_MAJOR`] (`-Zpr`),
+    /// [`PACK_COLUMN_MAJOR`] (`-Zpc`), [`BACKWARDS_COMPATIBILITY`] (`-Gec`). The table
+    /// records them, as fxc's does.
+    pub flags: u32,
 }
+
+/// `D3DCOMPILE_PACK_MATRIX_ROW_MAJOR`: matrices without `row_major`/`column_major` are
+/// row-major (`-Zpr`).
+pub const PACK_ROW_MAJOR: u32 = 0x8;
+/// `D3DCOMPILE_PACK_MATRIX_COLUMN_MAJOR` (`-Zpc`), the default.
+pub const PACK_COLUMN_MAJOR: u32 = 0x10;
+/// `D3DCOMPILE_ENABLE_BACKWARDS_COMPATIBILITY` (`-Gec`).
+pub const BACKWARDS_COMPATIBILITY: u32 = 0x1000;
 
 /// A compiled shader.
 #[derive(Debug, Clone)]
@@ -120,8 +132,9 @@ pub fn compile_with(
         }
         let ir = Lowering::new(profile, &mut diags)
             .keep_registers(options.keep_registers.clone())
+            .row_major(options.flags & PACK_ROW_MAJOR != 0)
             .run(&program, entry)?;
-        match codegen::generate(&ir, profile, Loc::default()) {
+        match codegen::generate(&ir, profile, &options.profile, options.flags) {
             Ok(g) => Some(g),
             Err(errors) => {
                 for (_, e) in errors {

@@ -96,11 +96,23 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
                 l.prog().map(Op::Mul, vec![c.to_vec(), vec![k; c.len()]])
             })
         }
+        "ddx" | "ddy" | "fwidth"
+            if !l.is_pixel() || (l.profile().major == 2 && l.profile().minor == 0) =>
+        {
+            l.err(
+                loc,
+                format!(
+                    "'{name}' needs ps_2_x or ps_3_0: {} has no derivatives",
+                    if l.is_pixel() {
+                        "ps_2_0"
+                    } else {
+                        "a vertex shader"
+                    }
+                ),
+            );
+            None
+        }
         "ddx" | "ddy" => {
-            if !l.is_pixel() {
-                l.err(loc, format!("'{name}' is for pixel shaders only"));
-                return None;
-            }
             let op = if name == "ddx" { Op::Dsx } else { Op::Dsy };
             unary!(|l: &mut Lowering, c: &[Comp]| l.prog().map(op, vec![c.to_vec()]))
         }
@@ -260,7 +272,14 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
         "normalize" => {
             arity(1, l)?;
             let v = float(l, args[0].clone(), loc)?;
-            let comps = if v.comps.len() == 3 {
+            let comps = if v.comps.len() == 1 {
+                // One component: its sign, as fxc makes it (0 stays 0).
+                let zero = l.prog().konst(0.0);
+                let pos = l.cmp_ops(BinOp::Lt, &[zero], &v.comps);
+                let neg = l.cmp_ops(BinOp::Lt, &v.comps, &[zero]);
+                let nn = l.prog().map(Op::Neg, vec![neg]);
+                l.prog().map(Op::Add, vec![pos, nn])
+            } else if v.comps.len() == 3 {
                 l.prog().raw(Op::Nrm, vec![v.comps.clone()], 3)
             } else {
                 let d = dot(l, &v.comps, &v.comps);
@@ -553,8 +572,33 @@ fn texture(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Option<Val
             return None;
         }
     }
-    if kind == TexKind::Lod || kind == TexKind::Grad {
-        if l.profile().major < 3 && !(kind == TexKind::Grad && l.profile().minor > 0) {
+    sample(l, name, dim, kind, args, loc)
+}
+
+/// A texture read: `args` are the sampler, the coordinates (as many as `kind` takes) and,
+/// for `Grad`, the two gradients.
+pub(super) fn sample(
+    l: &mut Lowering,
+    name: &str,
+    dim: Dim,
+    kind: TexKind,
+    args: Vec<Val>,
+    loc: Loc,
+) -> Option<Val> {
+    // A `sampler` of no shape takes the shape it is read with, as fxc's table says.
+    if let Some(&c) = args.first().and_then(|a| a.comps.first()) {
+        if let Op::Sampler(var) = l.prog().node(c.node).op {
+            let u = &mut l.prog().uniforms[var as usize];
+            if u.ty == Ty::Sampler(Dim::Generic) {
+                u.ty = Ty::Sampler(dim);
+            }
+        }
+    }
+    if (kind == TexKind::Lod || kind == TexKind::Grad)
+        && l.profile().major < 3
+        && !(kind == TexKind::Grad && l.profile().minor > 0)
+    {
+        {
             l.err(
                 loc,
                 format!("'{name}' needs shader model 3 (or ps_2_x for gradients)"),
@@ -562,7 +606,7 @@ fn texture(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Option<Val
             return None;
         }
     }
-    if !l.is_pixel() && !(l.profile().major >= 3 && kind == TexKind::Lod) {
+    if !(l.is_pixel() || l.profile().major >= 3 && kind == TexKind::Lod) {
         l.err(
             loc,
             format!("'{name}': vertex shaders read textures only with tex2Dlod, in vs_3_0"),
@@ -622,9 +666,13 @@ fn mul(l: &mut Lowering, a: Val, b: Val, loc: Loc) -> Option<Val> {
         usize::from(br),
         usize::from(bc),
     );
-    // A scalar scales the other.
-    if a.comps.len() == 1 || b.comps.len() == 1 {
-        let (s, v) = if a.comps.len() == 1 { (a, b) } else { (b, a) };
+    // A scalar scales the other (a float1 is a vector of one).
+    if matches!(a.ty, Ty::Scalar(_)) || matches!(b.ty, Ty::Scalar(_)) {
+        let (s, v) = if matches!(a.ty, Ty::Scalar(_)) {
+            (a, b)
+        } else {
+            (b, a)
+        };
         let comps = l.prog().map(
             Op::Mul,
             vec![vec![s.comps[0]; v.comps.len()], v.comps.clone()],
@@ -705,6 +753,23 @@ fn floor(l: &mut Lowering, c: &[Comp]) -> Vec<Comp> {
 }
 
 fn pow(l: &mut Lowering, a: Comp, b: Comp) -> Comp {
+    // A small whole exponent known here multiplies, as fxc does: a negative base keeps
+    // its sign.
+    if let Some(e) = l
+        .prog()
+        .constant(b)
+        .filter(|e| *e == e.trunc() && e.abs() >= 1.0 && e.abs() <= 4.0)
+    {
+        let mut acc = a;
+        for _ in 1..e.abs() as u32 {
+            acc = l.prog().map(Op::Mul, vec![vec![acc], vec![a]])[0];
+        }
+        return if e < 0.0 {
+            l.prog().scalar(Op::Rcp, vec![vec![acc]])
+        } else {
+            acc
+        };
+    }
     // exp2(b * log2(a)), which is what `pow` is in both models.
     let lg = l.prog().scalar(Op::Log, vec![vec![a]]);
     let m = l.prog().map(Op::Mul, vec![vec![lg], vec![b]])[0];
@@ -840,9 +905,10 @@ fn numeric(l: &mut Lowering, v: Val, loc: Loc) -> Option<Val> {
 fn float(l: &mut Lowering, v: Val, loc: Loc) -> Option<Val> {
     let v = numeric(l, v, loc)?;
     let base = v.ty.base().unwrap();
-    if matches!(base, Base::Half | Base::Float | Base::Double) {
+    if matches!(base, Base::Float | Base::Double) {
         return Some(v);
     }
+    // half is float on Direct3D 9: intrinsics of halves return floats, as fxc types them.
     let to = v.ty.with_base(Base::Float);
     l.conv(v, &to, loc)
 }
@@ -862,7 +928,7 @@ fn same2(l: &mut Lowering, a: &Val, b: &Val, loc: Loc) -> Option<(Vec<Comp>, Vec
 
 fn same2f(l: &mut Lowering, a: &Val, b: &Val, loc: Loc) -> Option<(Vec<Comp>, Vec<Comp>, Ty)> {
     let (x, y, ty) = same2(l, a, b, loc)?;
-    let ty = if matches!(ty.base(), Some(Base::Half | Base::Float | Base::Double)) {
+    let ty = if matches!(ty.base(), Some(Base::Float | Base::Double)) {
         ty
     } else {
         ty.with_base(Base::Float)
@@ -884,11 +950,9 @@ fn float_common(l: &mut Lowering, args: &[Val], loc: Loc) -> Option<Ty> {
             }
         }
     }
-    Some(
-        if matches!(ty.base(), Some(Base::Half | Base::Float | Base::Double)) {
-            ty
-        } else {
-            ty.with_base(Base::Float)
-        },
-    )
+    Some(if matches!(ty.base(), Some(Base::Float | Base::Double)) {
+        ty
+    } else {
+        ty.with_base(Base::Float)
+    })
 }

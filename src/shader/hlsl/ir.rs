@@ -140,6 +140,9 @@ pub struct Program {
     /// Components of which any negative one discards the pixel (`texkill`).
     pub kills: Vec<Vec<Comp>>,
     cse: HashMap<Node, NodeId>,
+    /// What [`Program::is_integral`] and [`Program::is_boolean`] found, per component: a
+    /// node never changes once made, so neither does the answer.
+    facts: std::cell::RefCell<HashMap<(Comp, bool), bool>>,
 }
 
 /// How many nodes a program may have: more is refused as too big (a loop unrolled a
@@ -170,6 +173,15 @@ impl Program {
         if depth == 0 {
             return false;
         }
+        if let Some(&known) = self.facts.borrow().get(&(c, true)) {
+            return known;
+        }
+        let answer = self.integral_uncached(c, depth);
+        self.facts.borrow_mut().insert((c, true), answer);
+        answer
+    }
+
+    fn integral_uncached(&self, c: Comp, depth: u32) -> bool {
         let node = self.node(c.node);
         let arg = |i: usize| node.args[i][usize::from(c.lane)];
         let int = |i: usize| self.integral_within(arg(i), depth - 1);
@@ -280,10 +292,122 @@ impl Program {
                         (n.op == Op::Neg).then(|| n.args[0][usize::from(c.lane)])
                     })
                     .collect();
-                inner
+                inner.or_else(|| self.fold_into_choice(op, args))
             }
+            // b * b is b for a boolean; max(x, x) and min(x, x) are x.
+            Op::Mul if args[0] == args[1] && args[0].iter().all(|&c| self.is_boolean(c)) => {
+                Some(args[0].clone())
+            }
+            Op::Max | Op::Min if args[0] == args[1] => Some(args[0].clone()),
+            Op::Add | Op::Mul => self.fold_into_choice(op, args),
+            Op::Cmp => self.same_choice(args),
             _ => None,
         }
+    }
+
+    /// Whether a component is known to be 0 or 1 (a comparison's result, a boolean
+    /// constant, `and`s and `or`s of them).
+    pub fn is_boolean(&self, c: Comp) -> bool {
+        self.boolean_within(c, 16)
+    }
+
+    fn boolean_within(&self, c: Comp, depth: u32) -> bool {
+        if depth == 0 {
+            return false;
+        }
+        if let Some(&known) = self.facts.borrow().get(&(c, false)) {
+            return known;
+        }
+        let answer = self.boolean_uncached(c, depth);
+        self.facts.borrow_mut().insert((c, false), answer);
+        answer
+    }
+
+    fn boolean_uncached(&self, c: Comp, depth: u32) -> bool {
+        let n = self.node(c.node);
+        let lane = usize::from(c.lane);
+        match n.op {
+            Op::Const(bits) => {
+                let v = f32::from_bits(bits);
+                v == 0.0 || v == 1.0
+            }
+            Op::Slt | Op::Sge => true,
+            Op::Cmp | Op::Lrp => (1..3).all(|k| self.boolean_within(n.args[k][lane], depth - 1)),
+            Op::Mul | Op::Max | Op::Min => {
+                (0..2).all(|k| self.boolean_within(n.args[k][lane], depth - 1))
+            }
+            _ => false,
+        }
+    }
+
+    /// The choice a lane of `cmp` makes with constant arms: its condition and the two
+    /// constants.
+    fn constant_choice(&self, c: Comp) -> Option<(Comp, f32, f32)> {
+        let n = self.node(c.node);
+        if n.op != Op::Cmp {
+            return None;
+        }
+        let lane = usize::from(c.lane);
+        Some((
+            n.args[0][lane],
+            self.constant(n.args[1][lane])?,
+            self.constant(n.args[2][lane])?,
+        ))
+    }
+
+    /// Arithmetic of a constant and a choice between constants is a choice between the
+    /// results: `10 * (a >= 0 ? 1 : 0)` is `a >= 0 ? 10 : 0`, `1 - (a >= 0 ? 1 : 0)` is
+    /// `a >= 0 ? 0 : 1`.
+    fn fold_into_choice(&mut self, op: Op, args: &[Vec<Comp>]) -> Option<Vec<Comp>> {
+        let w = args[0].len();
+        let mut conds = Vec::with_capacity(w);
+        let mut yes = Vec::with_capacity(w);
+        let mut no = Vec::with_capacity(w);
+        for i in 0..w {
+            let lane: Vec<Comp> = args.iter().map(|a| a[i]).collect();
+            let (which, choice) = lane
+                .iter()
+                .enumerate()
+                .find_map(|(k, &c)| Some((k, self.constant_choice(c)?)))?;
+            let (cond, a, b) = choice;
+            let mut va = Vec::new();
+            let mut vb = Vec::new();
+            for (k, &c) in lane.iter().enumerate() {
+                if k == which {
+                    va.push(a);
+                    vb.push(b);
+                } else {
+                    let v = self.constant(c)?;
+                    va.push(v);
+                    vb.push(v);
+                }
+            }
+            conds.push(cond);
+            yes.push(fold(op, &va)?);
+            no.push(fold(op, &vb)?);
+        }
+        let yes: Vec<Comp> = yes.into_iter().map(|v| self.konst(v)).collect();
+        let no: Vec<Comp> = no.into_iter().map(|v| self.konst(v)).collect();
+        Some(self.map(Op::Cmp, vec![conds, yes, no]))
+    }
+
+    /// `a >= 0 ? t : (a >= 0 ? x : y)` is `a >= 0 ? t : y`, and alike in the other arm.
+    fn same_choice(&mut self, args: &[Vec<Comp>]) -> Option<Vec<Comp>> {
+        let w = args[0].len();
+        let mut changed = false;
+        let mut t = args[1].clone();
+        let mut f = args[2].clone();
+        for i in 0..w {
+            for (arm, pick) in [(&mut t, 1usize), (&mut f, 2usize)] {
+                let n = self.node(arm[i].node);
+                let lane = usize::from(arm[i].lane);
+                if n.op == Op::Cmp && n.args[0][lane] == args[0][i] {
+                    arm[i] = n.args[pick][lane];
+                    changed = true;
+                }
+            }
+        }
+        changed.then(|| self.map(Op::Cmp, vec![args[0].clone(), t, f]))
     }
 
     /// A one-lane result from whole operands (`dp3`, `rcp` of one lane …).

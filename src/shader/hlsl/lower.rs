@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::ast::{self, BinOp, ExprKind, Init, Item, StmtKind, TypeName, UnOp};
 use super::diag::Diagnostics;
-use super::ir::{Comp, Input, Op, Output, Program, Uniform};
+use super::ir::{Comp, Input, Op, Output, Program, TexKind, Uniform};
 use super::token::Loc;
 use super::types::{Base, Field, StructTy, Ty};
 
@@ -99,6 +99,8 @@ pub struct Lowering<'a> {
     profile: Profile,
     structs: HashMap<String, Rc<StructTy>>,
     typedefs: HashMap<String, Ty>,
+    /// The matrix packing each typedef was declared with: a typedef keeps its own.
+    typedef_major: HashMap<String, bool>,
     functions: HashMap<String, Vec<&'a ast::Function>>,
     /// `scopes[0]` holds the globals.
     scopes: Vec<HashMap<String, Var>>,
@@ -108,6 +110,10 @@ pub struct Lowering<'a> {
     pred: Option<Comp>,
     /// `#pragma pack_matrix` in effect.
     row_major_default: bool,
+    /// A `#pragma pack_matrix` was seen: typedefs and struct members take the packing in
+    /// effect ("latent majority"); before one, a typedef of a plain matrix has none and
+    /// members are column-major.
+    pragma_seen: bool,
     /// Registers to keep: a constant of this name the source does not bind goes here.
     keep: HashMap<String, (char, u32)>,
 }
@@ -120,18 +126,26 @@ impl<'a> Lowering<'a> {
             profile,
             structs: HashMap::new(),
             typedefs: HashMap::new(),
+            typedef_major: HashMap::new(),
             functions: HashMap::new(),
             scopes: vec![HashMap::new()],
             frames: Vec::new(),
             loops: Vec::new(),
             pred: None,
             row_major_default: false,
+            pragma_seen: false,
             keep: HashMap::new(),
         }
     }
 
     /// Constants the source leaves unbound that must keep a register (`c`/`s` and its
     /// number): those of the shader a save replaces, which the game sets by register.
+    /// Matrices are row-major unless they say otherwise (`-Zpr`).
+    pub fn row_major(mut self, row_major: bool) -> Self {
+        self.row_major_default = row_major;
+        self
+    }
+
     pub fn keep_registers(mut self, keep: HashMap<String, (char, u32)>) -> Self {
         self.keep = keep;
         self
@@ -178,16 +192,25 @@ impl<'a> Lowering<'a> {
             }
         }
         let mut fields = Vec::new();
+        let mut inherited = 0;
+        let mut base_ty = None;
         if let Some((base, loc)) = &def.base {
-            match self.structs.get(base) {
-                Some(b) => fields.extend(b.fields.iter().cloned()),
+            match self.structs.get(base).cloned() {
+                Some(b) => {
+                    fields.extend(b.fields.iter().cloned());
+                    inherited = fields.len();
+                    base_ty = Some(b);
+                }
                 None => self.error(*loc, format!("undeclared struct '{base}'")),
             }
         }
         for f in &def.fields {
             let ty = self.resolve(&f.ty)?;
             let ty = self.array_of(ty, &f.declarator.array, f.declarator.loc)?;
-            if fields.iter().any(|x: &Field| x.name == f.declarator.name) {
+            if fields[inherited..]
+                .iter()
+                .any(|x: &Field| x.name == f.declarator.name)
+            {
                 self.error(
                     f.declarator.loc,
                     format!("redefinition of field '{}'", f.declarator.name),
@@ -197,13 +220,14 @@ impl<'a> Lowering<'a> {
                 name: f.declarator.name.clone(),
                 ty,
                 semantic: f.declarator.binding.semantic.as_ref().map(|s| s.0.clone()),
-                row_major: major_of(&f.ty.modifiers),
+                row_major: Some(self.member_majority(&f.ty)),
             });
         }
         let name = def.name.clone().unwrap_or_else(|| "<unnamed>".into());
         let s = Rc::new(StructTy {
             name: name.clone(),
             fields,
+            base: base_ty,
         });
         if def.name.is_some() {
             self.structs.insert(name, s.clone());
@@ -218,7 +242,7 @@ impl<'a> Lowering<'a> {
                 return None;
             };
             let n = self.const_int(e)?;
-            if n < 1 || n > 65536 {
+            if !(1..=65536).contains(&n) {
                 self.error(e.loc, format!("array size {n} is not between 1 and 65536"));
                 return None;
             }
@@ -241,6 +265,47 @@ impl<'a> Lowering<'a> {
                 None
             }
         }
+    }
+}
+
+impl Lowering<'_> {
+    /// Whether matrices of a declared type are row-major: as it says, else as the typedef
+    /// it names was declared, else as `#pragma pack_matrix` (or `-Zpr`) says here.
+    /// The packing a typedef binds, if any: a plain matrix's only once a pragma was seen;
+    /// an array's or other type's always.
+    fn typedef_majority(&self, t: &ast::Type, resolved: &Ty) -> Option<bool> {
+        if let Some(m) = major_of(&t.modifiers) {
+            return Some(m);
+        }
+        if let TypeName::Named(n) = &t.name {
+            if let Some(&m) = self.typedef_major.get(n) {
+                return Some(m);
+            }
+        }
+        match resolved {
+            Ty::Matrix(..) if !self.pragma_seen => None,
+            _ => Some(self.member_majority(t)),
+        }
+    }
+
+    /// A struct member's or array element's packing: as written, else the typedef's,
+    /// else the latent one (column-major before any pragma).
+    fn member_majority(&self, t: &ast::Type) -> bool {
+        major_of(&t.modifiers)
+            .or_else(|| match &t.name {
+                TypeName::Named(n) => self.typedef_major.get(n).copied(),
+                _ => None,
+            })
+            .unwrap_or(self.pragma_seen && self.row_major_default)
+    }
+
+    fn majority(&self, t: &ast::Type) -> bool {
+        major_of(&t.modifiers)
+            .or_else(|| match &t.name {
+                TypeName::Named(n) => self.typedef_major.get(n).copied(),
+                _ => None,
+            })
+            .unwrap_or(self.row_major_default)
     }
 }
 
@@ -311,6 +376,9 @@ impl<'a> Lowering<'a> {
                 if let Some(t) = self.resolve(ty) {
                     for d in names {
                         if let Some(t) = self.array_of(t.clone(), &d.array, d.loc) {
+                            if let Some(major) = self.typedef_majority(ty, &t) {
+                                self.typedef_major.insert(d.name.clone(), major);
+                            }
                             self.typedefs.insert(d.name.clone(), t);
                         }
                     }
@@ -325,7 +393,10 @@ impl<'a> Lowering<'a> {
                     self.global_var(v);
                 }
             }
-            Item::PackMatrix { row_major, .. } => self.row_major_default = *row_major,
+            Item::PackMatrix { row_major, .. } => {
+                self.row_major_default = *row_major;
+                self.pragma_seen = true;
+            }
             Item::Technique(_) => {}
         }
     }
@@ -361,8 +432,16 @@ impl<'a> Lowering<'a> {
                 );
                 continue;
             }
-            let row_major = major_of(&m).unwrap_or(self.row_major_default);
+            let row_major = self.majority(&decl.ty);
+            let state_block = |i: &Init| match i {
+                Init::SamplerState(..) => true,
+                Init::List(items, _) => {
+                    items.iter().any(|x| matches!(x, Init::SamplerState(..))) || items.is_empty()
+                }
+                Init::Expr(_) => false,
+            };
             let default = match &d.init {
+                Some(init) if state_block(init) => None,
                 Some(Init::Expr(_) | Init::List(..)) if !ty.is_object() => {
                     let init = d.init.as_ref().unwrap();
                     match self.initializer(init, &ty) {
@@ -440,14 +519,14 @@ impl<'a> Lowering<'a> {
         default: Option<Vec<f32>>,
         loc: Loc,
     ) {
-        let is_sampler = matches!(ty, Ty::Sampler(_))
+        let is_sampler = matches!(ty, Ty::Sampler(_) | Ty::Texture(_))
             || matches!(&ty, Ty::Array(t, _) if matches!(**t, Ty::Sampler(_)));
         let want = if is_sampler { 's' } else { 'c' };
         let register = binding.registers.iter().find(|r| {
             r.class == want
-                && r.profile
-                    .as_deref()
-                    .is_none_or(|p| p.starts_with(if self.profile.pixel { "ps" } else { "vs" }))
+                && r.profile.as_deref().map_or(true, |p| {
+                    p.starts_with(if self.profile.pixel { "ps" } else { "vs" })
+                })
         });
         let bound = match register {
             Some(r) => {
@@ -519,10 +598,8 @@ impl<'a> Lowering<'a> {
                     .collect();
                 *reg += regs.len() as u32;
                 let mut out = Vec::with_capacity(rows * cols);
-                for r in 0..rows {
-                    for c in 0..cols {
-                        out.push(if row_major { regs[r][c] } else { regs[c][r] });
-                    }
+                for (r, c) in (0..rows).flat_map(|r| (0..cols).map(move |c| (r, c))) {
+                    out.push(if row_major { regs[r][c] } else { regs[c][r] });
                 }
                 out
             }
@@ -599,7 +676,7 @@ impl<'a> Lowering<'a> {
                     );
                     continue;
                 }
-                let row_major = major_of(&m).unwrap_or(self.row_major_default);
+                let row_major = self.majority(&p.ty);
                 self.declare_uniform(
                     format!("${name}"),
                     ty.clone(),
@@ -696,6 +773,13 @@ impl<'a> Lowering<'a> {
             return None;
         };
         let (usage, index, sem_centroid) = split_semantic(semantic, self.profile.pixel);
+        if self.profile.pixel
+            && self.profile.major < 3
+            && !matches!(usage.as_str(), "COLOR" | "TEXCOORD")
+        {
+            self.error(loc, format!("invalid ps_2_0 input semantic '{semantic}': ps_2_0 and ps_2_x read COLOR# and TEXCOORD# only"));
+            return None;
+        }
         let rows = match ty {
             Ty::Matrix(_, r, _) => usize::from(*r),
             Ty::Array(_, n) => *n as usize,
@@ -745,6 +829,13 @@ impl<'a> Lowering<'a> {
             return;
         };
         let (usage, index, _) = split_semantic(semantic, false);
+        if matches!(usage.as_str(), "FOG" | "PSIZE" | "DEPTH")
+            && comps.len() > 1
+            && (self.profile.pixel || self.profile.major < 3)
+        {
+            self.error(loc, format!("{usage} must be a scalar"));
+            return;
+        }
         let rows = match ty {
             Ty::Matrix(_, r, _) => usize::from(*r),
             Ty::Array(_, n) => *n as usize,
@@ -804,6 +895,43 @@ impl<'a> Lowering<'a> {
         }
         let pick = |v: &[Comp]| diff.iter().map(|&i| v[i]).collect::<Vec<_>>();
         let (cs, ts, fs) = (pick(c), pick(t), pick(f));
+        if self.profile.pixel {
+            // A condition that is itself a choice of 1 and 0 chooses directly:
+            // `(a >= 0 ? 1 : 0) ? t : f` is `a >= 0 ? t : f`.
+            let direct: Option<Vec<(Comp, bool)>> = cs
+                .iter()
+                .map(|&c| {
+                    let n = self.program.node(c.node);
+                    let lane = usize::from(c.lane);
+                    if n.op != Op::Cmp {
+                        return None;
+                    }
+                    match (
+                        self.program.constant(n.args[1][lane])?,
+                        self.program.constant(n.args[2][lane])?,
+                    ) {
+                        (a, b) if a == 1.0 && b == 0.0 => Some((n.args[0][lane], true)),
+                        (a, b) if a == 0.0 && b == 1.0 => Some((n.args[0][lane], false)),
+                        _ => None,
+                    }
+                })
+                .collect();
+            if let Some(d) = direct {
+                if d.iter().all(|x| x.1) || d.iter().all(|x| !x.1) {
+                    let conds: Vec<Comp> = d.iter().map(|x| x.0).collect();
+                    let chosen = if d[0].1 {
+                        self.program.map(Op::Cmp, vec![conds, ts, fs])
+                    } else {
+                        self.program.map(Op::Cmp, vec![conds, fs, ts])
+                    };
+                    let mut out = f.to_vec();
+                    for (k, &i) in diff.iter().enumerate() {
+                        out[i] = chosen[k];
+                    }
+                    return out;
+                }
+            }
+        }
         let chosen = if self.profile.pixel {
             let nc = self.program.map(Op::Neg, vec![cs]);
             self.program.map(Op::Cmp, vec![nc, fs, ts])
@@ -872,6 +1000,9 @@ impl<'a> Lowering<'a> {
                 if let Some(t) = self.resolve(ty) {
                     for d in names {
                         if let Some(t) = self.array_of(t.clone(), &d.array, d.loc) {
+                            if let Some(major) = self.typedef_majority(ty, &t) {
+                                self.typedef_major.insert(d.name.clone(), major);
+                            }
                             self.typedefs.insert(d.name.clone(), t);
                         }
                     }
@@ -890,6 +1021,13 @@ impl<'a> Lowering<'a> {
                         }
                     }
                     None => {
+                        if s.attributes.iter().any(|a| a.name == "branch")
+                            && self.profile.pixel
+                            && self.profile.major < 3
+                            && self.profile.minor == 0
+                        {
+                            self.error(s.loc, "can't use flow control on this profile: [branch] needs a condition known at compile time in ps_2_0");
+                        }
                         let saved = self.pred;
                         let p = self.and(saved, c);
                         self.pred = Some(p);
@@ -1012,7 +1150,7 @@ impl<'a> Lowering<'a> {
             self.diags
                 .warning(e.loc, "implicit truncation of vector type");
         }
-        let b = self.to_bool(&[v.comps[0]]);
+        let b = self.as_bool(&[v.comps[0]]);
         Some(b[0])
     }
 
@@ -1058,15 +1196,14 @@ impl<'a> Lowering<'a> {
                         ty.components()
                     ]);
                 }
-                if matches!(ty, Ty::Array(..) | Ty::Struct(_))
-                    || v.ty.components() != ty.components() && v.ty.components() > ty.components()
+                let shaped = matches!(ty, Ty::Array(..) | Ty::Struct(_))
+                    || v.ty.components() > ty.components();
+                if shaped
+                    && v.comps.len() != ty.components()
+                    && !(v.comps.len() > ty.components() && ty.is_numeric())
                 {
-                    if v.comps.len() != ty.components()
-                        && !(v.comps.len() > ty.components() && ty.is_numeric())
-                    {
-                        self.error(e.loc, format!("cannot initialize {} with {}", ty, v.ty));
-                        return None;
-                    }
+                    self.error(e.loc, format!("cannot initialize {} with {}", ty, v.ty));
+                    return None;
                 }
                 Some(self.convert(v, ty, e.loc, true)?.comps)
             }
@@ -1127,7 +1264,7 @@ impl<'a> Lowering<'a> {
                 ExprKind::Int(n, _) => Some(n.min(u64::from(u32::MAX)) as u32),
                 _ => None,
             })
-            .map_or(MAX_UNROLL, |n| n.max(1).min(1 << 16));
+            .map_or(MAX_UNROLL, |n| n.clamp(1, 1 << 16));
         self.loops.push(LoopFlags::default());
         let mut iterations = 0;
         let mut first = body_first;
@@ -1140,8 +1277,9 @@ impl<'a> Lowering<'a> {
                     let c = match self.guard() {
                         Some(g) => {
                             let mut facts = HashMap::new();
-                            self.assume(g, 1.0, &mut facts);
-                            self.rebuild(c, &facts, &mut HashMap::new())
+                            let mut signs = HashMap::new();
+                            self.assume(g, 1.0, &mut facts, &mut signs);
+                            self.rebuild(c, &facts, &signs, &mut HashMap::new())
                         }
                         None => c,
                     };
@@ -1190,26 +1328,44 @@ impl<'a> Lowering<'a> {
 
     /// What `c == value` implies of the booleans it is made of (0 or 1 each): `a * b` is 1
     /// when both are, `max(a, b)` 0 when both are, `1 - a` the other of `a`.
-    fn assume(&self, c: Comp, value: f32, facts: &mut HashMap<Comp, f32>) {
-        if facts.insert(c, value).is_some() {
+    /// `signs` learns which comparisons that implies: `(a >= 0 ? 1 : 0) == 1` says `a >= 0`.
+    fn assume(
+        &self,
+        c: Comp,
+        value: f32,
+        facts: &mut HashMap<Comp, f32>,
+        signs: &mut HashMap<Comp, bool>,
+    ) {
+        if facts.len() > 2048 || facts.insert(c, value).is_some() {
             return;
         }
         let node = self.program.node(c.node);
         let arg = |i: usize| node.args[i][usize::from(c.lane)];
         match (node.op, value) {
-            (Op::Mul, v) if v == 1.0 => {
-                self.assume(arg(0), 1.0, facts);
-                self.assume(arg(1), 1.0, facts);
+            (Op::Mul, 1.0) => {
+                self.assume(arg(0), 1.0, facts, signs);
+                self.assume(arg(1), 1.0, facts, signs);
             }
-            (Op::Max, v) if v == 0.0 => {
-                self.assume(arg(0), 0.0, facts);
-                self.assume(arg(1), 0.0, facts);
+            (Op::Max, 0.0) => {
+                self.assume(arg(0), 0.0, facts, signs);
+                self.assume(arg(1), 0.0, facts, signs);
             }
             (Op::Add, v) if self.program.constant(arg(0)) == Some(1.0) => {
                 let n = arg(1);
                 let nn = self.program.node(n.node);
                 if nn.op == Op::Neg {
-                    self.assume(nn.args[0][usize::from(n.lane)], 1.0 - v, facts);
+                    self.assume(nn.args[0][usize::from(n.lane)], 1.0 - v, facts, signs);
+                }
+            }
+            (Op::Cmp, v) => {
+                if let (Some(yes), Some(no)) =
+                    (self.program.constant(arg(1)), self.program.constant(arg(2)))
+                {
+                    if v == yes && v != no {
+                        signs.insert(arg(0), true);
+                    } else if v == no && v != yes {
+                        signs.insert(arg(0), false);
+                    }
                 }
             }
             _ => {}
@@ -1221,6 +1377,7 @@ impl<'a> Lowering<'a> {
         &mut self,
         c: Comp,
         facts: &HashMap<Comp, f32>,
+        signs: &HashMap<Comp, bool>,
         memo: &mut HashMap<Comp, Comp>,
     ) -> Comp {
         if let Some(&v) = facts.get(&c) {
@@ -1229,7 +1386,22 @@ impl<'a> Lowering<'a> {
         if let Some(&m) = memo.get(&c) {
             return m;
         }
+        // Bounded: a condition whose history is long is left as it is (the loop then
+        // takes its run-time exit), rather than costing time with every iteration.
+        if memo.len() > 2048 {
+            return c;
+        }
         let node = self.program.node(c.node).clone();
+        if node.op == Op::Cmp {
+            // A choice whose condition is known takes its arm.
+            let lane = usize::from(c.lane);
+            if let Some(&ge) = signs.get(&node.args[0][lane]) {
+                let arm = node.args[if ge { 1 } else { 2 }][lane];
+                let out = self.rebuild(arm, facts, signs, memo);
+                memo.insert(c, out);
+                return out;
+            }
+        }
         let componentwise = matches!(
             node.op,
             Op::Mov
@@ -1252,7 +1424,7 @@ impl<'a> Lowering<'a> {
             let args: Vec<Vec<Comp>> = node
                 .args
                 .iter()
-                .map(|a| vec![self.rebuild(a[lane], facts, memo)])
+                .map(|a| vec![self.rebuild(a[lane], facts, signs, memo)])
                 .collect();
             if args.iter().zip(&node.args).all(|(n, o)| n[0] == o[lane]) {
                 c
@@ -1283,6 +1455,10 @@ impl<'a> Lowering<'a> {
             let mut c: Option<Comp> = None;
             for l in labels.iter().flatten() {
                 let Some(lv) = self.expr(l) else { return };
+                // Labels are integers: `case 2.1f` is case 2.
+                let Some(lv) = self.convert(lv, &Ty::INT, l.loc, false) else {
+                    return;
+                };
                 let eq = self.compare(BinOp::Eq, &v.comps, &lv.comps)[0];
                 c = Some(self.or(c, eq));
                 any_label = Some(self.or(any_label, eq));
@@ -1312,6 +1488,20 @@ impl<'a> Lowering<'a> {
         self.pred = saved;
         self.loops.pop();
     }
+}
+
+/// A field of a struct and the index of its first component; a field of a derived struct
+/// hides its base's of the same name.
+fn field_at<'s>(s: &'s StructTy, name: &str) -> Option<(usize, &'s Field)> {
+    let mut at = 0;
+    let mut found = None;
+    for f in &s.fields {
+        if f.name == name {
+            found = Some((at, f));
+        }
+        at += f.ty.components();
+    }
+    found
 }
 
 /// The scalar type of each component of `ty`, flattened.
@@ -1344,17 +1534,15 @@ fn common_type(a: &Ty, b: &Ty) -> Option<Ty> {
     };
     let base = if rank(ba) >= rank(bb) { ba } else { bb };
     let shape = match (a, b) {
-        (Ty::Scalar(_), t) | (t, Ty::Scalar(_)) => t.clone(),
+        (Ty::Scalar(_) | Ty::Vector(_, 1), t) | (t, Ty::Scalar(_) | Ty::Vector(_, 1)) => t.clone(),
         (Ty::Vector(_, n), Ty::Vector(_, m)) => Ty::Vector(base, (*n).min(*m)),
         (Ty::Matrix(_, r, c), Ty::Matrix(_, r2, c2)) => {
             Ty::Matrix(base, (*r).min(*r2), (*c).min(*c2))
         }
-        (Ty::Vector(_, n), Ty::Matrix(_, r, c)) | (Ty::Matrix(_, r, c), Ty::Vector(_, n)) => {
-            if usize::from(*n) == usize::from(*r) * usize::from(*c) || (*r == 1 || *c == 1) {
-                Ty::Vector(base, (*n).min(r * c))
-            } else {
-                return None;
-            }
+        (Ty::Vector(_, n), Ty::Matrix(_, r, c)) | (Ty::Matrix(_, r, c), Ty::Vector(_, n))
+            if usize::from(*n) == usize::from(*r) * usize::from(*c) || (*r == 1 || *c == 1) =>
+        {
+            Ty::Vector(base, (*n).min(r * c))
         }
         _ => return None,
     };
@@ -1371,7 +1559,7 @@ impl<'a> Lowering<'a> {
     fn convert_comp(&mut self, c: Comp, from: Option<Base>, to: Option<Base>) -> Comp {
         match (from, to) {
             (Some(f), Some(Base::Int | Base::Uint)) if is_float(Some(f)) => self.trunc(&[c])[0],
-            (Some(f), Some(Base::Bool)) if f != Base::Bool => self.to_bool(&[c])[0],
+            (Some(f), Some(Base::Bool)) if f != Base::Bool => self.as_bool(&[c])[0],
             _ => c,
         }
     }
@@ -1417,7 +1605,7 @@ impl<'a> Lowering<'a> {
             out.extend(match k {
                 How::Keep => run.to_vec(),
                 How::Trunc => self.trunc(run),
-                How::Bool => self.to_bool(run),
+                How::Bool => self.as_bool(run),
             });
             i = j;
         }
@@ -1452,7 +1640,10 @@ impl<'a> Lowering<'a> {
     }
 
     /// Booleans (0 or 1) of `x != 0`.
-    fn to_bool(&mut self, x: &[Comp]) -> Vec<Comp> {
+    fn as_bool(&mut self, x: &[Comp]) -> Vec<Comp> {
+        if x.iter().all(|&c| self.program.is_boolean(c)) {
+            return x.to_vec();
+        }
         let zero = self.program.konst(0.0);
         let zeros = vec![zero; x.len()];
         self.compare(BinOp::Ne, x, &zeros)
@@ -1587,7 +1778,7 @@ impl<'a> Lowering<'a> {
                 };
                 let a = self.convert(a, &ty, e.loc, true)?;
                 let b = self.convert(b, &ty, e.loc, true)?;
-                let cb = self.to_bool(&c.comps);
+                let cb = self.as_bool(&c.comps);
                 let cs = if cb.len() == 1 {
                     vec![cb[0]; a.comps.len()]
                 } else {
@@ -1677,10 +1868,7 @@ impl<'a> Lowering<'a> {
                 self.index(v, i, e.loc)
             }
             ExprKind::Call(name, args) => self.call(name, args, e.loc),
-            ExprKind::Method(_, name, _) => {
-                self.error(e.loc, format!("'.{name}()' on a texture object needs shader model 4; use tex2D and its kin for Direct3D 9"));
-                None
-            }
+            ExprKind::Method(object, name, args) => self.method(object, name, args, e.loc),
             ExprKind::Compile(..) | ExprKind::Asm(_) | ExprKind::List(_) => {
                 self.error(
                     e.loc,
@@ -1689,6 +1877,119 @@ impl<'a> Lowering<'a> {
                 None
             }
         }
+    }
+
+    /// `t.Sample(s, uv)` and its kin, shader model 4's spelling, which fxc compiles for
+    /// Direct3D 9 with sampler `s` and texture `t` as one sampler named `s+t`.
+    fn method(
+        &mut self,
+        object: &ast::Expr,
+        name: &str,
+        args: &[ast::Expr],
+        loc: Loc,
+    ) -> Option<Val> {
+        let tex = self.expr(object)?;
+        let Ty::Texture(dim) = tex.ty else {
+            self.error(
+                loc,
+                format!(
+                    "'.{name}()' is a method of texture objects, not of {}",
+                    tex.ty
+                ),
+            );
+            return None;
+        };
+        let kind = match name {
+            "Sample" => TexKind::Plain,
+            "SampleBias" => TexKind::Bias,
+            "SampleLevel" => TexKind::Lod,
+            "SampleGrad" => TexKind::Grad,
+            _ => {
+                self.error(loc, format!("'.{name}()' is not available for Direct3D 9 profiles: Sample, SampleBias, SampleLevel and SampleGrad are"));
+                return None;
+            }
+        };
+        let want = match kind {
+            TexKind::Plain => 2,
+            TexKind::Grad => 4,
+            _ => 3,
+        };
+        if args.len() != want {
+            self.error(
+                loc,
+                format!("'.{name}()' takes {want} arguments; {} given", args.len()),
+            );
+            return None;
+        }
+        let (ExprKind::Ident(t), ExprKind::Ident(s)) = (&object.kind, &args[0].kind) else {
+            self.error(
+                loc,
+                format!("'.{name}()': the texture and the sampler must be named variables"),
+            );
+            return None;
+        };
+        let sampler = self.expr(&args[0])?;
+        if !matches!(sampler.ty, Ty::Sampler(_)) {
+            self.error(
+                args[0].loc,
+                format!("'.{name}()' takes a sampler first, not {}", sampler.ty),
+            );
+            return None;
+        }
+        let dim = if dim == ast::Dim::Generic {
+            ast::Dim::D2
+        } else {
+            dim
+        };
+        // The table types it as the texture it reads (TEXTURE2D, float4 texels).
+        let combined = format!("{s}+{t}");
+        if self.lookup(&combined).is_none() {
+            self.declare_uniform(
+                combined.clone(),
+                Ty::Texture(dim),
+                false,
+                &ast::Binding::default(),
+                None,
+                loc,
+            );
+        }
+        let var = self.scopes[0][&combined].clone();
+        let sampler = Val {
+            ty: var.ty,
+            comps: var.comps,
+        };
+        let coords = self.expr(&args[1])?;
+        let mut rest = vec![sampler];
+        match kind {
+            TexKind::Bias | TexKind::Lod => {
+                // The level (or bias) goes in w, as tex2Dlod takes it.
+                let n = match dim {
+                    ast::Dim::D1 => 1,
+                    ast::Dim::D2 => 2,
+                    _ => 3,
+                };
+                let c = self.convert(coords, &Ty::vector(Base::Float, n), args[1].loc, true)?;
+                let lod = self.expr(&args[2])?;
+                let lod = self.convert(lod, &Ty::FLOAT, args[2].loc, true)?;
+                let zero = self.program.konst(0.0);
+                let mut comps = c.comps;
+                while comps.len() < 3 {
+                    comps.push(zero);
+                }
+                comps.push(lod.comps[0]);
+                rest.push(Val {
+                    ty: Ty::Vector(Base::Float, 4),
+                    comps,
+                });
+            }
+            _ => {
+                rest.push(coords);
+                for a in &args[2..] {
+                    rest.push(self.expr(a)?);
+                }
+            }
+        }
+        super::intrinsics::sample(self, name, dim, kind, rest, loc)
     }
 
     fn unary(&mut self, op: UnOp, inner: &ast::Expr, loc: Loc) -> Option<Val> {
@@ -1702,13 +2003,28 @@ impl<'a> Lowering<'a> {
                 } else {
                     v.ty.clone()
                 };
+                if ty.base() == Some(Base::Uint) {
+                    // A uint known here wraps as 32 bits do: -1u is 4294967295.
+                    let wrapped: Option<Vec<Comp>> = v
+                        .comps
+                        .iter()
+                        .map(|&c| {
+                            let k = self.program.constant(c)?;
+                            let w = (k as i64).wrapping_neg().rem_euclid(1 << 32);
+                            Some(self.program.konst(w as f32))
+                        })
+                        .collect();
+                    if let Some(comps) = wrapped {
+                        return Some(Val { ty, comps });
+                    }
+                }
                 let comps = self.program.map(Op::Neg, vec![v.comps]);
                 Some(Val { ty, comps })
             }
             UnOp::Not => {
                 let v = self.expr(inner)?;
                 self.numeric(&v, loc)?;
-                let b = self.to_bool(&v.comps);
+                let b = self.as_bool(&v.comps);
                 let comps = b.iter().map(|&c| self.not(c)).collect();
                 Some(Val {
                     ty: v.ty.with_base(Base::Bool),
@@ -1800,6 +2116,37 @@ impl<'a> Lowering<'a> {
                 self.program.map(Op::Add, vec![x, ny])
             }
             BinOp::Mul => self.program.map(Op::Mul, vec![x, y]),
+            BinOp::Div | BinOp::Mod
+                if integer
+                    && x.iter()
+                        .chain(&y)
+                        .all(|&c| self.program.constant(c).is_some()) =>
+            {
+                // Integers known here divide exactly, toward zero, as C does; a division
+                // by zero is left to the hardware's arithmetic.
+                let exact: Option<Vec<Comp>> = x
+                    .iter()
+                    .zip(&y)
+                    .map(|(&a, &b)| {
+                        let (a, b) = (
+                            self.program.constant(a)? as i64,
+                            self.program.constant(b)? as i64,
+                        );
+                        (b != 0).then(|| {
+                            let v = if op == BinOp::Div { a / b } else { a % b };
+                            self.program.konst(v as f32)
+                        })
+                    })
+                    .collect();
+                match exact {
+                    Some(c) => c,
+                    None if op == BinOp::Div => {
+                        let q = self.divide(&x, &y);
+                        self.trunc(&q)
+                    }
+                    None => self.modulo(&x, &y, true),
+                }
+            }
             BinOp::Div => {
                 let q = self.divide(&x, &y);
                 if integer {
@@ -1817,8 +2164,8 @@ impl<'a> Lowering<'a> {
                 });
             }
             BinOp::And | BinOp::Or => {
-                let bx = self.to_bool(&x);
-                let by = self.to_bool(&y);
+                let bx = self.as_bool(&x);
+                let by = self.as_bool(&y);
                 let o = if op == BinOp::And { Op::Mul } else { Op::Max };
                 let c = self.program.map(o, vec![bx, by]);
                 return Some(Val {
@@ -1845,22 +2192,19 @@ impl<'a> Lowering<'a> {
 
     /// `x % y` with the sign of `x`, as C's `fmod`.
     fn modulo(&mut self, x: &[Comp], y: &[Comp], integer: bool) -> Vec<Comp> {
+        if integer {
+            // x - y * trunc(x / y): whole numbers stay whole.
+            let q = self.divide(x, y);
+            let t = self.trunc(&q);
+            let ny = self.program.map(Op::Neg, vec![y.to_vec()]);
+            return self.program.map(Op::Mad, vec![ny, t, x.to_vec()]);
+        }
         let q = self.divide(x, y);
         let aq = self.program.map(Op::Abs, vec![q.clone()]);
         let f = self.program.map(Op::Frc, vec![aq]);
         let nf = self.program.map(Op::Neg, vec![f.clone()]);
         let signed = self.select_sign(&q, &f, &nf);
-        let r = self.program.map(Op::Mul, vec![signed, y.to_vec()]);
-        if integer {
-            // Exact for the small integers D3D9 holds in floats.
-            let half = self.program.konst(0.5);
-            let n = r.len();
-            let adj = self.program.map(Op::Add, vec![r.clone(), vec![half; n]]);
-            let _ = adj;
-            r
-        } else {
-            r
-        }
+        self.program.map(Op::Mul, vec![signed, y.to_vec()])
     }
 
     /// `s >= 0 ? a : b` per component.
@@ -1936,16 +2280,12 @@ impl<'a> Lowering<'a> {
 
     fn member(&mut self, v: Val, name: &str, loc: Loc) -> Option<Val> {
         if let Ty::Struct(s) = &v.ty {
-            let mut at = 0;
-            for f in &s.fields {
+            if let Some((at, f)) = field_at(s, name) {
                 let n = f.ty.components();
-                if f.name == name {
-                    return Some(Val {
-                        ty: f.ty.clone(),
-                        comps: v.comps[at..at + n].to_vec(),
-                    });
-                }
-                at += n;
+                return Some(Val {
+                    ty: f.ty.clone(),
+                    comps: v.comps[at..at + n].to_vec(),
+                });
             }
             self.error(loc, format!("'{name}' is not a field of struct {}", s.name));
             return None;
@@ -2054,10 +2394,14 @@ impl<'a> Lowering<'a> {
                 comps: v.comps[k * per..(k + 1) * per].to_vec(),
             });
         }
-        // A run-time index: a choice among the elements.
-        let idx = self.trunc(&i.comps)[0];
-        let mut out = v.comps[..per].to_vec();
-        for k in 1..n {
+        // A run-time index: a choice among the elements, as fxc makes it: the index
+        // floored, zero where it names no element.
+        let f = self.program.map(Op::Frc, vec![i.comps.clone()]);
+        let nf = self.program.map(Op::Neg, vec![f]);
+        let idx = self.program.map(Op::Add, vec![i.comps.clone(), nf])[0];
+        let zero = self.program.konst(0.0);
+        let mut out = vec![zero; per];
+        for k in 0..n {
             let kc = self.program.konst(k as f32);
             let eq = self.compare(BinOp::Eq, &[idx], &[kc])[0];
             let elem_k = v.comps[k * per..(k + 1) * per].to_vec();
@@ -2104,17 +2448,13 @@ impl<'a> Lowering<'a> {
             ExprKind::Member(inner, field) => {
                 let p = self.place(inner)?;
                 if let Ty::Struct(s) = &p.ty {
-                    let mut at = 0;
-                    for f in &s.fields {
+                    if let Some((at, f)) = field_at(s, field) {
                         let n = f.ty.components();
-                        if f.name == *field {
-                            return Some(Place {
-                                ty: f.ty.clone(),
-                                comps: p.comps[at..at + n].to_vec(),
-                                ..p
-                            });
-                        }
-                        at += n;
+                        return Some(Place {
+                            ty: f.ty.clone(),
+                            comps: p.comps[at..at + n].to_vec(),
+                            ..p
+                        });
                     }
                     self.error(
                         e.loc,
@@ -2206,11 +2546,23 @@ impl<'a> Lowering<'a> {
 
     fn call(&mut self, name: &str, args: &[ast::Expr], loc: Loc) -> Option<Val> {
         if let Some(fs) = self.functions.get(name).cloned() {
-            let f = fs
+            let candidates: Vec<&'a ast::Function> = fs
                 .iter()
                 .rev()
-                .find(|f| f.params.len() == args.len() && f.body.is_some())
-                .copied();
+                .filter(|f| {
+                    f.body.is_some()
+                        && f.params.len() >= args.len()
+                        && f.params[args.len()..]
+                            .iter()
+                            .all(|p| p.declarator.init.is_some())
+                })
+                .copied()
+                .collect();
+            let f = if candidates.len() > 1 {
+                self.best_overload(&candidates, args)
+            } else {
+                candidates.first().copied()
+            };
             let Some(f) = f else {
                 self.error(
                     loc,
@@ -2281,6 +2633,52 @@ impl<'a> Lowering<'a> {
         })
     }
 
+    /// The overload whose parameters the arguments fit best: exact types first, then the
+    /// fewest conversions of scalar type, then of shape (the rules fxc applies, as far as
+    /// SM2/3 sources need them).
+    fn best_overload(
+        &mut self,
+        candidates: &[&'a ast::Function],
+        args: &[ast::Expr],
+    ) -> Option<&'a ast::Function> {
+        let mut types = Vec::new();
+        for a in args {
+            let mut scratch = Diagnostics::default();
+            let saved = std::mem::replace(self.diags, std::mem::take(&mut scratch));
+            let t = self.expr(a).map(|v| v.ty);
+            *self.diags = saved;
+            types.push(t?);
+        }
+        let cost = |l: &mut Self, f: &ast::Function| -> Option<u32> {
+            let mut total = 0;
+            for (p, at) in f.params.iter().zip(&types) {
+                let pt = l.resolve(&p.ty)?;
+                if pt == *at {
+                    continue;
+                }
+                if pt.components() != at.components() && at.components() != 1 {
+                    total += 100;
+                }
+                total += match (pt.base(), at.base()) {
+                    (Some(a), Some(b)) if a == b => 1,
+                    (Some(a), Some(b)) if is_float(Some(a)) == is_float(Some(b)) => 5,
+                    (Some(_), Some(_)) => 10,
+                    _ if std::mem::discriminant(&pt) == std::mem::discriminant(at) => 1,
+                    _ => 1000,
+                };
+            }
+            Some(total)
+        };
+        let mut best: Option<(u32, &'a ast::Function)> = None;
+        for &f in candidates {
+            let Some(c) = cost(self, f) else { continue };
+            if best.is_none() || best.is_some_and(|(b, _)| c < b) {
+                best = Some((c, f));
+            }
+        }
+        best.map(|(_, f)| f)
+    }
+
     fn inline(&mut self, f: &'a ast::Function, args: &[ast::Expr], loc: Loc) -> Option<Val> {
         if self.frames.len() > MAX_CALL_DEPTH {
             self.error(
@@ -2294,10 +2692,26 @@ impl<'a> Lowering<'a> {
         }
         let mut scope = HashMap::new();
         let mut outs = Vec::new();
-        for (p, a) in f.params.iter().zip(args) {
+        for (i, p) in f.params.iter().enumerate() {
             let ty = self.resolve(&p.ty)?;
             let ty = self.array_of(ty, &p.declarator.array, p.declarator.loc)?;
             let m = p.ty.modifiers;
+            let Some(a) = args.get(i) else {
+                // A parameter left out takes its default value.
+                let Some(init) = &p.declarator.init else {
+                    return None;
+                };
+                let comps = self.initializer(init, &ty)?;
+                scope.insert(
+                    p.declarator.name.clone(),
+                    Var {
+                        ty,
+                        comps,
+                        read_only: m.const_,
+                    },
+                );
+                continue;
+            };
             let comps = if m.out && !m.in_ {
                 let place = self.place(a)?;
                 outs.push((p.declarator.name.clone(), place));
@@ -2341,18 +2755,25 @@ impl<'a> Lowering<'a> {
         let frame = self.frames.pop().unwrap();
         self.pred = None;
         let callee = self.scopes.pop().unwrap();
-        let outs: Vec<(Vec<Comp>, Place)> = outs
+        let outs: Vec<(Val, Place)> = outs
             .into_iter()
-            .map(|(n, place)| (callee[&n].comps.clone(), place))
+            .map(|(n, place)| {
+                let v = &callee[&n];
+                (
+                    Val {
+                        ty: v.ty.clone(),
+                        comps: v.comps.clone(),
+                    },
+                    place,
+                )
+            })
             .collect();
         self.scopes.extend(saved_scopes);
         self.loops = saved_loops;
         self.pred = saved_pred;
-        for (comps, place) in outs {
-            let v = Val {
-                ty: place.ty.clone(),
-                comps,
-            };
+        for (v, place) in outs {
+            // The parameter's value converted to the argument's type (a float4 out into
+            // an int4 truncates).
             let v = self.convert(v, &place.ty, loc, true)?;
             self.write_place(&place, &v.comps);
         }

@@ -11,8 +11,12 @@
 //! - [`compile`] runs them all and assembles the result.
 
 pub mod ast;
+#[cfg(test)]
+mod behaviour;
 pub mod codegen;
 pub mod compile;
+#[cfg(test)]
+mod corpus;
 pub mod diag;
 mod intrinsics;
 pub mod ir;

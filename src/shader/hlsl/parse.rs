@@ -128,7 +128,7 @@ fn object_type(name: &str) -> Option<TypeName> {
     })
 }
 
-const MODIFIERS: [&str; 22] = [
+const MODIFIERS: [&str; 21] = [
     "static",
     "const",
     "uniform",
@@ -150,7 +150,6 @@ const MODIFIERS: [&str; 22] = [
     "groupshared",
     "snorm",
     "unorm",
-    "export",
 ];
 
 impl<'t> Parser<'t, '_> {
@@ -895,6 +894,21 @@ impl<'t> Parser<'t, '_> {
             let (name, loc) = self.ident("a state's name")?;
             if self.check("(") {
                 // SM4's function form, `SetPixelShader(…);`: kept as a call.
+                const CALLS: [&str; 9] = [
+                    "SetBlendState",
+                    "SetDepthStencilState",
+                    "SetRasterizerState",
+                    "SetVertexShader",
+                    "SetDomainShader",
+                    "SetHullShader",
+                    "SetGeometryShader",
+                    "SetPixelShader",
+                    "SetComputeShader",
+                ];
+                if !CALLS.contains(&name.as_str()) {
+                    self.diags
+                        .error(loc, format!("unrecognized FX function call ({name})"));
+                }
                 let args = self.args()?;
                 self.expect(";")?;
                 out.push(StateAssignment {

@@ -24,7 +24,10 @@ pub enum Ty {
 #[derive(Debug, PartialEq)]
 pub struct StructTy {
     pub name: String,
+    /// Every field, the base's first (`struct B : A`).
     pub fields: Vec<Field>,
+    /// The struct this one extends; its fields are the first of `fields`.
+    pub base: Option<Rc<StructTy>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
