@@ -145,6 +145,8 @@ fn sources_compile_as_microsofts() {
     let mut problems = Vec::new();
     let (mut compiled, mut goldens, mut refusals, mut refused) = (0, 0, 0, 0);
     let (mut ours_slots, mut ms_slots) = (0u64, 0u64);
+    // bench/ asks for the slots of each shader, to show where the total goes.
+    let mut slot_rows = String::new();
     let mut tables_agree = 0;
     let mut seen: BTreeMap<&str, bool> = BTreeMap::new();
     for name in &names {
@@ -227,6 +229,7 @@ fn sources_compile_as_microsofts() {
         if let (Some(a), Some(b)) = (slots(&ours.bytecode), slots(&ms)) {
             ours_slots += u64::from(a);
             ms_slots += u64::from(b);
+            slot_rows.push_str(&format!("{stem}\t{a}\t{b}\n"));
         }
         let (mut a, mut b) = (table(&ms), table(&ours.bytecode));
         for t in [&mut a, &mut b].into_iter().flatten() {
@@ -246,6 +249,9 @@ fn sources_compile_as_microsofts() {
                 "{stem}: constant table differs:\nMicrosoft's {a:?}\nours {b:?}"
             )),
         }
+    }
+    if let Some(out) = std::env::var_os("SHADERFS_SLOT_TABLE") {
+        std::fs::write(&out, &slot_rows).unwrap();
     }
     eprintln!(
         "{compiled} of {goldens} sources Microsoft compiles compile ({} not yet, listed); {tables_agree} constant tables agree; {refused} of {refusals} refusals agree; slots {ours_slots} against Microsoft's {ms_slots} ({:.3}x)",
