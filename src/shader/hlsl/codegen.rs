@@ -190,6 +190,7 @@ pub fn generate(
     flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
+    super::fuse::mads(&mut fixed);
     fix_ports(&mut fixed, profile);
     let p = &fixed;
     let (needed, live) = live_nodes(p, profile);

@@ -18,6 +18,7 @@ pub mod compile;
 #[cfg(test)]
 mod corpus;
 pub mod diag;
+mod fuse;
 mod intrinsics;
 pub mod ir;
 pub mod lex;

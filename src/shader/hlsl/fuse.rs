@@ -1,0 +1,107 @@
+//! Rewrites of the finished graph that make fewer instructions of the same values, run
+//! before registers are given: a product that only a sum reads becomes a `mad`.
+
+use std::collections::{HashMap, HashSet};
+
+use super::ir::{Comp, NodeId, Op, Program};
+
+/// Every node the outputs and kills read, directly or not.
+fn reachable(p: &Program) -> Vec<NodeId> {
+    let mut seen: HashSet<NodeId> = HashSet::new();
+    let mut stack: Vec<NodeId> = p
+        .outputs
+        .iter()
+        .map(|o| &o.comps)
+        .chain(p.kills.iter())
+        .flatten()
+        .map(|c| c.node)
+        .collect();
+    while let Some(n) = stack.pop() {
+        if seen.insert(n) {
+            stack.extend(p.node(n).args.iter().flatten().map(|c| c.node));
+        }
+    }
+    let mut order: Vec<NodeId> = seen.into_iter().collect();
+    order.sort_unstable();
+    order
+}
+
+/// How many readers each node has: nodes, outputs and kills, each counted once however
+/// many of its lanes it reads.
+fn readers(p: &Program, order: &[NodeId]) -> HashMap<NodeId, u32> {
+    let mut count: HashMap<NodeId, u32> = HashMap::new();
+    let mut note = |comps: &mut dyn Iterator<Item = &Comp>| {
+        let nodes: HashSet<NodeId> = comps.map(|c| c.node).collect();
+        for n in nodes {
+            *count.entry(n).or_default() += 1;
+        }
+    };
+    for &n in order {
+        note(&mut p.node(n).args.iter().flatten());
+    }
+    for comps in p.outputs.iter().map(|o| &o.comps).chain(p.kills.iter()) {
+        note(&mut comps.iter());
+    }
+    count
+}
+
+/// `a * b + c` as one `mad` where nothing else reads the product. A negated product
+/// (`c - a * b`) folds too, the negation moved onto `a`.
+pub fn mads(p: &mut Program) {
+    let order = reachable(p);
+    let readers = readers(p, &order);
+    let single = |n: NodeId| readers.get(&n).copied() == Some(1);
+    for &n in &order {
+        if p.node(n).op != Op::Add {
+            continue;
+        }
+        for side in 0..2 {
+            let node = p.node(n);
+            let (arg, other) = (&node.args[side], &node.args[1 - side]);
+            // Each lane: the product it reads, and whether negated.
+            let mut lanes: Vec<(Comp, bool)> = Vec::with_capacity(arg.len());
+            let mut products: HashSet<NodeId> = HashSet::new();
+            let mut negs: HashSet<NodeId> = HashSet::new();
+            for &c in arg {
+                let mut at = c;
+                let mut negated = false;
+                if p.node(at.node).op == Op::Neg && single(at.node) {
+                    negs.insert(at.node);
+                    at = p.node(at.node).args[0][usize::from(at.lane)];
+                    negated = true;
+                }
+                if p.node(at.node).op != Op::Mul || !single(at.node) {
+                    break;
+                }
+                products.insert(at.node);
+                lanes.push((at, negated));
+            }
+            // Every lane a product, and no product or negation read by the other operand.
+            if lanes.len() != arg.len()
+                || other
+                    .iter()
+                    .any(|c| products.contains(&c.node) || negs.contains(&c.node))
+            {
+                continue;
+            }
+            let other = other.clone();
+            let factor = |p: &Program, (c, _): &(Comp, bool), i: usize| {
+                p.node(c.node).args[i][usize::from(c.lane)]
+            };
+            let mut a: Vec<Comp> = lanes.iter().map(|l| factor(p, l, 0)).collect();
+            let b: Vec<Comp> = lanes.iter().map(|l| factor(p, l, 1)).collect();
+            let negated: Vec<usize> = (0..lanes.len()).filter(|&i| lanes[i].1).collect();
+            if !negated.is_empty() {
+                let part: Vec<Comp> = negated.iter().map(|&i| a[i]).collect();
+                let neg = p.map(Op::Neg, vec![part]);
+                for (&i, c) in negated.iter().zip(neg) {
+                    a[i] = c;
+                }
+            }
+            let node = &mut p.nodes[n as usize];
+            node.op = Op::Mad;
+            node.args = vec![a, b, other];
+            break;
+        }
+    }
+}
