@@ -292,6 +292,7 @@ pub fn generate(
     if !g.errors.is_empty() {
         return Err(g.errors.into_iter().map(|e| (Loc::default(), e)).collect());
     }
+    super::peep::outputs(&mut g.code, profile);
     // Declarations: inputs read, samplers used.
     let mut used_inputs: BTreeMap<u32, [bool; 4]> = BTreeMap::new();
     for &n in &needed {

@@ -24,6 +24,7 @@ pub mod ir;
 pub mod lex;
 pub mod lower;
 pub mod parse;
+mod peep;
 pub mod pp;
 pub mod token;
 pub mod types;
