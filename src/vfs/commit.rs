@@ -360,9 +360,31 @@ fn create_temp(dir: &Path, like: &Path, old: Option<&fs::Metadata>) -> io::Resul
 /// `fsync`, read back and compared, `rename`, `fsync` of the folder. An existing `target`
 /// keeps its permissions and stays whole if anything fails. For the files the offline
 /// commands make (`sdp pack`, `d3d9 asm -o`).
+///
+/// A `target` that is a symbolic link is replaced where it points, the link kept; one
+/// that is not a regular file (`/dev/null`, a pipe) is written as it is, since renaming
+/// over it would replace the device with a file.
 pub fn write_whole(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = parent_dir(target);
+    let linked = fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink());
+    let real;
+    let target = match linked {
+        true => {
+            real = fs::canonicalize(target)?;
+            real.as_path()
+        }
+        false => target,
+    };
     let old = fs::metadata(target).ok();
+    if let Some(m) = old.as_ref().filter(|m| !m.is_file()) {
+        if m.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "is a folder, not a file",
+            ));
+        }
+        return fs::OpenOptions::new().write(true).open(target)?.write_all(bytes);
+    }
+    let dir = parent_dir(target);
     let (temp_path, mut temp) = create_temp(&dir, target, old.as_ref())?;
     let cleanup = TempGuard(Some(temp_path.clone()));
     temp.write_all(bytes)?;
@@ -396,6 +418,32 @@ impl Drop for TempGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::FileTypeExt;
+
+    #[test]
+    fn write_whole_writes_devices_and_links_in_place() {
+        // Renaming over `-o /dev/null` would make it a file for everyone: a pipe shows it.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read(fifo).unwrap())
+        };
+        write_whole(&fifo, b"through").unwrap();
+        assert_eq!(reader.join().unwrap(), b"through");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        let real = dir.path().join("real.bin");
+        let link = dir.path().join("link.bin");
+        fs::write(&real, b"old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_whole(&link, b"new").unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::read(&real).unwrap(), b"new");
+        let err = write_whole(dir.path(), b"x").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
+    }
 
     /// `replace` with all-new bytes.
     fn replace_with<T>(
