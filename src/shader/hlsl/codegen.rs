@@ -2025,15 +2025,19 @@ fn fix_ports(p: &mut Program, profile: Profile) {
         return;
     }
     // Which register each instruction copies.
+    // A register another instruction already copies is copied again by none.
     let mut victims: Vec<(NodeId, PortKey)> = Vec::new();
+    let mut copied: HashSet<PortKey> = HashSet::new();
     for (n, file, mut keys) in over {
         while keys.len() > ports(file) {
             let (i, _) = keys
                 .iter()
                 .enumerate()
-                .max_by_key(|(i, k)| (count[k], std::cmp::Reverse(*i)))
+                .max_by_key(|(i, k)| (copied.contains(k), count[k], std::cmp::Reverse(*i)))
                 .unwrap();
-            victims.push((n, keys.remove(i)));
+            let key = keys.remove(i);
+            copied.insert(key);
+            victims.push((n, key));
         }
     }
     // Literals copied by some instruction, in a pool of copies four lanes wide.

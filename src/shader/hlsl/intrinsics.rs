@@ -46,9 +46,13 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
         "frac" => unary!(|l: &mut Lowering, c: &[Comp]| l.prog().map(Op::Frc, vec![c.to_vec()])),
         "floor" => unary!(floor),
         "ceil" => unary!(|l: &mut Lowering, c: &[Comp]| {
+            // x + frac(-x), which is -floor(-x) without negating the result.
+            if c.iter().all(|&x| l.prog().is_integral(x)) {
+                return c.to_vec();
+            }
             let n = l.prog().map(Op::Neg, vec![c.to_vec()]);
-            let f = floor(l, &n);
-            l.prog().map(Op::Neg, vec![f])
+            let f = l.prog().map(Op::Frc, vec![n]);
+            l.prog().map(Op::Add, vec![c.to_vec(), f])
         }),
         "trunc" => unary!(|l: &mut Lowering, c: &[Comp]| l.truncate(c)),
         "round" => unary!(|l: &mut Lowering, c: &[Comp]| {
