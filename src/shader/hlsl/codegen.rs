@@ -1077,20 +1077,14 @@ impl Gen<'_> {
                 }
             }
             // Only instructions that write every lane of their mask with the one value
-            // may fill lanes beyond their own.
-            if bcast != 0
-                && !matches!(
-                    node.op,
-                    Op::Dp3
-                        | Op::Dp4
-                        | Op::Dp2Add
-                        | Op::Rcp
-                        | Op::Rsq
-                        | Op::Exp
-                        | Op::Log
-                        | Op::Pow
-                )
-            {
+            // may fill lanes beyond their own: those that replicate, and one-lane
+            // component-wise ones, whose operands are then read replicated.
+            let replicates = matches!(
+                node.op,
+                Op::Dp3 | Op::Dp4 | Op::Dp2Add | Op::Rcp | Op::Rsq | Op::Exp | Op::Log | Op::Pow
+            ) || (is_componentwise(node.op)
+                && !(node.op == Op::Sat && !self.profile.pixel && self.profile.major < 3));
+            if bcast != 0 && !replicates {
                 bcast = 0;
             }
             if bcast != 0 {
