@@ -191,6 +191,7 @@ pub fn generate(
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
     super::fuse::mads(&mut fixed);
+    super::fuse::doubles(&mut fixed);
     fix_ports(&mut fixed, profile);
     let p = &fixed;
     let (needed, live) = live_nodes(p, profile);

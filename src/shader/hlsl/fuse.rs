@@ -1,9 +1,10 @@
 //! Rewrites of the finished graph that make fewer instructions of the same values, run
-//! before registers are given: a product that only a sum reads becomes a `mad`.
+//! before registers are given: a product that only a sum reads becomes a `mad`, and a
+//! doubling that is left an `add` of the value to itself.
 
 use std::collections::{HashMap, HashSet};
 
-use super::ir::{Comp, NodeId, Op, Program};
+use super::ir::{Comp, Node, NodeId, Op, Program};
 
 /// Every node the outputs and kills read, directly or not.
 fn reachable(p: &Program) -> Vec<NodeId> {
@@ -103,5 +104,42 @@ pub fn mads(p: &mut Program) {
             node.args = vec![a, b, other];
             break;
         }
+    }
+}
+
+/// `x * 2` as `x + x` (and `x * -2` as `-(x + x)`), which needs no literal: after
+/// [`mads`], which would rather have the product.
+pub fn doubles(p: &mut Program) {
+    for n in reachable(p) {
+        let node = p.node(n);
+        if node.op != Op::Mul {
+            continue;
+        }
+        let every = |a: &[Comp], v: f32| a.iter().all(|&c| p.constant(c) == Some(v));
+        let Some((x, negate)) = (0..2).find_map(|side| {
+            let (k, x) = (&node.args[side], &node.args[1 - side]);
+            match () {
+                _ if every(k, 2.0) => Some((x.clone(), false)),
+                _ if every(k, -2.0) => Some((x.clone(), true)),
+                _ => None,
+            }
+        }) else {
+            continue;
+        };
+        let node = if negate {
+            let sum = p.map(Op::Add, vec![x.clone(), x]);
+            Node {
+                op: Op::Neg,
+                width: sum.len() as u8,
+                args: vec![sum],
+            }
+        } else {
+            Node {
+                op: Op::Add,
+                width: x.len() as u8,
+                args: vec![x.clone(), x],
+            }
+        };
+        p.nodes[n as usize] = node;
     }
 }

@@ -345,12 +345,30 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
             arity(1, l)?;
             let v = numeric(l, args[0].clone(), loc)?;
             let zero = l.prog().konst(0.0);
-            let b = l.cmp_ops(BinOp::Ne, &v.comps, &vec![zero; v.comps.len()]);
-            let op = if name == "all" { Op::Mul } else { Op::Max };
-            let mut acc = b[0];
-            for &c in &b[1..] {
-                acc = l.prog().map(op, vec![vec![acc], vec![c]])[0];
-            }
+            let n = v.comps.len();
+            let acc = if n == 1 && l.prog().is_boolean(v.comps[0]) {
+                v.comps[0]
+            } else if n <= 4 {
+                // As fxc: any is a dot product of the vector with itself above zero, all
+                // the same of "is zero" per lane at zero.
+                let (lanes, test) = if name == "any" {
+                    (v.comps.clone(), BinOp::Gt)
+                } else if n == 1 {
+                    (l.cmp_ops(BinOp::Ne, &v.comps, &[zero]), BinOp::Gt)
+                } else {
+                    (l.cmp_ops(BinOp::Eq, &v.comps, &vec![zero; n]), BinOp::Le)
+                };
+                let d = dot(l, &lanes, &lanes);
+                l.cmp_ops(test, &[d], &[zero])[0]
+            } else {
+                let b = l.cmp_ops(BinOp::Ne, &v.comps, &vec![zero; n]);
+                let op = if name == "all" { Op::Mul } else { Op::Max };
+                let mut acc = b[0];
+                for &c in &b[1..] {
+                    acc = l.prog().map(op, vec![vec![acc], vec![c]])[0];
+                }
+                acc
+            };
             Some(Val {
                 ty: Ty::BOOL,
                 comps: vec![acc],

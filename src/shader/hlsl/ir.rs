@@ -277,22 +277,12 @@ impl Program {
                     .is_some_and(|k| k == v && k.is_sign_positive())
             })
         };
-        let minus_two =
-            |p: &Program, a: &Vec<Comp>| a.iter().all(|&c| p.constant(c) == Some(-2.0));
         match op {
             Op::Mov => Some(args[0].clone()),
             Op::Add if all(self, &args[1], 0.0) => Some(args[0].clone()),
             Op::Add if all(self, &args[0], 0.0) => Some(args[1].clone()),
             Op::Mul if all(self, &args[1], 1.0) => Some(args[0].clone()),
             Op::Mul if all(self, &args[0], 1.0) => Some(args[1].clone()),
-            // x * 2 is x + x, which needs no literal.
-            Op::Mul if all(self, &args[1], 2.0) => Some(self.map(Op::Add, vec![args[0].clone(); 2])),
-            Op::Mul if all(self, &args[0], 2.0) => Some(self.map(Op::Add, vec![args[1].clone(); 2])),
-            Op::Mul if minus_two(self, &args[1]) || minus_two(self, &args[0]) => {
-                let x = if minus_two(self, &args[1]) { &args[0] } else { &args[1] };
-                let sum = self.map(Op::Add, vec![x.clone(); 2]);
-                Some(self.map(Op::Neg, vec![sum]))
-            }
             Op::Neg => {
                 // --x is x.
                 let inner: Option<Vec<Comp>> = args[0]
