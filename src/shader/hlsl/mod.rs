@@ -18,6 +18,8 @@ pub mod compile;
 #[cfg(test)]
 mod corpus;
 pub mod diag;
+#[cfg(test)]
+mod heldout;
 mod intrinsics;
 pub mod ir;
 pub mod lex;
