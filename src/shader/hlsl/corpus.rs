@@ -111,7 +111,7 @@ const ACCEPTED: &[(&str, &str)] = &[(
 const TABLES_DIFFER: &[(&str, &str)] = &[];
 
 /// A constant table as the game and D3DX see it: every field but the creator.
-fn table(bytes: &[u8]) -> Option<ConstantTable> {
+pub(super) fn table(bytes: &[u8]) -> Option<ConstantTable> {
     let mut t = ConstantTable::from_bytecode(bytes).ok().flatten()?;
     t.creator.clear();
     for c in &mut t.constants {
@@ -121,7 +121,7 @@ fn table(bytes: &[u8]) -> Option<ConstantTable> {
     Some(t)
 }
 
-fn slots(bytes: &[u8]) -> Option<u32> {
+pub(super) fn slots(bytes: &[u8]) -> Option<u32> {
     let text = disasm::disassemble(bytes).ok()?;
     let line = text
         .lines()

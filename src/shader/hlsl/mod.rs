@@ -19,6 +19,8 @@ pub mod compile;
 mod corpus;
 pub mod diag;
 mod fuse;
+#[cfg(test)]
+mod heldout;
 mod intrinsics;
 pub mod ir;
 pub mod lex;
