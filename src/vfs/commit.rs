@@ -377,12 +377,12 @@ pub fn write_whole(target: &Path, bytes: &[u8]) -> io::Result<()> {
     let old = fs::metadata(target).ok();
     if let Some(m) = old.as_ref().filter(|m| !m.is_file()) {
         if m.is_dir() {
-            return Err(io::Error::new(
-                io::ErrorKind::IsADirectory,
-                "is a folder, not a file",
-            ));
+            return Err(io::Error::from_raw_os_error(libc::EISDIR));
         }
-        return fs::OpenOptions::new().write(true).open(target)?.write_all(bytes);
+        return fs::OpenOptions::new()
+            .write(true)
+            .open(target)?
+            .write_all(bytes);
     }
     let dir = parent_dir(target);
     let (temp_path, mut temp) = create_temp(&dir, target, old.as_ref())?;
@@ -439,10 +439,13 @@ mod tests {
         fs::write(&real, b"old").unwrap();
         std::os::unix::fs::symlink(&real, &link).unwrap();
         write_whole(&link, b"new").unwrap();
-        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert_eq!(fs::read(&real).unwrap(), b"new");
         let err = write_whole(dir.path(), b"x").unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
+        assert_eq!(err.raw_os_error(), Some(libc::EISDIR));
     }
 
     /// `replace` with all-new bytes.

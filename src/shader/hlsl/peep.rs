@@ -99,7 +99,10 @@ fn swizzle_text(swz: [u8; 4]) -> String {
     if swz == [0, 1, 2, 3] {
         return String::new();
     }
-    let s: String = swz[..n].iter().map(|&l| LANES[usize::from(l)] as char).collect();
+    let s: String = swz[..n]
+        .iter()
+        .map(|&l| LANES[usize::from(l)] as char)
+        .collect();
     format!(".{s}")
 }
 
@@ -146,8 +149,20 @@ fn print(ins: &Ins) -> String {
 fn componentwise(op: &str) -> bool {
     matches!(
         op,
-        "mov" | "add" | "mul" | "mad" | "min" | "max" | "cmp" | "slt" | "sge" | "lrp" | "frc"
-            | "abs" | "dsx" | "dsy"
+        "mov"
+            | "add"
+            | "mul"
+            | "mad"
+            | "min"
+            | "max"
+            | "cmp"
+            | "slt"
+            | "sge"
+            | "lrp"
+            | "frc"
+            | "abs"
+            | "dsx"
+            | "dsy"
     )
 }
 
@@ -284,13 +299,8 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
         let ins = list[j].as_ref()?;
         // Every lane it writes is the copy's alone: no one else reads it, in between or
         // after, and nothing in between writes it again.
-        for l in 0..4 {
-            if !ins.mask[l] {
-                continue;
-            }
-            if !wanted[l] {
-                return None;
-            }
+        if (0..4).any(|l| ins.mask[l] && !wanted[l]) {
+            return None;
         }
         for (k, other) in list.iter().enumerate().skip(j + 1) {
             let Some(other) = other.as_ref().filter(|_| k != i) else {
@@ -305,11 +315,7 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
             }
             if k > i && other.dst == src.reg {
                 // Written again: what follows reads the new value.
-                let mut rest = ins.mask;
-                for l in 0..4 {
-                    rest[l] &= !other.mask[l];
-                }
-                if rest == [false; 4] {
+                if (0..4).all(|l| !ins.mask[l] || other.mask[l]) {
                     break;
                 }
             }
