@@ -719,12 +719,47 @@ fn mul(l: &mut Lowering, a: Val, b: Val, loc: Loc) -> Option<Val> {
     if ac != br {
         l.warn(loc, "implicit truncation of vector type".into());
     }
-    let row = |i: usize| (0..inner).map(|k| a.comps[i * ac + k]).collect::<Vec<_>>();
-    let col = |j: usize| (0..inner).map(|k| b.comps[k * bc + j]).collect::<Vec<_>>();
-    let mut comps = Vec::with_capacity(ar * bc);
-    for i in 0..ar {
+    let row = |m: &Val, cols: usize, i: usize, n: usize| {
+        (0..n).map(|k| m.comps[i * cols + k]).collect::<Vec<_>>()
+    };
+    let col = |m: &Val, cols: usize, j: usize, n: usize| {
+        (0..n).map(|k| m.comps[k * cols + j]).collect::<Vec<_>>()
+    };
+    let mut comps = vec![a.comps[0]; ar * bc];
+    // Each element a dot product of a row of `a` and a column of `b`, unless the rows of
+    // `a` are spread over registers (a column-major matrix on the left) or the columns of
+    // `b` are (a row-major one on the right), and the other way round reads whole
+    // registers: then, as fxc does, each column of the result is a sum of `a`'s columns
+    // scaled by components of `b` (or each row one of `b`'s rows scaled by `a`'s), a
+    // `mul` and `mad`s that read every register once and gather nothing.
+    let gathers =
+        |vs: &mut dyn Iterator<Item = Vec<Comp>>| -> usize { vs.map(|v| spread(&v)).sum() };
+    let dot_cost = ar * bc
+        + gathers(&mut (0..ar).map(|i| row(&a, ac, i, inner)))
+        + gathers(&mut (0..bc).map(|j| col(&b, bc, j, inner)));
+    let by_columns = bc * inner + gathers(&mut (0..inner).map(|k| col(&a, ac, k, ar)));
+    let by_rows = ar * inner + gathers(&mut (0..inner).map(|k| row(&b, bc, k, bc)));
+    if by_columns < dot_cost && by_columns <= by_rows {
         for j in 0..bc {
-            comps.push(dot(l, &row(i), &col(j)));
+            let term = |k: usize| (col(&a, ac, k, ar), b.comps[k * bc + j]);
+            let sum = combine(l, term(0), (1..inner).map(term).collect());
+            for (i, c) in sum.into_iter().enumerate() {
+                comps[i * bc + j] = c;
+            }
+        }
+    } else if by_rows < dot_cost {
+        for i in 0..ar {
+            let term = |k: usize| (row(&b, bc, k, bc), a.comps[i * ac + k]);
+            let sum = combine(l, term(0), (1..inner).map(term).collect());
+            for (j, c) in sum.into_iter().enumerate() {
+                comps[i * bc + j] = c;
+            }
+        }
+    } else {
+        for i in 0..ar {
+            for j in 0..bc {
+                comps[i * bc + j] = dot(l, &row(&a, ac, i, inner), &col(&b, bc, j, inner));
+            }
         }
     }
     let ty = match (
@@ -737,6 +772,31 @@ fn mul(l: &mut Lowering, a: Val, b: Val, loc: Loc) -> Option<Val> {
         (false, false) => Ty::Matrix(base, ar as u8, bc as u8),
     };
     Some(Val { ty, comps })
+}
+
+/// How many registers besides the first a vector's components come from: what gathering
+/// it into one register for an instruction to read costs, roughly, in `mov`s.
+fn spread(v: &[Comp]) -> usize {
+    let mut nodes: Vec<_> = v.iter().map(|c| c.node).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes.len() - 1
+}
+
+/// The sum of vectors each scaled by a component, `v0 * s0 + v1 * s1 + …`, as a `mul`
+/// and `mad`s; a scale known to be 1 adds (a term scaled by 0 stays: 0 * inf is NaN).
+fn combine(l: &mut Lowering, first: (Vec<Comp>, Comp), rest: Vec<(Vec<Comp>, Comp)>) -> Vec<Comp> {
+    let splat = |v: &Vec<Comp>, s: Comp| vec![s; v.len()];
+    let mut acc = l
+        .prog()
+        .map(Op::Mul, vec![splat(&first.0, first.1), first.0]);
+    for (v, s) in rest {
+        acc = match l.prog().constant(s) {
+            Some(1.0) => l.prog().map(Op::Add, vec![v, acc]),
+            _ => l.prog().map(Op::Mad, vec![splat(&v, s), v, acc]),
+        };
+    }
+    acc
 }
 
 /// `dot(a, b)` as one instruction where one does it.
