@@ -137,7 +137,7 @@ fn swizzle_text(swz: [u8; 4]) -> String {
 }
 
 /// What the model lets a source swizzle be, given the lanes the instruction reads.
-fn swizzle_ok(profile: Profile, swz: [u8; 4], read: &[u8]) -> bool {
+pub(super) fn swizzle_ok(profile: Profile, swz: [u8; 4], read: &[u8]) -> bool {
     if !profile.pixel || profile.major >= 3 || profile.minor > 0 {
         return true;
     }
@@ -293,7 +293,7 @@ pub fn generate(
     if !g.errors.is_empty() {
         return Err(g.errors.into_iter().map(|e| (Loc::default(), e)).collect());
     }
-    super::peep::outputs(&mut g.code, profile);
+    super::peep::copies(&mut g.code, profile);
     // Declarations: inputs read, samplers used.
     let mut used_inputs: BTreeMap<u32, [bool; 4]> = BTreeMap::new();
     for &n in &needed {

@@ -42,11 +42,6 @@ const NOT_YET: &[(&str, Stage, &str)] = &[
     ),
     ("skinning.vs_3_0", Stage::Compile, "as for vs_2_0 (past the 32 temporaries)"),
     (
-        "tonemap.ps_2_0",
-        Stage::Compile,
-        "ours does not fit ps_2_0's 64 arithmetic slots (fxc: 45): no mul+add into mad, pow of a vector per component, movs after rcp",
-    ),
-    (
         "tonemap.ps_3_0",
         Stage::Table,
         "a bool in an if with long branches: fxc puts it in b0 and branches (`if b0`), ours in c1 and selects with cmp",

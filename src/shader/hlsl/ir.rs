@@ -419,6 +419,14 @@ impl Program {
         if let Some(v) = vals.and_then(|v| fold_reduce(op, &v)) {
             return self.konst(v);
         }
+        // 1 / (1 / x) is x but for the last bit of a finite x, which `rcp` does not
+        // promise anyway; fxc folds it the same (x / length(v) is x * rsq(v . v)).
+        if op == Op::Rcp {
+            let inner = self.node(args[0][0].node);
+            if inner.op == Op::Rcp {
+                return inner.args[0][0];
+            }
+        }
         let id = self.add(Node { op, args, width: 1 });
         Comp { node: id, lane: 0 }
     }

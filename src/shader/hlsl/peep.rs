@@ -1,7 +1,8 @@
 //! Rewrites of the finished instruction list: a value computed into a temporary only to
-//! be copied to an output register is computed into the output itself, where the model
-//! lets arithmetic write outputs (vertex shaders, pixel shader 3.0), as Microsoft's
-//! compiler writes it.
+//! be copied (or saturated) into another register is computed there itself: into an
+//! output, where the model lets arithmetic write outputs (vertex shaders, pixel shader
+//! 3.0), or into the other temporary, with the copy's `_sat` on the instruction, as
+//! Microsoft's compiler writes it (`dp3_sat r0.x, …`, not `dp3` and `mov_sat`).
 
 use super::lower::Profile;
 
@@ -219,9 +220,10 @@ fn arithmetic_output(profile: Profile, reg: &str) -> bool {
     reg.starts_with('o') && !matches!(reg, "oFog" | "oPts")
 }
 
-/// Compute into outputs directly: `add r0, c0, c1` + `mov oC0, r0` is `add oC0, c0, c1`
+/// Compute into the copy's destination directly: `add r0, c0, c1` + `mov oC0, r0` is
+/// `add oC0, c0, c1`, and `dp3 r0.x, …` + `mov_sat r1.xy, r0.x` is `dp3_sat r1.xy, …`,
 /// when nothing else reads those lanes of `r0`.
-pub fn outputs(code: &mut Vec<String>, profile: Profile) {
+pub fn copies(code: &mut Vec<String>, profile: Profile) {
     let Some(list) = code.iter().map(|l| parse(l)).collect::<Option<Vec<Ins>>>() else {
         return;
     };
@@ -255,11 +257,12 @@ pub fn outputs(code: &mut Vec<String>, profile: Profile) {
 fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usize, Ins)>> {
     let mov = list[i].as_ref()?;
     let src = mov.srcs.first()?;
+    let to_temp = mov.dst.starts_with('r');
     if mov.op != "mov"
         || src.neg
         || src.abs
         || !src.reg.starts_with('r')
-        || !arithmetic_output(profile, &mov.dst)
+        || !(to_temp || arithmetic_output(profile, &mov.dst))
     {
         return None;
     }
@@ -294,6 +297,26 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
     if found != wanted {
         return None;
     }
+    // A temporary written earlier than the copy wrote it: nothing in between may read
+    // or write the lanes it takes, and only the first of the writers may read them (it
+    // reads them before any is written).
+    if to_temp {
+        let first = *writers.iter().min()?;
+        for (k, other) in list.iter().enumerate().take(i).skip(first) {
+            let Some(other) = other.as_ref() else {
+                continue;
+            };
+            let r = reads(other, &mov.dst);
+            let touches = (0..4).any(|l| {
+                mov.mask[l]
+                    && (r[l] && k != first
+                        || other.dst == mov.dst && other.mask[l] && !writers.contains(&k))
+            });
+            if touches {
+                return None;
+            }
+        }
+    }
     let mut new = Vec::new();
     for &j in &writers {
         let ins = list[j].as_ref()?;
@@ -302,22 +325,32 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
         if (0..4).any(|l| ins.mask[l] && !wanted[l]) {
             return None;
         }
+        // Its lanes still holding its value as the list goes on.
+        let mut alive = ins.mask;
         for (k, other) in list.iter().enumerate().skip(j + 1) {
-            let Some(other) = other.as_ref().filter(|_| k != i) else {
+            let Some(other) = other.as_ref() else {
                 continue;
             };
-            let r = reads(other, &src.reg);
-            if (0..4).any(|l| ins.mask[l] && r[l]) {
-                return None;
-            }
-            if k < i && other.dst == src.reg && (0..4).any(|l| ins.mask[l] && other.mask[l]) {
-                return None;
-            }
-            if k > i && other.dst == src.reg {
-                // Written again: what follows reads the new value.
-                if (0..4).all(|l| !ins.mask[l] || other.mask[l]) {
-                    break;
+            if k == i {
+                if mov.dst == src.reg {
+                    // The copy writes over what it read: readers after it read the copy.
+                    (0..4).for_each(|l| alive[l] &= !mov.mask[l]);
                 }
+                continue;
+            }
+            let r = reads(other, &src.reg);
+            if (0..4).any(|l| alive[l] && r[l]) {
+                return None;
+            }
+            if other.dst == src.reg && (0..4).any(|l| alive[l] && other.mask[l]) {
+                if k < i {
+                    return None;
+                }
+                // Written again: what follows reads the new value.
+                (0..4).for_each(|l| alive[l] &= !other.mask[l]);
+            }
+            if alive == [false; 4] {
+                break;
             }
         }
         // The output lanes this instruction's lanes go to.
@@ -349,8 +382,16 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
                     }
                 }
                 s.swz = swz;
+                let read: Vec<u8> = (0..4).filter(|&l| mask[usize::from(l)]).collect();
+                if !super::codegen::swizzle_ok(profile, swz, &read) {
+                    return None;
+                }
             }
         } else if !replicating(&ins.op) {
+            return None;
+        }
+        // Vertex shaders before 3.0 have no `_sat`: there the copy is `max`/`min`.
+        if mov.sat && !ins.sat && !profile.pixel && profile.major < 3 {
             return None;
         }
         rewritten.dst = mov.dst.clone();
@@ -359,4 +400,59 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
         new.push((j, rewritten));
     }
     Some(new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(code: &[&str], profile: &str) -> Vec<String> {
+        let mut code: Vec<String> = code.iter().map(|l| l.to_string()).collect();
+        copies(&mut code, Profile::parse(profile).unwrap());
+        code
+    }
+
+    #[test]
+    fn a_saturating_copy_becomes_the_instructions_modifier() {
+        let code = [
+            "dp3 r1.x, r2, c0",
+            "mov_sat r1.xyz, r1.x",
+            "mul r0.xyz, r1, c1",
+        ];
+        assert_eq!(
+            run(&code, "ps_2_0"),
+            ["dp3_sat r1.xyz, r2, c0", "mul r0.xyz, r1, c1"]
+        );
+        let code = [
+            "mad r2.w, r0.x, c1.x, c2.x",
+            "mov_sat r3.w, r2.w",
+            "add oC0, r3, c0",
+        ];
+        assert_eq!(
+            run(&code, "ps_3_0"),
+            ["mad_sat r3.w, r0.x, c1.x, c2.x", "add oC0, r3, c0"]
+        );
+    }
+
+    #[test]
+    fn a_copy_stays_where_its_destination_is_read_or_written_in_between() {
+        // r3.w is read between the computation and the copy: it must keep its old value.
+        let code = [
+            "add r2.w, r0.x, c0.x",
+            "mul r4, r3.w, c1",
+            "mov r3.w, r2.w",
+            "add r0, r3, r4",
+        ];
+        assert_eq!(run(&code, "ps_2_x"), code);
+        // The computed value is read again after the copy.
+        let code = ["add r2.w, r0.x, c0.x", "mov r3.w, r2.w", "add r0, r3, r2.w"];
+        assert_eq!(run(&code, "ps_2_x"), code);
+        // vs_2_0 has no _sat.
+        let code = [
+            "dp3 r1.x, r2, c0",
+            "mov_sat r1.xyz, r1.x",
+            "mul r0.xyz, r1, c1",
+        ];
+        assert_eq!(run(&code, "vs_2_0"), code);
+    }
 }
