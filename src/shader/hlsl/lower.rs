@@ -86,6 +86,11 @@ struct Frame {
     returned: Option<Comp>,
 }
 
+/// The values of variables by scope depth and name, and of the function's return value,
+/// at one point of the code.
+#[derive(Default)]
+struct Values(HashMap<(usize, String), Vec<Comp>>, Option<Vec<Comp>>);
+
 /// One unrolled loop's exits.
 #[derive(Default, Clone)]
 struct LoopFlags {
@@ -108,6 +113,11 @@ pub struct Lowering<'a> {
     loops: Vec<LoopFlags>,
     /// The condition the code being lowered runs under (an enclosing `if`'s), if any.
     pred: Option<Comp>,
+    /// The guard under which the variables hold what they are now: an `if` lowers each
+    /// branch from the values before it, writing straight through while the guard is
+    /// this one, and joins the two with one choice per variable that differs, as fxc
+    /// does (`c ? a + 1 : a - 1`, not a choice made of another).
+    env_pred: Option<Comp>,
     /// `#pragma pack_matrix` in effect.
     row_major_default: bool,
     /// A `#pragma pack_matrix` was seen: typedefs and struct members take the packing in
@@ -132,6 +142,7 @@ impl<'a> Lowering<'a> {
             frames: Vec::new(),
             loops: Vec::new(),
             pred: None,
+            env_pred: None,
             row_major_default: false,
             pragma_seen: false,
             keep: HashMap::new(),
@@ -1028,17 +1039,7 @@ impl<'a> Lowering<'a> {
                         {
                             self.error(s.loc, "can't use flow control on this profile: [branch] needs a condition known at compile time in ps_2_0");
                         }
-                        let saved = self.pred;
-                        let p = self.and(saved, c);
-                        self.pred = Some(p);
-                        self.stmt(then);
-                        if let Some(o) = other {
-                            let nc = self.not(c);
-                            let p = self.and(saved, nc);
-                            self.pred = Some(p);
-                            self.stmt(o);
-                        }
-                        self.pred = saved;
+                        self.branches(c, then, other.as_deref());
                     }
                 }
             }
@@ -1125,6 +1126,7 @@ impl<'a> Lowering<'a> {
                 let old = frame.ret.clone();
                 let returned = frame.returned;
                 let new = match g {
+                    g if g == self.env_pred => v,
                     None => v,
                     Some(g) => self.select(&vec![g; v.len()], &v, &old),
                 };
@@ -1436,6 +1438,104 @@ impl<'a> Lowering<'a> {
         };
         memo.insert(c, out);
         out
+    }
+
+    /// `if (c) then else other` with a condition known only at run time: each branch
+    /// from the values before the `if`, then one choice per variable they leave
+    /// different.
+    fn branches(&mut self, c: Comp, then: &'a ast::Stmt, other: Option<&'a ast::Stmt>) {
+        let outer_env = self.env_pred;
+        let before_guard = self.guard();
+        let saved = self.pred;
+        let before = self.values();
+
+        let p = self.and(saved, c);
+        self.pred = Some(p);
+        let then_guard = self.guard();
+        self.env_pred = then_guard;
+        self.stmt(then);
+        let after_then = self.values();
+        self.restore(&before);
+        let else_guard = match other {
+            Some(o) => {
+                let nc = self.not(c);
+                let p = self.and(saved, nc);
+                self.pred = Some(p);
+                let g = self.guard();
+                self.env_pred = g;
+                self.stmt(o);
+                g
+            }
+            None => None,
+        };
+        self.pred = saved;
+        self.env_pred = outer_env;
+
+        // Where the variables matter (the outer guard), a path took one branch or the
+        // other, unless a `break` or `return` had stopped it before the `if`: then the
+        // choice is the condition's; otherwise each branch's values hold where its guard
+        // does, and the old ones elsewhere.
+        let simple = before_guard == outer_env;
+        let join = |l: &mut Self, t: &[Comp], e: &[Comp], old: &[Comp]| -> Vec<Comp> {
+            if t == e {
+                return t.to_vec();
+            }
+            if simple {
+                return l.select(&vec![c; t.len()], t, e);
+            }
+            let e = match (other, else_guard) {
+                (Some(_), Some(g)) => l.select(&vec![g; e.len()], e, old),
+                _ => e.to_vec(),
+            };
+            match then_guard {
+                Some(g) => l.select(&vec![g; t.len()], t, &e),
+                None => t.to_vec(),
+            }
+        };
+        let now = self.values();
+        let mut joined = Values::default();
+        for (key, t) in &after_then.0 {
+            let (Some(e), Some(old)) = (now.0.get(key), before.0.get(key)) else {
+                continue;
+            };
+            if t != e {
+                joined.0.insert(key.clone(), join(self, t, e, old));
+            }
+        }
+        joined.1 = match (&after_then.1, &now.1, &before.1) {
+            (Some(t), Some(e), Some(old)) if t != e && t.len() == e.len() => {
+                Some(join(self, t, e, old))
+            }
+            _ => None,
+        };
+        self.restore(&joined);
+    }
+
+    /// What every variable in scope and the current function's return value hold.
+    fn values(&self) -> Values {
+        let mut v = Values::default();
+        for (depth, scope) in self.scopes.iter().enumerate() {
+            for (name, var) in scope {
+                if !var.read_only {
+                    v.0.insert((depth, name.clone()), var.comps.clone());
+                }
+            }
+        }
+        v.1 = self.frames.last().map(|f| f.ret.clone());
+        v
+    }
+
+    /// Set the variables and the return value [`Self::values`] named back; others (a
+    /// uniform declared since, say) stay.
+    fn restore(&mut self, v: &Values) {
+        for ((depth, name), comps) in &v.0 {
+            if let Some(var) = self.scopes.get_mut(*depth).and_then(|s| s.get_mut(name)) {
+                var.comps.clone_from(comps);
+            }
+        }
+        if let (Some(ret), Some(f)) = (&v.1, self.frames.last_mut()) {
+            f.ret.clone_from(ret);
+        }
     }
 
     fn switch(
@@ -2531,6 +2631,7 @@ impl<'a> Lowering<'a> {
             p.comps.iter().map(|&i| var.comps[i]).collect()
         };
         let new = match self.guard() {
+            g if g == self.env_pred => value.to_vec(),
             None => value.to_vec(),
             Some(g) => self.select(&vec![g; value.len()], value, &old),
         };
