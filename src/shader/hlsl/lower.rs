@@ -1039,7 +1039,8 @@ impl<'a> Lowering<'a> {
                         {
                             self.error(s.loc, "can't use flow control on this profile: [branch] needs a condition known at compile time in ps_2_0");
                         }
-                        self.branches(c, then, other.as_deref());
+                        let other = other.as_deref().map(|o| move |l: &mut Self| l.stmt(o));
+                        self.branches(c, |l| l.stmt(then), other);
                     }
                 }
             }
@@ -1443,7 +1444,12 @@ impl<'a> Lowering<'a> {
     /// `if (c) then else other` with a condition known only at run time: each branch
     /// from the values before the `if`, then one choice per variable they leave
     /// different.
-    fn branches(&mut self, c: Comp, then: &'a ast::Stmt, other: Option<&'a ast::Stmt>) {
+    fn branches(
+        &mut self,
+        c: Comp,
+        then: impl FnOnce(&mut Self),
+        other: Option<impl FnOnce(&mut Self)>,
+    ) {
         let outer_env = self.env_pred;
         let before_guard = self.guard();
         let saved = self.pred;
@@ -1453,9 +1459,10 @@ impl<'a> Lowering<'a> {
         self.pred = Some(p);
         let then_guard = self.guard();
         self.env_pred = then_guard;
-        self.stmt(then);
+        then(self);
         let after_then = self.values();
         self.restore(&before);
+        let has_else = other.is_some();
         let else_guard = match other {
             Some(o) => {
                 let nc = self.not(c);
@@ -1463,7 +1470,7 @@ impl<'a> Lowering<'a> {
                 self.pred = Some(p);
                 let g = self.guard();
                 self.env_pred = g;
-                self.stmt(o);
+                o(self);
                 g
             }
             None => None,
@@ -1483,9 +1490,9 @@ impl<'a> Lowering<'a> {
             if simple {
                 return l.select(&vec![c; t.len()], t, e);
             }
-            let e = match (other, else_guard) {
-                (Some(_), Some(g)) => l.select(&vec![g; e.len()], e, old),
-                _ => e.to_vec(),
+            let e = match else_guard.filter(|_| has_else) {
+                Some(g) => l.select(&vec![g; e.len()], e, old),
+                None => e.to_vec(),
             };
             match then_guard {
                 Some(g) => l.select(&vec![g; t.len()], t, &e),
@@ -1538,6 +1545,90 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// A `switch` whose cases each end in a `break` (or fall into one that does, or off
+    /// the end) and jump nowhere else, lowered as the `if`/`else if` chain it is: each
+    /// case runs its own statements and those it falls into, and `default` is the last
+    /// `else`. Whether it was (a case that breaks halfway is left to the general way).
+    fn switch_as_chain(
+        &mut self,
+        v: &Val,
+        cases: &'a [(Vec<Option<ast::Expr>>, Vec<ast::Stmt>)],
+    ) -> bool {
+        let ends_in_break =
+            |body: &[ast::Stmt]| matches!(body.last().map(|s| &s.kind), Some(StmtKind::Break));
+        let simple = cases.iter().all(|(_, body)| {
+            let n = body.len() - usize::from(ends_in_break(body));
+            !body[..n].iter().any(jumps)
+        });
+        if !simple {
+            return false;
+        }
+        // Each case: its labels' condition (None for the default's group) and the
+        // statement lists it runs.
+        let mut arms: Vec<(Option<Comp>, Vec<&'a [ast::Stmt]>)> = Vec::new();
+        let mut default = None;
+        for (i, (labels, _)) in cases.iter().enumerate() {
+            let mut run = Vec::new();
+            for (_, body) in &cases[i..] {
+                if ends_in_break(body) {
+                    run.push(&body[..body.len() - 1]);
+                    break;
+                }
+                run.push(&body[..]);
+            }
+            if labels.iter().any(Option::is_none) {
+                default = Some(run);
+                continue;
+            }
+            let mut c: Option<Comp> = None;
+            for l in labels.iter().flatten() {
+                let Some(lv) = self.expr(l) else { return true };
+                let Some(lv) = self.convert(lv, &Ty::INT, l.loc, false) else {
+                    return true;
+                };
+                let eq = self.compare(BinOp::Eq, &v.comps, &lv.comps)[0];
+                c = Some(self.or(c, eq));
+            }
+            arms.push((c, run));
+        }
+        self.loops.push(LoopFlags::default());
+        self.scopes.push(HashMap::new());
+        self.case_chain(&arms, default.as_deref());
+        self.scopes.pop();
+        self.loops.pop();
+        true
+    }
+
+    fn case_chain(
+        &mut self,
+        arms: &[(Option<Comp>, Vec<&'a [ast::Stmt]>)],
+        default: Option<&[&'a [ast::Stmt]]>,
+    ) {
+        let run = |l: &mut Self, lists: &[&'a [ast::Stmt]]| {
+            for s in lists.iter().flat_map(|list| list.iter()) {
+                l.stmt(s);
+            }
+        };
+        let Some(((c, lists), rest)) = arms.split_first() else {
+            if let Some(d) = default {
+                run(self, d);
+            }
+            return;
+        };
+        let Some(c) = *c else {
+            return self.case_chain(rest, default);
+        };
+        match self.program.constant(c) {
+            Some(0.0) => self.case_chain(rest, default),
+            Some(_) => run(self, lists),
+            None => {
+                let more = !rest.is_empty() || default.is_some();
+                let other = more.then_some(|l: &mut Self| l.case_chain(rest, default));
+                self.branches(c, |l| run(l, lists), other);
+            }
+        }
+    }
+
     fn switch(
         &mut self,
         value: &'a ast::Expr,
@@ -1547,6 +1638,9 @@ impl<'a> Lowering<'a> {
         let Some(v) = self.convert(v, &Ty::INT, value.loc, true) else {
             return;
         };
+        if self.switch_as_chain(&v, cases) {
+            return;
+        }
         // Each case's condition: one of its labels equals the value; default: none of
         // all the labels does.
         let mut conds = Vec::new();
@@ -1587,6 +1681,29 @@ impl<'a> Lowering<'a> {
         }
         self.pred = saved;
         self.loops.pop();
+    }
+}
+
+/// Whether a statement can `break` or `continue` out of the statement around it: a
+/// loop's own jumps stay inside it, and a switch's breaks.
+fn jumps(s: &ast::Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Break | StmtKind::Continue => true,
+        StmtKind::Block(b) => b.stmts.iter().any(jumps),
+        StmtKind::If(_, t, e) => jumps(t) || e.as_deref().is_some_and(jumps),
+        StmtKind::Switch(_, cases) => cases.iter().any(|(_, body)| body.iter().any(continues)),
+        _ => false,
+    }
+}
+
+/// Whether a statement can `continue` the loop around it.
+fn continues(s: &ast::Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Continue => true,
+        StmtKind::Block(b) => b.stmts.iter().any(continues),
+        StmtKind::If(_, t, e) => continues(t) || e.as_deref().is_some_and(continues),
+        StmtKind::Switch(_, cases) => cases.iter().any(|(_, body)| body.iter().any(continues)),
+        _ => false,
     }
 }
 
