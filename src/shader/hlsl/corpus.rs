@@ -46,10 +46,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "an SV_Position input ps_2_0 does not read",
     ),
     (
-        "non-const-indexing.section13.ps_2_0",
-        "our code for a run-time index is too long for ps_2_0",
-    ),
-    (
         "register-reservations-numeric.section19.ps_3_0",
         "a loop over a uniform count needs ps_3_0's loop instruction",
     ),

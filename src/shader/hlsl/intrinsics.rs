@@ -800,7 +800,7 @@ fn combine(l: &mut Lowering, first: (Vec<Comp>, Comp), rest: Vec<(Vec<Comp>, Com
 }
 
 /// `dot(a, b)` as one instruction where one does it.
-fn dot(l: &mut Lowering, a: &[Comp], b: &[Comp]) -> Comp {
+pub(super) fn dot(l: &mut Lowering, a: &[Comp], b: &[Comp]) -> Comp {
     match a.len() {
         1 => l.prog().map(Op::Mul, vec![a.to_vec(), b.to_vec()])[0],
         2 if l.is_pixel() => {

@@ -2612,17 +2612,49 @@ impl<'a> Lowering<'a> {
             });
         }
         // A run-time index: a choice among the elements, as fxc makes it: the index
-        // floored, zero where it names no element.
-        let f = self.program.map(Op::Frc, vec![i.comps.clone()]);
-        let nf = self.program.map(Op::Neg, vec![f]);
-        let idx = self.program.map(Op::Add, vec![i.comps.clone(), nf])[0];
+        // floored, zero where it names no element. Its distances to four elements at a
+        // time are one vector, and their zero tests another; elements that are scalars
+        // of one register (or constants, one `def`) are then one dot product with the
+        // tests, others a chain of choices.
+        let idx = if self.program.is_integral(i.comps[0]) {
+            i.comps[0]
+        } else {
+            let f = self.program.map(Op::Frc, vec![i.comps.clone()]);
+            let nf = self.program.map(Op::Neg, vec![f]);
+            self.program.map(Op::Add, vec![i.comps.clone(), nf])[0]
+        };
         let zero = self.program.konst(0.0);
         let mut out = vec![zero; per];
-        for k in 0..n {
-            let kc = self.program.konst(k as f32);
-            let eq = self.compare(BinOp::Eq, &[idx], &[kc])[0];
-            let elem_k = v.comps[k * per..(k + 1) * per].to_vec();
-            out = self.select(&vec![eq; per], &elem_k, &out);
+        let mut sum: Option<Comp> = None;
+        for start in (0..n).step_by(4) {
+            let end = (start + 4).min(n);
+            let ks: Vec<Comp> = (start..end).map(|k| self.program.konst(k as f32)).collect();
+            let eqs = self.compare(BinOp::Eq, &vec![idx; ks.len()], &ks);
+            let values = &v.comps[start * per..end * per];
+            let one_register = {
+                let mut nodes: Vec<_> = values
+                    .iter()
+                    .filter(|&&c| self.program.constant(c).is_none())
+                    .map(|c| c.node)
+                    .collect();
+                nodes.dedup();
+                nodes.len() <= 1
+            };
+            if per == 1 && one_register && ks.len() > 1 {
+                let d = super::intrinsics::dot(self, values, &eqs);
+                sum = Some(match sum {
+                    None => d,
+                    Some(s) => self.program.map(Op::Add, vec![vec![s], vec![d]])[0],
+                });
+                continue;
+            }
+            for (j, k) in (start..end).enumerate() {
+                let elem_k = v.comps[k * per..(k + 1) * per].to_vec();
+                out = self.select(&vec![eqs[j]; per], &elem_k, &out);
+            }
+        }
+        if let Some(s) = sum {
+            out = self.program.map(Op::Add, vec![out, vec![s]]);
         }
         Some(Val {
             ty: elem,
