@@ -14,7 +14,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -755,20 +754,19 @@ def msd3d(p, runs, timeout=120):
     """Microsoft's mean microseconds per compile over `runs` compiles in one msd3d
     process (d3dcompiler_43, flags 0), or (None, why)."""
     cmd = [str(MSD3D), "time", p.src.name, p.profile, "main", "d3dcompiler_43.dll", str(runs)]
-    # Standard error to a file: msd3d hands it to a filter that Wine's server, left
-    # running after the call, keeps open, and reading it from a pipe would wait 2.6 s
-    # each time for the end of it.
-    with tempfile.TemporaryFile(mode="w+") as err:
-        try:
-            out = subprocess.run(cmd, cwd=p.src.parent, stdout=subprocess.PIPE, stderr=err,
-                                 text=True, timeout=timeout)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return None, str(e)
-        err.seek(0)
-        messages = err.read().strip().splitlines()
-    if out.returncode != 0:
-        why = (messages or [f"exit {out.returncode}"])[-1]
-        return None, f"exit {out.returncode}: {why}"
+    # Standard error not read: msd3d hands it to a filter that Wine's server, left running
+    # after the call, keeps open, and reading it would wait seconds each time for its end
+    # (for the server to exit). Only a failure is run again to read its messages.
+    try:
+        out = subprocess.run(cmd, cwd=p.src.parent, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, timeout=timeout)
+        if out.returncode != 0:
+            again = subprocess.run(cmd, cwd=p.src.parent, capture_output=True, text=True,
+                                   timeout=timeout)
+            why = (again.stderr.strip().splitlines() or ["no message"])[-1]
+            return None, f"exit {out.returncode}: {why}"
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, str(e)
     try:
         return float(out.stdout.split()[-1]), None
     except (ValueError, IndexError):
