@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = ROOT / "target" / "release" / "shaderfs"
+# Where `cargo build --release` in bench/run put the binary (CARGO_TARGET_DIR, relative to
+# the checkout, as bench/run builds from there).
+BIN = ROOT / os.environ.get("CARGO_TARGET_DIR", "target") / "release" / "shaderfs"
 WORK = Path(os.environ.get("BENCH_DIR", "/tmp/shaderfs-bench"))
 CORPUS = ROOT.parent / "shared" / "corpus"
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
@@ -115,14 +117,20 @@ class Results:
         self.rows = []
         self.notes = []
 
-    def add(self, what, ours, peer_name, peer, target=None, unit="ms"):
+    def add(self, what, ours, peer_name, peer, target=None, unit="ms", places=1):
         ratio = ours / peer if peer else float("nan")
         met = None
         if target is not None:
             met = ratio <= target if target > 0 else ours <= -target
-        self.rows.append((what, ours, peer_name, peer, ratio, target, met, unit))
+        self.rows.append((what, ours, peer_name, peer, ratio, target, met, unit, places))
         status = "" if met is None else (" ok" if met else " MISSED")
-        print(f"{what}: {ours:.1f} {unit} vs {peer_name} {peer:.1f} {unit} = {ratio:.2f}x{status}")
+        print(f"{what}: {ours:.{places}f} {unit} vs {peer_name} {peer:.{places}f} {unit} = {ratio:.2f}x{status}")
+
+    def unmeasured(self, what, ours, peer_name, reason, target=None, unit="ms", places=1):
+        """A row whose peer could not be measured in this run: `reason` in its place, no
+        ratio, the target not checked."""
+        self.rows.append((what, ours, peer_name, reason, None, target, None, unit, places))
+        print(f"{what}: {ours:.{places}f} {unit} vs {peer_name}: not measured ({reason})")
 
     def note(self, text):
         print(text)
@@ -655,6 +663,225 @@ def hostile(res, gta, sdp):
     shutil.rmtree(out, ignore_errors=True)
 
 
+MSD3D = ROOT.parent / "shared" / "tools" / "msd3d"
+HLSL_PROFILES = ("ps_2_0", "ps_3_0", "vs_2_0", "vs_3_0")
+HELDOUT = ROOT / "src" / "shader" / "hlsl" / "testdata" / "heldout"
+# Compiles timed per source and profile, ours (after one not counted) and Microsoft's.
+HLSL_OURS_RUNS = int(os.environ.get("BENCH_HLSL_RUNS", "20"))
+HLSL_MS_RUNS = int(os.environ.get("BENCH_HLSL_MS_RUNS", "50"))
+# Every Nth source and profile only, for Microsoft's times (1: all of them).
+HLSL_EVERY = int(os.environ.get("BENCH_HLSL_EVERY", "1"))
+
+
+class Pair:
+    """One source and profile Microsoft compiled: its golden, and what is measured of it."""
+
+    def __init__(self, src, profile, golden, flags=0):
+        self.src, self.profile, self.golden, self.flags = src, profile, golden, flags
+        # Our microseconds per compile, a figure a pass: as the process runs ("free"), and
+        # with it held to one CPU ("one CPU").
+        self.ours_us = {"free": [], "one CPU": []}
+        self.slots = None         # (ours, Microsoft's), where ours compiles it
+        self.ms_us = None         # Microsoft's microseconds per compile
+        self.ms_setup_us = None   # what its first compile in a process took beyond that
+        self.ms_failed = None     # why msd3d gave no figure
+
+    @property
+    def name(self):
+        return f"{Path(self.src).stem}.{self.profile}"
+
+    def ours(self, arm="free"):
+        return median(self.ours_us[arm])
+
+
+def corpus_pairs(folder):
+    """Every golden of the vkd3d corpus, as the corpus test (src/shader/hlsl/corpus.rs)
+    takes them: `NAME.sectionK.PROFILE.bin` for an SM2/3 profile, with the source
+    `NAME.sectionK.hlsl` beside it, entry `main`, and the flags index.json says Microsoft
+    compiled it with."""
+    flags = {}
+    index = folder / "index.json"
+    if index.is_file():
+        for f in json.loads(index.read_text()).get("files", []):
+            for section in f.get("sections", []):
+                for golden in section.get("goldens", []):
+                    if golden.get("bin") and golden.get("flags"):
+                        flags[golden["bin"]] = int(golden["flags"], 16)
+    pairs = []
+    for golden in sorted(folder.glob("*.bin")):
+        source, _, profile = golden.stem.rpartition(".")
+        src = folder / f"{source}.hlsl"
+        if profile in HLSL_PROFILES and src.is_file():
+            pairs.append(Pair(src, profile, golden, flags.get(golden.name, 0)))
+    return pairs
+
+
+def heldout_pairs():
+    """The held-out set: profiles.txt, `SOURCE PROFILE…` a line, entry main, flags 0."""
+    pairs = []
+    for line in (HELDOUT / "profiles.txt").read_text().splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        for profile in words[1:]:
+            pairs.append(Pair(HELDOUT / f"{words[0]}.hlsl", profile,
+                              HELDOUT / f"{words[0]}.{profile}.bin"))
+    return pairs
+
+
+def time_ours(pairs, list_file, arm):
+    """One pass of `shaderfs dev hlsl-time --list` over `pairs`: one process for all of
+    them, each timed in process; adds a figure to each pair ours compiles, and its slots
+    and the golden's (both counted by our disassembler, as the corpus test counts them).
+    Arm "one CPU" runs it under `taskset` on the first CPU this process may use."""
+    list_file.write_text("".join(f"{p.src}\t{p.profile}\tmain\t{p.flags:#x}\t{p.golden}\n"
+                                 for p in pairs))
+    pin = f"taskset -c {min(os.sched_getaffinity(0))} " if arm == "one CPU" else ""
+    cmd = f"{pin}{BIN} dev hlsl-time --list {list_file} -n {HLSL_OURS_RUNS}"
+    out = sh(cmd).stdout.splitlines()
+    if len(out) != len(pairs):
+        sys.exit(f"bench: dev hlsl-time printed {len(out)} lines for {len(pairs)} compiles")
+    for p, line in zip(pairs, out):
+        src, profile, _, micros, ours, ms = line.split("\t")
+        assert (src, profile) == (str(p.src), p.profile), line
+        if micros != "refused":
+            p.ours_us[arm].append(float(micros))
+            if ours != "-" and ms != "-":
+                p.slots = (int(ours), int(ms))
+
+
+def msd3d(p, runs, timeout=120):
+    """Microsoft's mean microseconds per compile over `runs` compiles in one msd3d
+    process (d3dcompiler_43, flags 0), or (None, why)."""
+    cmd = [str(MSD3D), "time", p.src.name, p.profile, "main", "d3dcompiler_43.dll", str(runs)]
+    # Standard error not read: msd3d hands it to a filter that Wine's server, left running
+    # after the call, keeps open, and reading it would wait seconds each time for its end
+    # (for the server to exit). Only a failure is run again to read its messages.
+    try:
+        out = subprocess.run(cmd, cwd=p.src.parent, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, timeout=timeout)
+        if out.returncode != 0:
+            again = subprocess.run(cmd, cwd=p.src.parent, capture_output=True, text=True,
+                                   timeout=timeout)
+            why = (again.stderr.strip().splitlines() or ["no message"])[-1]
+            return None, f"exit {out.returncode}: {why}"
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, str(e)
+    try:
+        return float(out.stdout.split()[-1]), None
+    except (ValueError, IndexError):
+        return None, f"printed {out.stdout.strip()!r}"
+
+
+def time_microsofts(pairs):
+    """Microsoft's in-process time per compile for each pair: `msd3d time` prints the mean
+    over its N compiles, the first of which also pays D3DCompiler_43's set-up in the new
+    process (several times a small shader's compile); so each pair is run twice, with 1
+    and with 1 + HLSL_MS_RUNS compiles, and the difference of the totals is the time of
+    HLSL_MS_RUNS compiles after the first, as ours is timed after one not counted."""
+    for p in pairs:
+        one, why = msd3d(p, 1)
+        more, why_more = msd3d(p, 1 + HLSL_MS_RUNS) if one is not None else (None, why)
+        if more is None:
+            p.ms_failed = why_more
+            continue
+        p.ms_us = ((1 + HLSL_MS_RUNS) * more - one) / HLSL_MS_RUNS
+        p.ms_setup_us = one - p.ms_us
+
+
+def msd3d_unavailable():
+    """Why msd3d cannot time Microsoft's compiler here, or None. Its first use installs
+    Wine and the DLLs, which takes minutes."""
+    if not MSD3D.is_file():
+        return f"{MSD3D} is missing"
+    probe = HELDOUT / "mpc_grayscale_sepia.hlsl"
+    out, why = msd3d(Pair(probe, "ps_2_0", None), 1, timeout=1800)
+    return None if out is not None else f"`msd3d time` failed ({why})"
+
+
+def hlsl_compiler(res):
+    """k. The HLSL compiler (issue 26) against Microsoft's d3dcompiler_43: the time per
+    compile, in process for both (no process start-up), summed over every source and
+    profile of the vkd3d corpus both compile (and of the held-out set); and the
+    instruction slots of ours against Microsoft's goldens over both."""
+    started = time.perf_counter()
+    folder = CORPUS / "hlsl" / "vkd3d"
+    if not folder.is_dir():
+        res.note(f"{HLSL_MARK}{folder} is missing: no rows for the HLSL compiler")
+        return
+    WORK.mkdir(parents=True, exist_ok=True)
+    sets = (("vkd3d corpus", corpus_pairs(folder)), ("held-out set", heldout_pairs()))
+    # Targets of issue 26, for the corpus: time at most 0.1x, slots at most 1.05x.
+    targets = {"vkd3d corpus": (0.1, 1.05), "held-out set": (None, None)}
+    passes = 3
+    for _ in range(passes):
+        for arm in ("free", "one CPU"):
+            for label, pairs in sets:
+                time_ours(pairs, WORK / "hlsl-time.list", arm)
+    ours_took = time.perf_counter() - started
+
+    for label, pairs in sets:
+        counted = [p for p in pairs if p.slots]
+        ours, ms = (sum(p.slots[i] for p in counted) for i in (0, 1))
+        res.add(f"{HLSL_MARK}HLSL instruction slots, {label} ({len(counted)} of the {len(pairs)} "
+                f"shaders Microsoft compiles: those ours compiles)", ours,
+                "d3dcompiler_43's goldens", ms, targets[label][1], unit="slots", places=0)
+        above = sorted((p for p in counted if p.slots[0] > p.slots[1]),
+                       key=lambda p: p.slots[1] - p.slots[0])
+        res.note(f"{HLSL_MARK}slots, {label}: ours uses more than Microsoft's in {len(above)} shaders, "
+                 f"fewer in {sum(p.slots[0] < p.slots[1] for p in counted)}; most above: "
+                 + ", ".join(f"{p.name} {p.slots[0]} against {p.slots[1]}" for p in above[:5]))
+
+    why = msd3d_unavailable()
+    setups = []  # ms: what Microsoft's first compile in a process took beyond the others
+    peer_name = "d3dcompiler_43 in process (`msd3d time`, under Wine)"
+    for label, pairs in sets:
+        # Microsoft's time at flags 0 (all `msd3d time` can pass): pairs whose golden was
+        # made with other flags are left out of both sides, as are those ours refuses.
+        timed = [p for p in pairs if p.ours_us["free"] and p.flags == 0]
+        sampled = timed[::HLSL_EVERY]
+        what = (f"{HLSL_MARK}HLSL compile time, {label}: sum over {{n}} sources and profiles "
+                f"of the time per compile, in process{{how}}")
+        arms = (("free", ""), ("one CPU", ", ours held to one CPU (`taskset`)"))
+        total = lambda ps, arm: sum(p.ours(arm) for p in ps) / 1000
+        if why:
+            for arm, how in arms:
+                res.unmeasured(what.format(n=len(timed), how=how), total(timed, arm), peer_name,
+                               why, targets[label][0])
+            continue
+        time_microsofts(sampled)
+        both = [p for p in sampled if p.ms_us is not None]
+        ms_total = sum(p.ms_us for p in both) / 1000
+        for arm, how in arms:
+            res.add(what.format(n=len(both), how=how), total(both, arm), peer_name, ms_total,
+                    targets[label][0])
+        failed = [p for p in sampled if p.ms_us is None]
+        setups.extend(p.ms_setup_us / 1000 for p in both)
+        sample = ("all" if HLSL_EVERY == 1 else
+                  f"every {HLSL_EVERY}th in name order (BENCH_HLSL_EVERY)")
+        res.note(f"{HLSL_MARK}compile time, {label}: {sample} of the {len(timed)} sources and "
+                 f"profiles ours compiles whose golden is at flags 0 (of {len(pairs)})"
+                 + (f"; msd3d gave no figure for {len(failed)} ({failed[0].name}: "
+                    f"{failed[0].ms_failed})" if failed else "")
+                 + f". Per compile, the median: ours {median([p.ours() for p in both]):.0f} us "
+                 f"({median([p.ours('one CPU') for p in both]):.0f} us on one CPU), Microsoft's "
+                 f"{median([p.ms_us for p in both]):.0f} us; ours's longest: "
+                 + ", ".join(f"{p.name} {p.ours():.0f} us" for p in
+                             sorted(both, key=lambda p: p.ours(), reverse=True)[:3]))
+    res.note(f"{HLSL_MARK}how the HLSL compile times are taken: ours, `shaderfs dev hlsl-time "
+             f"--list` (one process for the whole list), the mean of {HLSL_OURS_RUNS} compiles "
+             f"after one not counted, the median of {passes} passes; Microsoft's, two `msd3d "
+             f"time` runs for each (1 and {1 + HLSL_MS_RUNS} compiles), the difference of their "
+             f"totals over {HLSL_MS_RUNS}: the first compile in a process also pays the DLL's "
+             f"set-up, which this leaves out, as ours leaves out its first"
+             + (f" (the set-up here: median {median(setups):.1f} ms, from {min(setups):.1f} to "
+                f"{max(setups):.1f})" if setups else "")
+             + f". One pair's figure of Microsoft's varies by that set-up's variation over "
+             f"{HLSL_MS_RUNS}; the sum over hundreds much less")
+    res.note(f"{HLSL_MARK}the HLSL section took {time.perf_counter() - started:.0f} s (ours "
+             f"{ours_took:.0f} s of it)" + (f"; Microsoft's compiler not measured: {why}" if why else ""))
+
+
 def built_from():
     """The commit measured, and whether the tree had changes then (this table itself,
     left from the run before, is no change to what was measured)."""
@@ -681,14 +908,63 @@ def write_report(res, started, built):
         "| measurement | shaderfs | peer | peer value | ratio | target | met |",
         "|---|---|---|---|---|---|---|",
     ]
-    for what, ours, peer_name, peer, ratio, target, met, unit in res.rows:
+    lines += table_rows(res)
+    lines += ["", "## Notes", ""] + [f"- {n}" for n in res.notes]
+    lines += ["", "Regenerate with `bench/run` (the HLSL compiler's rows alone: `bench/run hlsl`).", ""]
+    RESULTS.write_text("\n".join(lines))
+    print(f"wrote {RESULTS}")
+
+
+RESULTS = ROOT / "bench" / "results.md"
+# The HLSL compiler's rows and notes begin with this, so that `bench/run hlsl` can replace
+# them in a table written by a full run and leave the other rows as they were.
+HLSL_MARK = "k. "
+
+
+def table_rows(res):
+    out = []
+    for what, ours, peer_name, peer, ratio, target, met, unit, places in res.rows:
         tgt = "" if target is None else (f"≤ {target}×" if target > 0 else f"< {-target} {unit}")
         ok = "" if met is None else ("yes" if met else "**no**")
-        lines.append(f"| {what} | {ours:.1f} {unit} | {peer_name} | {peer:.1f} {unit} | {ratio:.2f}× | {tgt} | {ok} |")
-    lines += ["", "## Notes", ""] + [f"- {n}" for n in res.notes]
-    lines += ["", "Regenerate with `bench/run`.", ""]
-    (ROOT / "bench" / "results.md").write_text("\n".join(lines))
-    print(f"wrote {ROOT / 'bench' / 'results.md'}")
+        if ratio is None:
+            peer_cell, ratio_cell = f"not measured: {peer}", ""
+        else:
+            peer_cell, ratio_cell = f"{peer:.{places}f} {unit}", f"{ratio:.2f}×"
+        out.append(f"| {what} | {ours:.{places}f} {unit} | {peer_name} | {peer_cell} | {ratio_cell} | {tgt} | {ok} |")
+    return out
+
+
+def merge_hlsl_report(res, started, built):
+    """`bench/run hlsl`: the HLSL compiler's rows and notes of this run in place of those in
+    results.md, every other row and note kept as the full run that wrote them left them,
+    and a line in the header saying which run and commit the HLSL rows come from."""
+    commit, dirty = built
+    when = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))
+    header = (f"- {HLSL_MARK}rows (the HLSL compiler): from `bench/run hlsl` on {when}, commit "
+              f"{commit}{' (with uncommitted changes)' if dirty else ''}; the other rows are from "
+              f"the full run above")
+    old = RESULTS.read_text().splitlines() if RESULTS.exists() else []
+    if not any(line.startswith("| measurement |") for line in old):
+        old = ["# shaderfs benchmark results", "",
+               "| measurement | shaderfs | peer | peer value | ratio | target | met |",
+               "|---|---|---|---|---|---|---|", "", "## Notes", ""]
+    kept = [line for line in old
+            if not line.startswith((f"| {HLSL_MARK}", f"- {HLSL_MARK}"))]
+    # The header: after its last `- ` line before the table.
+    table_at = next(i for i, line in enumerate(kept) if line.startswith("| measurement |"))
+    at = max((i for i in range(table_at) if kept[i].startswith("- ")), default=0)
+    kept.insert(at + 1, header)
+    last_row = max(i for i, line in enumerate(kept) if line.startswith("|"))
+    kept[last_row + 1:last_row + 1] = table_rows(res)
+    notes_at = next((i for i, line in enumerate(kept) if line == "## Notes"), None)
+    if notes_at is None:
+        kept += ["", "## Notes", ""]
+        notes_at = len(kept) - 2
+    last_note = max((i for i in range(notes_at, len(kept)) if kept[i].startswith("- ")),
+                    default=notes_at + 1)
+    kept[last_note + 1:last_note + 1] = [f"- {n}" for n in res.notes]
+    RESULTS.write_text("\n".join(kept).rstrip("\n") + "\n")
+    print(f"merged the HLSL rows into {RESULTS}")
 
 
 URING = Path("/sys/module/fuse/parameters/enable_uring")
@@ -717,6 +993,13 @@ def main():
         sys.exit(f"bench: {BIN} is missing; run bench/run")
     res = Results()
     built = built_from()
+    sections = sys.argv[1:]
+    if sections == ["hlsl"]:
+        hlsl_compiler(res)
+        merge_hlsl_report(res, started, built)
+        return
+    if sections:
+        sys.exit(f"bench: unknown section {' '.join(sections)} (`hlsl`, or none for all)")
     was = uring_for_the_run(res)
     try:
         run_all(res)
@@ -747,6 +1030,7 @@ def run_all(res):
     growth(res, gta)
     hostile(res, gta, sdp)
     sha_check(res)
+    hlsl_compiler(res)
     techniques(res, gta, sdp)
     for m in WORK.glob("mnt-*"):
         unmount(m)

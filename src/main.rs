@@ -369,6 +369,30 @@ enum DevCommand {
         #[arg(long, default_value = "../shared/corpus/sha/demo_decalpaint.sha")]
         from: PathBuf,
     },
+    /// Time the HLSL compiler in this process: microseconds per compile, the mean of N
+    /// compiles after one more, as `msd3d time` times Microsoft's (no process start-up).
+    HlslTime {
+        /// The HLSL source.
+        #[arg(required_unless_present = "list", conflicts_with = "list")]
+        src: Option<PathBuf>,
+        /// The profile (`ps_2_0`, `vs_3_0` …).
+        #[arg(required_unless_present = "list")]
+        profile: Option<String>,
+        /// The entry point.
+        #[arg(default_value = "main")]
+        entry: String,
+        /// Compiles timed (after one not counted).
+        #[arg(short = 'n', long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+        runs: u32,
+        /// `D3DCOMPILE_*` flags, as fxc takes them.
+        #[arg(long, default_value_t = 0)]
+        flags: u32,
+        /// Time every compile listed in FILE instead, one a line, tab-separated:
+        /// `SRC PROFILE ENTRY [FLAGS [GOLDEN]]`; prints `SRC PROFILE ENTRY MICROS SLOTS
+        /// GOLDEN_SLOTS` for each (`refused`, `-` where there is none).
+        #[arg(long, value_name = "FILE")]
+        list: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -630,6 +654,29 @@ fn run(command: Command) -> Result<(), Failure> {
             dev::gen_sgd2(&out, &spec, &dxil)
         }
         Command::Dev(DevCommand::GenSha { out, blocks, from }) => dev::gen_sha(&out, blocks, &from),
+        Command::Dev(DevCommand::HlslTime {
+            src,
+            profile,
+            entry,
+            runs,
+            flags,
+            list,
+        }) => match (list, src, profile) {
+            (Some(list), _, _) => dev::hlsl_time_list(&list, runs),
+            (None, Some(src), Some(profile)) => dev::hlsl_time(
+                &dev::TimedCompile {
+                    src,
+                    profile,
+                    entry,
+                    flags,
+                    golden: None,
+                },
+                runs,
+            ),
+            _ => Err(Failure::usage(
+                "dev hlsl-time: SRC and PROFILE, or --list FILE",
+            )),
+        },
     }
 }
 
