@@ -28,6 +28,8 @@ pub mod lower;
 pub mod parse;
 mod peep;
 pub mod pp;
+#[cfg(test)]
+mod property;
 pub mod token;
 pub mod types;
 
