@@ -167,6 +167,9 @@ struct Gen<'p> {
     /// Uses left of each node, to free its lanes after the last.
     uses_left: HashMap<NodeId, u32>,
     defs: Vec<[Option<f32>; 4]>,
+    /// The `def` the literal operands of the instruction being emitted share, so that it
+    /// reads one constant register and needs no `mov` for the read ports.
+    def_pref: Option<usize>,
     def_base: u32,
     code: Vec<String>,
     errors: Vec<String>,
@@ -217,6 +220,7 @@ pub fn generate(
         busy: Vec::new(),
         uses_left: HashMap::new(),
         defs: Vec::new(),
+        def_pref: None,
         def_base,
         code: Vec::new(),
         errors: Vec::new(),
@@ -1152,6 +1156,11 @@ impl Gen<'_> {
             }
         }
         let read: Vec<u8> = dst.to_vec();
+        if let Some(r) = self.def_pref {
+            if let Some(lanes) = self.fit_consts(r, values, &read) {
+                return (self.def_base + r as u32, lanes);
+            }
+        }
         for r in 0..self.defs.len() {
             if let Some(lanes) = self.fit_consts(r, values, &read) {
                 return (self.def_base + r as u32, lanes);
@@ -1169,6 +1178,38 @@ impl Gen<'_> {
                 (self.def_base + r as u32, dst.to_vec())
             }
         }
+    }
+
+    /// A `def` (an existing one, else a new one) that can hold the values of all the
+    /// literal operands `lits` (values, and the lanes each is read into) at once, for an
+    /// instruction that reads more than one: the one that already holds most of them.
+    fn shared_def(&mut self, lits: &[(Vec<f32>, Vec<u8>)]) -> Option<usize> {
+        let saved = self.defs.clone();
+        let mut best: Option<(usize, usize)> = None;
+        for r in 0..=saved.len() {
+            if r == saved.len() {
+                if best.is_some() {
+                    break;
+                }
+                self.defs.push([None; 4]);
+            }
+            let ok = lits.iter().all(|(v, d)| self.fit_consts(r, v, d).is_some());
+            let had = saved.get(r).map_or(0, |d| {
+                lits.iter()
+                    .flat_map(|(v, _)| v)
+                    .filter(|v| d.iter().flatten().any(|x| x.to_bits() == v.to_bits()))
+                    .count()
+            });
+            self.defs.clone_from(&saved);
+            if ok && best.map_or(true, |(_, h)| had > h) {
+                best = Some((r, had));
+            }
+        }
+        let (r, _) = best?;
+        if r == self.defs.len() {
+            self.defs.push([None; 4]);
+        }
+        Some(r)
     }
 
     fn fit_consts(&mut self, r: usize, values: &[f32], dst: &[u8]) -> Option<Vec<u8>> {
@@ -1559,6 +1600,23 @@ impl Gen<'_> {
             node.op,
             Op::Nrm | Op::SinCos | Op::Lrp | Op::Tex(_) | Op::Dp2Add
         );
+        // Literal operands of an instruction that reads more than one go into one `def`.
+        let lits: Vec<(Vec<f32>, Vec<u8>)> = srcs
+            .iter()
+            .filter_map(|s| {
+                let v: Option<Vec<f32>> = s.comps.iter().map(|&c| self.is_const(c)).collect();
+                let lanes = if componentwise {
+                    dst_lanes.clone()
+                } else {
+                    vec![dst_lanes[0]; s.comps.len()]
+                };
+                Some((v?, lanes))
+            })
+            .collect();
+        self.def_pref = None;
+        if lits.len() > 1 && (componentwise || matches!(node.op, Op::Pow)) {
+            self.def_pref = self.shared_def(&lits);
+        }
         let mut ops = Vec::new();
         match node.op {
             Op::Tex(_) => {
@@ -1635,6 +1693,7 @@ impl Gen<'_> {
                 }
             }
         }
+        self.def_pref = None;
         let temps = if matches!(node.op, Op::SinCos) {
             Vec::new()
         } else {

@@ -84,18 +84,29 @@ struct Frame {
     ret: Vec<Comp>,
     /// Set once a `return` ran (a condition, or none yet).
     returned: Option<Comp>,
+    /// Every path of the branch being lowered has returned: an `if` both of whose
+    /// branches end so leaves nothing to run after it.
+    ended: bool,
 }
 
 /// The values of variables by scope depth and name, and of the function's return value,
-/// at one point of the code.
+/// at one point of the code; with them, what has returned and what has left the loop.
 #[derive(Default)]
-struct Values(HashMap<(usize, String), Vec<Comp>>, Option<Vec<Comp>>);
+struct Values(
+    HashMap<(usize, String), Vec<Comp>>,
+    Option<Vec<Comp>>,
+    Option<(Option<Comp>, bool)>,
+    Option<LoopFlags>,
+);
 
 /// One unrolled loop's exits.
 #[derive(Default, Clone)]
 struct LoopFlags {
     broken: Option<Comp>,
     continued: Option<Comp>,
+    /// Every path of the branch being lowered has broken out, or continued.
+    ended_break: bool,
+    ended_continue: bool,
 }
 
 pub struct Lowering<'a> {
@@ -734,11 +745,10 @@ impl<'a> Lowering<'a> {
             ret: vec![z; ret_ty.components()],
             ret_ty: ret_ty.clone(),
             returned: None,
+            ended: false,
         });
         if let Some(body) = &f.body {
-            for s in &body.stmts {
-                self.stmt(s);
-            }
+            self.stmts(&body.stmts);
         }
         let frame = self.frames.pop().unwrap();
         if ret_ty != Ty::Void {
@@ -987,10 +997,70 @@ impl<'a> Lowering<'a> {
 
     fn block(&mut self, stmts: &'a [ast::Stmt]) {
         self.scopes.push(HashMap::new());
-        for s in stmts {
+        self.stmts(stmts);
+        self.scopes.pop();
+    }
+
+    /// Statements in the current scope. After an `if` one branch of which always leaves
+    /// (returns, breaks or continues) and the other does not, the rest of the list runs
+    /// only in the other: it is lowered there, as fxc does, and not after the `if` under
+    /// a flag saying nothing left.
+    fn stmts(&mut self, list: &'a [ast::Stmt]) {
+        for (i, s) in list.iter().enumerate() {
+            let rest = &list[i + 1..];
+            if let StmtKind::If(cond, then, other) = &s.kind {
+                let (t_ends, e_ends) = (ends(then), other.as_deref().is_some_and(ends));
+                if t_ends != e_ends && !rest.is_empty() {
+                    let Some(c) = self.if_condition(s, cond) else {
+                        return;
+                    };
+                    match self.program.constant(c) {
+                        Some(k) if k != 0.0 => self.stmt(then),
+                        Some(_) => {
+                            if let Some(o) = other {
+                                self.stmt(o);
+                            }
+                        }
+                        None => self.branches(
+                            c,
+                            |l| {
+                                l.stmt(then);
+                                if !t_ends {
+                                    l.stmts(rest);
+                                }
+                            },
+                            Some(|l: &mut Self| {
+                                if let Some(o) = other {
+                                    l.stmt(o);
+                                }
+                                if !e_ends {
+                                    l.stmts(rest);
+                                }
+                            }),
+                        ),
+                    }
+                    if self.program.constant(c).is_none() {
+                        return;
+                    }
+                    continue;
+                }
+            }
             self.stmt(s);
         }
-        self.scopes.pop();
+    }
+
+    /// The condition of an `if` statement; a `[branch]` ps_2_0 cannot have is refused.
+    fn if_condition(&mut self, s: &ast::Stmt, cond: &ast::Expr) -> Option<Comp> {
+        let c = self.condition(cond)?;
+        if self.program.constant(c).is_none()
+            && s.attributes.iter().any(|a| a.name == "branch")
+            && self.profile.pixel
+            && self.profile.major < 3
+            && self.profile.minor == 0
+        {
+            self.error(s.loc, "can't use flow control on this profile: [branch] needs a condition known at compile time in ps_2_0");
+        }
+        Some(c)
     }
 
     fn stmt(&mut self, s: &'a ast::Stmt) {
@@ -1021,7 +1091,7 @@ impl<'a> Lowering<'a> {
             }
             StmtKind::Block(b) => self.block(&b.stmts),
             StmtKind::If(cond, then, other) => {
-                let Some(c) = self.condition(cond) else {
+                let Some(c) = self.if_condition(s, cond) else {
                     return;
                 };
                 match self.program.constant(c) {
@@ -1032,13 +1102,6 @@ impl<'a> Lowering<'a> {
                         }
                     }
                     None => {
-                        if s.attributes.iter().any(|a| a.name == "branch")
-                            && self.profile.pixel
-                            && self.profile.major < 3
-                            && self.profile.minor == 0
-                        {
-                            self.error(s.loc, "can't use flow control on this profile: [branch] needs a condition known at compile time in ps_2_0");
-                        }
                         let other = other.as_deref().map(|o| move |l: &mut Self| l.stmt(o));
                         self.branches(c, |l| l.stmt(then), other);
                     }
@@ -1064,6 +1127,7 @@ impl<'a> Lowering<'a> {
                     self.error(s.loc, "'break' or 'continue' outside a loop or switch");
                     return;
                 };
+                let ends = g == self.env_pred;
                 let one = self.program.konst(1.0);
                 let g = g.unwrap_or(one);
                 let l = self.loops.last().unwrap().clone();
@@ -1071,12 +1135,14 @@ impl<'a> Lowering<'a> {
                     let b = self.or(l.broken, g);
                     LoopFlags {
                         broken: Some(b),
+                        ended_break: l.ended_break || ends,
                         ..l
                     }
                 } else {
                     let c = self.or(l.continued, g);
                     LoopFlags {
                         continued: Some(c),
+                        ended_continue: l.ended_continue || ends,
                         ..l
                     }
                 };
@@ -1131,6 +1197,7 @@ impl<'a> Lowering<'a> {
                     None => v,
                     Some(g) => self.select(&vec![g; v.len()], &v, &old),
                 };
+                let ends = g == self.env_pred;
                 let one = self.program.konst(1.0);
                 let r = self.or(returned, g.unwrap_or(one));
                 let frame = self.frames.last_mut().unwrap();
@@ -1138,6 +1205,7 @@ impl<'a> Lowering<'a> {
                     frame.ret = new;
                 }
                 frame.returned = Some(r);
+                frame.ended |= ends;
             }
         }
     }
@@ -1318,7 +1386,9 @@ impl<'a> Lowering<'a> {
                 break;
             }
             self.stmt(body);
-            self.loops.last_mut().unwrap().continued = None;
+            let flags = self.loops.last_mut().unwrap();
+            flags.continued = None;
+            flags.ended_continue = false;
             if let Some(s) = step {
                 if !self.reachable() {
                     break;
@@ -1515,6 +1585,44 @@ impl<'a> Lowering<'a> {
             }
             _ => None,
         };
+        // A flag (returned, broken, continued) holds after the `if` where it held after
+        // either branch, the branches running on paths apart; where both branches ended
+        // on it, on every path that reached the `if`.
+        let flag = |l: &mut Self, t: Option<Comp>, e: Option<Comp>, old, both: bool| {
+            if both {
+                let all = before_guard.unwrap_or_else(|| l.program.konst(1.0));
+                Some(l.or(old, all))
+            } else if t == e || e == old {
+                t
+            } else if t == old {
+                e
+            } else {
+                match (t, e) {
+                    (Some(t), e) => Some(l.or(e, t)),
+                    (None, e) => e,
+                }
+            }
+        };
+        joined.2 = match (after_then.2, now.2, before.2) {
+            (Some((t, te)), Some((e, ee)), Some((old, oe))) => {
+                let both = te && ee && has_else;
+                Some((flag(self, t, e, old, both), oe || both))
+            }
+            _ => None,
+        };
+        joined.3 = match (after_then.3, now.3, before.3) {
+            (Some(t), Some(e), Some(old)) => {
+                let both_break = t.ended_break && e.ended_break && has_else;
+                let both_continue = t.ended_continue && e.ended_continue && has_else;
+                Some(LoopFlags {
+                    broken: flag(self, t.broken, e.broken, old.broken, both_break),
+                    continued: flag(self, t.continued, e.continued, old.continued, both_continue),
+                    ended_break: old.ended_break || both_break,
+                    ended_continue: old.ended_continue || both_continue,
+                })
+            }
+            _ => None,
+        };
         self.restore(&joined);
     }
 
@@ -1529,6 +1637,8 @@ impl<'a> Lowering<'a> {
             }
         }
         v.1 = self.frames.last().map(|f| f.ret.clone());
+        v.2 = self.frames.last().map(|f| (f.returned, f.ended));
+        v.3 = self.loops.last().cloned();
         v
     }
 
@@ -1543,6 +1653,13 @@ impl<'a> Lowering<'a> {
         if let (Some(ret), Some(f)) = (&v.1, self.frames.last_mut()) {
             f.ret.clone_from(ret);
         }
+        if let (Some((returned, ended)), Some(f)) = (v.2, self.frames.last_mut()) {
+            f.returned = returned;
+            f.ended = ended;
+        }
+        if let (Some(flags), Some(l)) = (&v.3, self.loops.last_mut()) {
+            l.clone_from(flags);
+        }
     }
 
     /// A `switch` whose cases each end in a `break` (or fall into one that does, or off
@@ -1556,6 +1673,8 @@ impl<'a> Lowering<'a> {
     ) -> bool {
         let ends_in_break =
             |body: &[ast::Stmt]| matches!(body.last().map(|s| &s.kind), Some(StmtKind::Break));
+        // A case that ends in a `return` does not fall through either: it is run as it is.
+        let ends = |body: &[ast::Stmt]| ends_in_break(body) || body.last().is_some_and(ends);
         let simple = cases.iter().all(|(_, body)| {
             let n = body.len() - usize::from(ends_in_break(body));
             !body[..n].iter().any(jumps)
@@ -1570,8 +1689,9 @@ impl<'a> Lowering<'a> {
         for (i, (labels, _)) in cases.iter().enumerate() {
             let mut run = Vec::new();
             for (_, body) in &cases[i..] {
-                if ends_in_break(body) {
-                    run.push(&body[..body.len() - 1]);
+                if ends(body) {
+                    let n = body.len() - usize::from(ends_in_break(body));
+                    run.push(&body[..n]);
                     break;
                 }
                 run.push(&body[..]);
@@ -1692,6 +1812,17 @@ fn jumps(s: &ast::Stmt) -> bool {
         StmtKind::Block(b) => b.stmts.iter().any(jumps),
         StmtKind::If(_, t, e) => jumps(t) || e.as_deref().is_some_and(jumps),
         StmtKind::Switch(_, cases) => cases.iter().any(|(_, body)| body.iter().any(continues)),
+        _ => false,
+    }
+}
+
+/// Whether a statement always leaves (returns, breaks or continues): the statements
+/// after it in its list never run.
+fn ends(s: &ast::Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue => true,
+        StmtKind::Block(b) => b.stmts.iter().any(ends),
+        StmtKind::If(_, t, Some(e)) => ends(t) && ends(e),
         _ => false,
     }
 }
@@ -2998,10 +3129,9 @@ impl<'a> Lowering<'a> {
             ret: vec![z; ret_ty.components()],
             ret_ty: ret_ty.clone(),
             returned: None,
+            ended: false,
         });
-        for s in &f.body.as_ref().unwrap().stmts {
-            self.stmt(s);
-        }
+        self.stmts(&f.body.as_ref().unwrap().stmts);
         let frame = self.frames.pop().unwrap();
         self.pred = None;
         let callee = self.scopes.pop().unwrap();
