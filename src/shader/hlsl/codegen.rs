@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
 
-use super::ir::{Comp, NodeId, Op, Program, TexKind};
+use super::ir::{Comp, LoopCount, NodeId, Op, Program, TexKind};
 use super::lower::Profile;
 use super::token::Loc;
 use super::types::{Base, Dim, Ty};
@@ -183,6 +183,14 @@ struct Gen<'p> {
     /// The register each hint group went to.
     group_reg: HashMap<u32, u32>,
     next_group: u32,
+    /// The loop each node runs in.
+    regions: Vec<Option<u32>>,
+    /// The `i#` register of each loop count: an `int` uniform's, or a `defi`'s.
+    int_regs: HashMap<u32, u32>,
+    /// `defi`s: register and count.
+    defis: Vec<(u32, u32)>,
+    /// The first `i#` register no uniform takes.
+    int_base: u32,
 }
 
 /// `target` is the profile as the command line named it (`ps_2_b`), the table's target.
@@ -193,6 +201,7 @@ pub fn generate(
     flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
+    prepare_loops(&mut fixed);
     super::fuse::mads(&mut fixed);
     super::fuse::doubles(&mut fixed);
     fix_ports(&mut fixed, profile);
@@ -212,7 +221,29 @@ pub fn generate(
             _ => {}
         }
     }
-    let (uniform_regs, table_constants, def_base) = allocate_uniforms(p, &used_offsets);
+    let mut counts: Vec<u32> = Vec::new();
+    for &n in &needed {
+        if let Op::After { lp, .. } = p.node(n).op {
+            if let LoopCount::Uniform(var) = p.loops[lp as usize].count {
+                if used_offsets.contains_key(&var) {
+                    let u = &p.uniforms[var as usize];
+                    return Err(vec![(
+                        u.loc,
+                        format!(
+                            "'{}' counts a loop and is read as a value too: it would need an integer and a float register, and shaderfs gives a constant one",
+                            u.name
+                        ),
+                    )]);
+                }
+                if !counts.contains(&var) {
+                    counts.push(var);
+                }
+            }
+        }
+    }
+    let (uniform_regs, mut table_constants, def_base) =
+        allocate_uniforms(p, &used_offsets, &counts);
+    let (int_regs, int_base) = allocate_ints(p, &counts, &mut table_constants);
     let mut g = Gen {
         p,
         profile,
@@ -230,6 +261,10 @@ pub fn generate(
         pending_free: Vec::new(),
         group_reg: HashMap::new(),
         next_group: 0,
+        regions: regions(p),
+        int_regs,
+        defis: Vec::new(),
+        int_base,
     };
     g.live = live;
     // Registers of inputs, uniforms and samplers.
@@ -273,11 +308,7 @@ pub fn generate(
         }
     }
     g.hint(&needed);
-    for &n in &needed {
-        if !g.places.contains_key(&n) && !matches!(p.node(n).op, Op::Const(_)) {
-            g.emit_node(n);
-        }
-    }
+    g.emit_list(&needed, None);
     for k in &p.kills {
         g.kill(k);
     }
@@ -373,6 +404,9 @@ pub fn generate(
         let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
         let _ = writeln!(asm, "def c{}, {}", g.def_base + i as u32, v.join(", "));
     }
+    for (r, count) in &g.defis {
+        let _ = writeln!(asm, "defi i{r}, {count}, 0, 0, 0");
+    }
     for (_, d) in &dcls {
         let _ = writeln!(asm, "{d}");
     }
@@ -466,13 +500,18 @@ fn input_registers(p: &Program, profile: Profile) -> Vec<Reg> {
 fn allocate_uniforms(
     p: &Program,
     used: &HashMap<u32, u32>,
+    counts: &[u32],
 ) -> (HashMap<u32, u32>, Vec<Constant>, u32) {
     let mut regs = HashMap::new();
     let mut taken_c: HashSet<u32> = HashSet::new();
     let mut taken_s: HashSet<u32> = HashSet::new();
-    // A register() reserves the whole variable, used or not.
+    // A register() reserves the whole variable, used or not; but not for an `int` that
+    // counts a loop, which lives in an integer register.
     for (var, u) in p.uniforms.iter().enumerate() {
         let Some(b) = u.bound else { continue };
+        if counts.contains(&(var as u32)) {
+            continue;
+        }
         if used.contains_key(&(var as u32)) {
             regs.insert(var as u32, b);
         }
@@ -561,6 +600,53 @@ fn allocate_uniforms(
         .collect();
     constants.sort_by(|a, b| a.name.cmp(&b.name));
     (regs, constants, def_base)
+}
+
+/// Integer registers of the `int` uniforms that count loops: those the source bound
+/// where it said, the rest in order of declaration in the first free; each an entry of
+/// the table (kept sorted by name). Returns the registers and the first one free for
+/// `defi`s.
+fn allocate_ints(
+    p: &Program,
+    counts: &[u32],
+    constants: &mut Vec<Constant>,
+) -> (HashMap<u32, u32>, u32) {
+    let mut regs = HashMap::new();
+    let mut taken: HashSet<u32> = HashSet::new();
+    let mut vars = counts.to_vec();
+    vars.sort_unstable();
+    for &var in &vars {
+        if let Some(b) = p.uniforms[var as usize].int_bound {
+            regs.insert(var, b);
+            taken.insert(b);
+        }
+    }
+    for &var in &vars {
+        if regs.contains_key(&var) {
+            continue;
+        }
+        let r = (0..).find(|r| !taken.contains(r)).unwrap_or(0);
+        taken.insert(r);
+        regs.insert(var, r);
+    }
+    for (&var, &r) in &regs {
+        let u = &p.uniforms[var as usize];
+        constants.push(Constant {
+            name: u.name.clone(),
+            register_set: RegisterSet::INT4,
+            register_index: r as u16,
+            register_count: 1,
+            reserved: 0,
+            type_info: type_info(&u.ty, u.row_major),
+            default_value: u
+                .default
+                .as_ref()
+                .map(|d| default_dwords(&u.ty, u.row_major, d)),
+            own_type: false,
+        });
+    }
+    constants.sort_by(|a, b| a.name.cmp(&b.name));
+    (regs, taken.iter().max().map_or(0, |m| m + 1))
 }
 
 fn type_info(ty: &Ty, row_major: bool) -> TypeInfo {
@@ -699,6 +785,102 @@ fn default_dwords(ty: &Ty, row_major: bool, values: &[f32]) -> Vec<u32> {
     out
 }
 
+/// The chunks of kept loops that are needed, made roots: a chunk is needed when code
+/// after the loop reads it, or the body does (its [`Op::Carried`] node). Each needed
+/// chunk's [`Op::After`] then reads the end values of every needed chunk of its loop, so
+/// that the whole body comes before any of the loop's results in dependency order.
+fn prepare_loops(p: &mut Program) {
+    if p.loops.is_empty() {
+        return;
+    }
+    let mut seen: HashSet<NodeId> = HashSet::new();
+    let mut needed_after: Vec<NodeId> = Vec::new();
+    let mut stack: Vec<NodeId> = p.root_comps().flatten().map(|c| c.node).collect();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        let node = p.node(n);
+        if let Op::Carried { lp, index } | Op::After { lp, index } = node.op {
+            let a = p.loops[lp as usize].after[index as usize];
+            if !needed_after.contains(&a) {
+                needed_after.push(a);
+                stack.push(a);
+            }
+        }
+        stack.extend(node.args.iter().flatten().map(|c| c.node));
+    }
+    needed_after.sort_unstable();
+    for lp in 0..p.loops.len() {
+        let l = &p.loops[lp];
+        let live: Vec<usize> = (0..l.after.len())
+            .filter(|&k| needed_after.binary_search(&l.after[k]).is_ok())
+            .collect();
+        for &k in &live {
+            let (init, next) = p.loops[lp].carried[k].clone();
+            let mut args = vec![init, next];
+            for &j in &live {
+                if j != k {
+                    args.push(p.loops[lp].carried[j].1.clone());
+                }
+            }
+            let a = p.loops[lp].after[k];
+            p.nodes[a as usize].args = args;
+        }
+    }
+    for a in needed_after {
+        let w = p.node(a).width;
+        p.roots.extend(Program::lanes(a, w));
+    }
+}
+
+/// The loop each node runs in (see [`Program::region_of`]), for every node.
+fn regions(p: &Program) -> Vec<Option<u32>> {
+    let mut out: Vec<Option<u32>> = vec![None; p.nodes.len()];
+    if p.loops.is_empty() {
+        return out;
+    }
+    let mut done = vec![false; p.nodes.len()];
+    for root in 0..p.nodes.len() as NodeId {
+        let mut stack = vec![(root, false)];
+        while let Some((n, expanded)) = stack.pop() {
+            if done[n as usize] {
+                continue;
+            }
+            if expanded {
+                out[n as usize] = p.region_of(n, &out);
+                done[n as usize] = true;
+                continue;
+            }
+            stack.push((n, true));
+            if !matches!(p.node(n).op, Op::After { .. }) {
+                for c in p.node(n).args.iter().flatten() {
+                    if !done[c.node as usize] {
+                        stack.push((c.node, false));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The [`Op::Carried`] node of chunk `index` of loop `lp`, if the body reads it.
+fn carried_node(p: &Program, lp: u32, index: u32) -> Option<NodeId> {
+    p.loops[lp as usize].carried_nodes.get(index as usize).copied()
+}
+
+/// Whether a node of region `r` runs within loop `lp` (in it or in a loop inside it).
+fn within(p: &Program, mut r: Option<u32>, lp: u32) -> bool {
+    while let Some(l) = r {
+        if l == lp {
+            return true;
+        }
+        r = p.loops[l as usize].parent;
+    }
+    false
+}
+
 /// The nodes the outputs and kills need, each after the nodes it reads (ids are in that
 /// order but for copies the port fix adds later).
 fn needed_nodes(p: &Program, profile: Profile) -> Vec<NodeId> {
@@ -735,7 +917,7 @@ fn live_nodes(p: &Program, profile: Profile) -> (Vec<NodeId>, HashMap<NodeId, u8
     let mut state = vec![0u8; p.nodes.len()]; // 0 unseen, 1 open, 2 done
     let mut order = Vec::new();
     let mut roots: Vec<NodeId> = Vec::new();
-    for comps in p.outputs.iter().map(|o| &o.comps).chain(p.kills.iter()) {
+    for comps in p.root_comps() {
         roots.extend(resolve_in(p, profile, comps).comps.iter().map(|c| c.node));
     }
     roots.sort();
@@ -772,7 +954,7 @@ fn live_nodes(p: &Program, profile: Profile) -> (Vec<NodeId>, HashMap<NodeId, u8
         }
     }
     let mut live: HashMap<NodeId, u8> = HashMap::new();
-    for comps in p.outputs.iter().map(|o| &o.comps).chain(p.kills.iter()) {
+    for comps in p.root_comps() {
         for c in resolve_in(p, profile, comps).comps {
             *live.entry(c.node).or_default() |= 1 << c.lane;
         }
@@ -1038,6 +1220,8 @@ impl Gen<'_> {
                     | Op::Nrm
                     | Op::SinCos
                     | Op::Mov
+                    | Op::Carried { .. }
+                    | Op::After { .. }
             ) {
                 continue;
             }
@@ -1496,6 +1680,265 @@ impl Gen<'_> {
 
     // ---- instructions ----------------------------------------------------------------
 
+    /// The nodes of `list` (in dependency order) that run in `region`, and the loops
+    /// inside it, each where the first of its results is needed: by then everything its
+    /// body reads from outside has been computed.
+    fn emit_list(&mut self, list: &[NodeId], region: Option<u32>) {
+        let mut emitted: HashSet<u32> = HashSet::new();
+        for &n in list {
+            let node = self.p.node(n);
+            if let Op::After { lp, .. } = node.op {
+                if self.p.loops[lp as usize].parent == region && emitted.insert(lp) {
+                    let body: Vec<NodeId> = list
+                        .iter()
+                        .copied()
+                        .filter(|&m| within(self.p, self.regions[m as usize], lp))
+                        .collect();
+                    self.emit_loop(lp, &body);
+                }
+                continue;
+            }
+            if self.regions[n as usize] != region {
+                continue;
+            }
+            if !self.places.contains_key(&n) && !matches!(node.op, Op::Const(_)) {
+                self.emit_node(n);
+            }
+        }
+    }
+
+    /// One kept loop: its carried chunks put in registers of their own, `rep`, the body,
+    /// the chunks' new values moved into their registers, `endrep`. What the body reads
+    /// from outside stays where it is until the loop ends.
+    fn emit_loop(&mut self, lp: u32, body: &[NodeId]) {
+        let p = self.p;
+        let l = &p.loops[lp as usize];
+        let chunks: Vec<usize> = (0..l.after.len())
+            .filter(|&k| self.live.contains_key(&l.after[k]))
+            .collect();
+        // Registers for the chunks: one-lane chunks packed into free lanes.
+        let mut homes: Vec<(usize, u32, Vec<u8>)> = Vec::new();
+        for &k in &chunks {
+            let w = l.carried[k].0.len();
+            let lanes: Vec<u8> = if w == 1 {
+                vec![self.first_free_lane()]
+            } else {
+                (0..w as u8).collect()
+            };
+            let r = self.alloc(&lanes, None);
+            homes.push((k, r, lanes));
+        }
+        // Their start values, one `mov` per register where one can.
+        let starts: Vec<(u32, u8, Comp)> = homes
+            .iter()
+            .flat_map(|(k, r, lanes)| {
+                let init = &l.carried[*k].0;
+                lanes.iter().zip(init).map(move |(&d, &c)| (*r, d, c))
+            })
+            .collect();
+        self.moves(&starts, &[]);
+        for &(k, _, _) in &homes {
+            let init = self.resolve(&l.carried[k].0).comps;
+            self.release(&init);
+        }
+        for &(k, r, ref lanes) in &homes {
+            let carried = Program::lanes(
+                // The Carried node of chunk k: the start of the body reads it.
+                carried_node(p, lp, k as u32).unwrap_or(u32::MAX),
+                lanes.len() as u8,
+            );
+            if let Some(c) = carried.first().filter(|c| c.node != u32::MAX) {
+                let mut la = [lanes[0]; 4];
+                la[..lanes.len()].copy_from_slice(lanes);
+                self.places.insert(
+                    c.node,
+                    Place {
+                        reg: Reg::Temp(r),
+                        lanes: la,
+                        bcast: 0,
+                    },
+                );
+                // Held until the loop ends, whatever reads it last.
+                *self.uses_left.entry(c.node).or_default() += 1;
+            }
+        }
+        // What the body reads from outside the loop stays until the loop ends.
+        let mut outside: Vec<NodeId> = Vec::new();
+        for &m in body {
+            for src in self.live_srcs(m).1 {
+                for c in src.comps {
+                    if !within(p, self.regions[c.node as usize], lp) && !outside.contains(&c.node)
+                    {
+                        outside.push(c.node);
+                    }
+                }
+            }
+        }
+        for &n in &outside {
+            *self.uses_left.entry(n).or_default() += 1;
+        }
+        let count = match l.count {
+            LoopCount::Uniform(var) => self.int_regs[&var],
+            LoopCount::Const(n) => match self.defis.iter().find(|d| d.1 == n) {
+                Some(d) => d.0,
+                None => {
+                    let r = self.int_base + self.defis.len() as u32;
+                    self.defis.push((r, n));
+                    r
+                }
+            },
+        };
+        self.code.push(format!("rep i{count}"));
+        self.emit_list(body, Some(lp));
+        // The new values into the chunks' registers; a lane that keeps its value is left.
+        let mut ends: Vec<(u32, u8, Comp)> = Vec::new();
+        let mut carried_regs: Vec<(u32, u8)> = Vec::new();
+        for &(k, r, ref lanes) in &homes {
+            let cn = carried_node(p, lp, k as u32);
+            for (i, (&d, &c)) in lanes.iter().zip(&l.carried[k].1).enumerate() {
+                carried_regs.push((r, d));
+                if cn.is_some_and(|cn| c == Comp { node: cn, lane: i as u8 }) {
+                    continue;
+                }
+                ends.push((r, d, c));
+            }
+        }
+        self.moves(&ends, &carried_regs);
+        for &k in &chunks {
+            let a = l.after[k];
+            let srcs = self.live_srcs(a).1;
+            for src in srcs.iter().skip(1) {
+                self.release(&src.comps);
+            }
+        }
+        self.code.push("endrep".to_string());
+        for &n in &outside {
+            self.release(&[Comp { node: n, lane: 0 }]);
+        }
+        // The chunks' registers hold the loop's results now.
+        for &(k, r, ref lanes) in &homes {
+            if let Some(cn) = carried_node(p, lp, k as u32) {
+                self.uses_left.insert(cn, 0);
+            }
+            let a = l.after[k];
+            let mut la = [lanes[0]; 4];
+            la[..lanes.len()].copy_from_slice(lanes);
+            self.places.insert(
+                a,
+                Place {
+                    reg: Reg::Temp(r),
+                    lanes: la,
+                    bcast: 0,
+                },
+            );
+            if self.uses_left.get(&a).copied().unwrap_or(0) == 0 {
+                self.free(r, lanes);
+            }
+        }
+    }
+
+    /// `mov`s of values (each a component) into lanes of temporaries, as few as the
+    /// operands allow: the lanes of one register from one source register in one. A
+    /// value read from a register in `written` that an earlier move writes is copied
+    /// aside first.
+    fn moves(&mut self, moves: &[(u32, u8, Comp)], written: &[(u32, u8)]) {
+        let mut regs: Vec<u32> = moves.iter().map(|m| m.0).collect();
+        regs.sort_unstable();
+        regs.dedup();
+        // Each register's moves as (lanes, operand text).
+        let mut planned: Vec<(u32, Vec<u8>, Operand)> = Vec::new();
+        for r in regs {
+            let mine: Vec<&(u32, u8, Comp)> = moves.iter().filter(|m| m.0 == r).collect();
+            let mut done = vec![false; mine.len()];
+            for i in 0..mine.len() {
+                if done[i] {
+                    continue;
+                }
+                let src_i = self.resolve(&[mine[i].2]);
+                // Lanes with the same modifiers, from the same register (or literals).
+                let group: Vec<usize> = (i..mine.len())
+                    .filter(|&j| {
+                        let sj = self.resolve(&[mine[j].2]);
+                        !done[j] && sj.neg == src_i.neg && sj.abs == src_i.abs
+                    })
+                    .collect();
+                let comps: Vec<Comp> = group
+                    .iter()
+                    .map(|&j| self.resolve(&[mine[j].2]).comps[0])
+                    .collect();
+                let lanes: Vec<u8> = group.iter().map(|&j| mine[j].1).collect();
+                let plain = Src {
+                    comps: comps.clone(),
+                    neg: false,
+                    abs: false,
+                };
+                let mut sorted = lanes.clone();
+                sorted.sort_unstable();
+                let together = sorted == lanes && sorted.windows(2).all(|w| w[0] < w[1]);
+                match self.direct(&plain, &lanes, false).filter(|_| together) {
+                    Some(mut op) => {
+                        op.neg = src_i.neg;
+                        op.abs = src_i.abs;
+                        planned.push((r, lanes, op));
+                        for j in group {
+                            done[j] = true;
+                        }
+                    }
+                    None => {
+                        let one = Src {
+                            comps: vec![src_i.comps[0]],
+                            ..src_i
+                        };
+                        let op = self.operand(&one, &[mine[i].1], false);
+                        planned.push((r, vec![mine[i].1], op));
+                        done[i] = true;
+                    }
+                }
+            }
+        }
+        // A move reading what an earlier one writes reads a copy made before them.
+        for i in 0..planned.len() {
+            let reads = |op: &Operand, lanes: &[u8]| -> Vec<(u32, u8)> {
+                match op.reg {
+                    Reg::Temp(t) => lanes
+                        .iter()
+                        .map(|&d| (t, op.swz[usize::from(d)]))
+                        .collect(),
+                    _ => Vec::new(),
+                }
+            };
+            let read = reads(&planned[i].2, &planned[i].1);
+            let clobbered = planned[..i].iter().any(|(r, lanes, _)| {
+                lanes
+                    .iter()
+                    .any(|&d| read.contains(&(*r, d)) && written.contains(&(*r, d)))
+            });
+            if clobbered {
+                let lanes = planned[i].1.clone();
+                let t = self.alloc(&lanes, None);
+                let op = planned[i].2.clone();
+                self.code.insert(
+                    self.code.len(),
+                    format!("mov r{t}{}, {}", mask_text(&lanes), op.text()),
+                );
+                self.pending_free.push((t, lanes.clone()));
+                let mut swz = [0, 1, 2, 3];
+                fill_swizzle(&mut swz, &lanes);
+                planned[i].2 = Operand {
+                    reg: Reg::Temp(t),
+                    swz,
+                    neg: false,
+                    abs: false,
+                };
+            }
+        }
+        for (r, lanes, op) in planned {
+            self.code
+                .push(format!("mov r{r}{}, {}", mask_text(&lanes), op.text()));
+        }
+        self.free_pending();
+    }
+
     fn emit_node(&mut self, n: NodeId) {
         let node = self.p.node(n).clone();
         let (positions, srcs) = self.live_srcs(n);
@@ -1534,7 +1977,12 @@ impl Gen<'_> {
                 TexKind::Lod => "texldl",
                 TexKind::Grad => "texldd",
             },
-            Op::Const(_) | Op::Input(_) | Op::Uniform { .. } | Op::Sampler(_) => return,
+            Op::Const(_)
+            | Op::Input(_)
+            | Op::Uniform { .. }
+            | Op::Sampler(_)
+            | Op::Carried { .. }
+            | Op::After { .. } => return,
         };
         let componentwise = matches!(
             node.op,

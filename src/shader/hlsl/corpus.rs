@@ -46,14 +46,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "an SV_Position input ps_2_0 does not read",
     ),
     (
-        "register-reservations-numeric.section19.ps_3_0",
-        "a loop over a uniform count needs ps_3_0's loop instruction",
-    ),
-    (
-        "register-reservations-numeric.section20.ps_3_0",
-        "a loop over a uniform count needs ps_3_0's loop instruction",
-    ),
-    (
         "return.section10.ps_2_0",
         "the flattened loop is too long for ps_2_0",
     ),

@@ -9,14 +9,7 @@ use super::ir::{Comp, Node, NodeId, Op, Program};
 /// Every node the outputs and kills read, directly or not.
 fn reachable(p: &Program) -> Vec<NodeId> {
     let mut seen: HashSet<NodeId> = HashSet::new();
-    let mut stack: Vec<NodeId> = p
-        .outputs
-        .iter()
-        .map(|o| &o.comps)
-        .chain(p.kills.iter())
-        .flatten()
-        .map(|c| c.node)
-        .collect();
+    let mut stack: Vec<NodeId> = p.root_comps().flatten().map(|c| c.node).collect();
     while let Some(n) = stack.pop() {
         if seen.insert(n) {
             stack.extend(p.node(n).args.iter().flatten().map(|c| c.node));
@@ -40,7 +33,7 @@ fn readers(p: &Program, order: &[NodeId]) -> HashMap<NodeId, u32> {
     for &n in order {
         note(&mut p.node(n).args.iter().flatten());
     }
-    for comps in p.outputs.iter().map(|o| &o.comps).chain(p.kills.iter()) {
+    for comps in p.root_comps() {
         note(&mut comps.iter());
     }
     count

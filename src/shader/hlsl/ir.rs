@@ -3,6 +3,13 @@
 //! so a swizzle is free and a vector built from parts is a list of components. Building a
 //! node folds constants and reuses an equal node already built, so constant folding and
 //! common-subexpression elimination happen as the code is made.
+//!
+//! A loop the shader keeps as a loop (`rep`) is the one exception to "no control flow":
+//! its body is built once, from [`Op::Carried`] nodes standing for the values the body
+//! changes as an iteration starts, and the code after it reads [`Op::After`] nodes, the
+//! values once the last iteration ended. Which nodes run inside the loop is then a
+//! question of what they depend on: a node that reads no carried value is computed once,
+//! before the loop.
 
 use std::collections::HashMap;
 
@@ -85,6 +92,45 @@ pub enum Op {
     /// Four lanes read from a sampler: operands are the coordinates (four lanes) and the
     /// sampler; `Grad` adds the two gradients.
     Tex(TexKind),
+    /// Chunk `index` (up to four lanes) of the values loop `lp` carries, as one
+    /// iteration of its body starts; no operands.
+    Carried {
+        lp: u32,
+        index: u32,
+    },
+    /// Chunk `index` of loop `lp`'s values after it: operands the chunk's start value
+    /// and its value at the end of an iteration, then the end values of the loop's other
+    /// chunks (so that every node of the body comes before anything after the loop).
+    After {
+        lp: u32,
+        index: u32,
+    },
+}
+
+/// How many times a loop's body runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopCount {
+    /// A number known when compiling (`defi` in an integer register).
+    Const(u32),
+    /// The integer uniform `var` of [`Program::uniforms`], in an `i#` register.
+    Uniform(u32),
+}
+
+/// A loop kept as a loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loop {
+    pub count: LoopCount,
+    /// The loop this one is in the body of, if any.
+    pub parent: Option<u32>,
+    /// Each carried chunk: its value before the loop, and at the end of an iteration.
+    pub carried: Vec<(Vec<Comp>, Vec<Comp>)>,
+    /// `After` nodes of each chunk (made when the loop is closed).
+    pub after: Vec<NodeId>,
+    /// `Carried` nodes of each chunk.
+    pub carried_nodes: Vec<NodeId>,
+    /// Lanes of each chunk that hold integers whatever the loop does (a variable of an
+    /// integer type always does).
+    pub integral: Vec<u8>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -116,6 +162,8 @@ pub struct Uniform {
     /// `bound` is the register an earlier version of the shader gave this constant, which
     /// the game sets it by; the source itself binds nothing.
     pub kept: bool,
+    /// `register(iN)` from the source (or kept): where an `int` that counts a loop goes.
+    pub int_bound: Option<u32>,
     /// Default value (flattened components, as the initializer gave them).
     pub default: Option<Vec<f32>>,
     pub row_major: bool,
@@ -139,6 +187,11 @@ pub struct Program {
     pub outputs: Vec<Output>,
     /// Components of which any negative one discards the pixel (`texkill`).
     pub kills: Vec<Vec<Comp>>,
+    /// Loops kept as loops, by the number their nodes name.
+    pub loops: Vec<Loop>,
+    /// Values computed whether anything reads them or not: the carried values of a loop
+    /// whose body or later code reads them (the code generator fills this in).
+    pub roots: Vec<Comp>,
     cse: HashMap<Node, NodeId>,
     /// What [`Program::is_integral`] and [`Program::is_boolean`] found, per component: a
     /// node never changes once made, so neither does the answer.
@@ -198,8 +251,50 @@ impl Program {
             Op::Mad => int(0) && int(1) && int(2),
             Op::Neg | Op::Abs | Op::Mov | Op::Copy | Op::Sat => int(0),
             Op::Cmp | Op::Lrp => int(1) && int(2),
+            Op::Carried { lp, index } | Op::After { lp, index } => {
+                self.loops[lp as usize].integral[index as usize] & (1 << c.lane) != 0
+            }
             _ => false,
         }
+    }
+
+    /// Every component the shader's results need: outputs, kills and [`Program::roots`].
+    pub fn root_comps(&self) -> impl Iterator<Item = &Vec<Comp>> {
+        self.outputs
+            .iter()
+            .map(|o| &o.comps)
+            .chain(self.kills.iter())
+            .chain(std::iter::once(&self.roots))
+    }
+
+    /// The loop a node runs in: the innermost loop whose carried values it depends on.
+    /// `regions` holds the answer for every node `n` reads (by node id).
+    pub fn region_of(&self, n: NodeId, regions: &[Option<u32>]) -> Option<u32> {
+        let node = self.node(n);
+        match node.op {
+            Op::Carried { lp, .. } => Some(lp),
+            Op::After { lp, .. } => self.loops[lp as usize].parent,
+            _ => {
+                let mut best: Option<u32> = None;
+                for c in node.args.iter().flatten() {
+                    let r = regions.get(c.node as usize).copied().flatten();
+                    if self.loop_depth(r) > self.loop_depth(best) {
+                        best = r;
+                    }
+                }
+                best
+            }
+        }
+    }
+
+    /// How many loops deep a region is (0 outside every loop).
+    pub fn loop_depth(&self, mut lp: Option<u32>) -> usize {
+        let mut d = 0;
+        while let Some(l) = lp {
+            d += 1;
+            lp = self.loops[l as usize].parent;
+        }
+        d
     }
 
     pub fn too_big(&self) -> bool {

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::ast::{self, BinOp, ExprKind, Init, Item, StmtKind, TypeName, UnOp};
 use super::diag::Diagnostics;
-use super::ir::{Comp, Input, Op, Output, Program, TexKind, Uniform};
+use super::ir::{Comp, Input, Loop, LoopCount, Op, Output, Program, TexKind, Uniform};
 use super::token::Loc;
 use super::types::{Base, Field, StructTy, Ty};
 
@@ -44,6 +44,16 @@ impl Profile {
             major,
             minor,
         })
+    }
+
+    /// Whether the model has `rep` and integer registers: vertex shaders from 2.0 and
+    /// pixel shaders from 3.0 (ps_2_x only where a card says so).
+    pub fn has_loops(self) -> bool {
+        if self.pixel {
+            self.major >= 3
+        } else {
+            self.major >= 2
+        }
     }
 }
 
@@ -99,6 +109,16 @@ struct Values(
     Option<LoopFlags>,
 );
 
+/// A kept loop's body lowered once: the loop's number, its carried chunks (variable,
+/// first component, value before the loop), each carried variable's value as an
+/// iteration starts, and every variable's after the body (before the step).
+struct LoopRun {
+    lp: u32,
+    chunks: Vec<((usize, String), usize, Vec<Comp>)>,
+    start: HashMap<(usize, String), Vec<Comp>>,
+    after_body: Values,
+}
+
 /// One unrolled loop's exits.
 #[derive(Default, Clone)]
 struct LoopFlags {
@@ -122,6 +142,8 @@ pub struct Lowering<'a> {
     scopes: Vec<HashMap<String, Var>>,
     frames: Vec<Frame>,
     loops: Vec<LoopFlags>,
+    /// The loops kept as loops whose body is being lowered, innermost last.
+    real_loops: Vec<u32>,
     /// The condition the code being lowered runs under (an enclosing `if`'s), if any.
     pred: Option<Comp>,
     /// The guard under which the variables hold what they are now: an `if` lowers each
@@ -152,6 +174,7 @@ impl<'a> Lowering<'a> {
             scopes: vec![HashMap::new()],
             frames: Vec::new(),
             loops: Vec::new(),
+            real_loops: Vec::new(),
             pred: None,
             env_pred: None,
             row_major_default: false,
@@ -576,6 +599,17 @@ impl<'a> Lowering<'a> {
         } else {
             bound
         };
+        let int_bound = binding
+            .registers
+            .iter()
+            .find(|r| r.class == 'i' && r.subscript.is_none())
+            .map(|r| r.index)
+            .or_else(|| {
+                self.keep
+                    .get(&name)
+                    .filter(|&&(class, _)| class == 'i')
+                    .map(|&(_, r)| r)
+            });
         let var = self.program.uniforms.len() as u32;
         let registers = register_count(&ty, row_major);
         let comps = self.uniform_comps(var, &ty, row_major, &mut 0);
@@ -585,6 +619,7 @@ impl<'a> Lowering<'a> {
             registers,
             bound,
             kept,
+            int_bound,
             default,
             row_major,
             is_sampler,
@@ -1112,7 +1147,9 @@ impl<'a> Lowering<'a> {
                 if let Some(i) = init {
                     self.stmt(i);
                 }
-                self.unroll(s, cond.as_ref(), step.as_ref(), body, false);
+                if !self.real_loop(s, cond.as_ref(), step.as_ref(), body) {
+                    self.unroll(s, cond.as_ref(), step.as_ref(), body, false);
+                }
                 self.scopes.pop();
             }
             StmtKind::While(cond, body) => self.unroll(s, Some(cond), None, body, false),
@@ -1397,6 +1434,296 @@ impl<'a> Lowering<'a> {
             }
         }
         self.loops.pop();
+    }
+
+    /// A `for` loop kept as a loop (`rep`), where the profile has one and fxc keeps it:
+    /// one marked `[loop]`, or one whose count is known only at run time (`i < n` for an
+    /// `int` uniform `n`, `i` counting from 0 by 1). The count comes from the condition
+    /// and the step alone, so the body may not change the counter, nor leave early; the
+    /// body is lowered once. Whether it was: if not, nothing has changed and the caller
+    /// unrolls the loop.
+    fn real_loop(
+        &mut self,
+        stmt: &'a ast::Stmt,
+        cond: Option<&'a ast::Expr>,
+        step: Option<&'a ast::Expr>,
+        body: &'a ast::Stmt,
+    ) -> bool {
+        let (Some(cond), Some(step)) = (cond, step) else {
+            return false;
+        };
+        if !self.profile.has_loops() || stmt.attributes.iter().any(|a| a.name == "unroll") {
+            return false;
+        }
+        let wanted = stmt.attributes.iter().any(|a| a.name == "loop");
+        if jumps(body) || leaves(body) {
+            return false;
+        }
+        let saved = self.values();
+        let mark = self.diags.list.len();
+        let kills = self.program.kills.len();
+        let trial = self.trip_count(cond, step);
+        self.restore(&saved);
+        self.diags.list.truncate(mark);
+        let Some((count, counters, finals)) = trial else {
+            return false;
+        };
+        match count {
+            LoopCount::Const(n) if wanted && n > 1 => {}
+            LoopCount::Uniform(_) => {}
+            _ => return false,
+        }
+        // Which variables the body changes: found by lowering it with every variable
+        // carried, then thrown away.
+        let mut all: Vec<(usize, String)> = saved.0.keys().cloned().collect();
+        all.sort();
+        let first = self.loop_body(count, &all, body, step);
+        let fits = self.program.kills.len() == kills && {
+            // The counters change by the step only, and the condition reads nothing else
+            // the body changes.
+            let counters_kept = counters
+                .iter()
+                .all(|k| first.after_body.0.get(k) == first.start.get(k));
+            let changed: Vec<&(usize, String)> = all
+                .iter()
+                .filter(|k| self.var_comps(k) != first.start.get(*k))
+                .collect();
+            let others: Vec<Comp> = changed
+                .iter()
+                .filter(|k| !counters.contains(k))
+                .filter_map(|k| first.start.get(*k))
+                .flatten()
+                .copied()
+                .collect();
+            counters_kept
+                && match self.condition(cond) {
+                    Some(c) => !self.depends_on(c, &others),
+                    None => false,
+                }
+        };
+        let changed: Vec<(usize, String)> = all
+            .iter()
+            .filter(|k| self.var_comps(k) != first.start.get(*k))
+            .cloned()
+            .collect();
+        self.restore(&saved);
+        self.diags.list.truncate(mark);
+        self.program.kills.truncate(kills);
+        if !fits {
+            return false;
+        }
+        let run = self.loop_body(count, &changed, body, step);
+        let unchanged = all
+            .iter()
+            .filter(|k| !changed.contains(k))
+            .all(|k| self.var_comps(k) == saved.0.get(k));
+        if !unchanged || self.program.kills.len() != kills {
+            self.restore(&saved);
+            self.program.kills.truncate(kills);
+            return false;
+        }
+        // Close it: each chunk's value after the loop.
+        let mut carried = Vec::new();
+        let mut after = Vec::new();
+        let mut out: HashMap<(usize, String), Vec<Comp>> = HashMap::new();
+        for (index, (key, start, init)) in run.chunks.iter().enumerate() {
+            let now = self.var_comps(key).cloned().unwrap_or_default();
+            let next = now[*start..*start + init.len()].to_vec();
+            let a = self.program.raw(
+                Op::After {
+                    lp: run.lp,
+                    index: index as u32,
+                },
+                vec![init.clone(), next.clone()],
+                init.len() as u8,
+            );
+            after.push(a[0].node);
+            carried.push((init.clone(), next));
+            let v = out
+                .entry(key.clone())
+                .or_insert_with(|| saved.0.get(key).cloned().unwrap_or_default());
+            v[*start..*start + init.len()].copy_from_slice(&a);
+        }
+        let lp = &mut self.program.loops[run.lp as usize];
+        lp.carried = carried;
+        lp.after = after;
+        self.restore(&saved);
+        for (key, comps) in out {
+            // A counter of a loop run a known number of times ends where the trial run
+            // of its condition and step left it.
+            let comps = match &finals {
+                Some(f) if counters.contains(&key) => f.0.get(&key).cloned().unwrap_or(comps),
+                _ => comps,
+            };
+            if let Some(var) = self.scopes.get_mut(key.0).and_then(|s| s.get_mut(&key.1)) {
+                var.comps = comps;
+            }
+        }
+        true
+    }
+
+    fn var_comps(&self, key: &(usize, String)) -> Option<&Vec<Comp>> {
+        self.scopes.get(key.0)?.get(&key.1).map(|v| &v.comps)
+    }
+
+    /// How many times a loop runs, from its condition and step alone, and which
+    /// variables are its counters (those the step changes); for a known count, also the
+    /// values once it ends. Changes the variables: the caller restores them.
+    fn trip_count(
+        &mut self,
+        cond: &'a ast::Expr,
+        step: &'a ast::Expr,
+    ) -> Option<(LoopCount, Vec<(usize, String)>, Option<Values>)> {
+        let start = self.values();
+        self.expr(step)?;
+        let stepped = self.values();
+        let mut counters: Vec<(usize, String)> = start
+            .0
+            .iter()
+            .filter(|(k, v)| stepped.0.get(*k) != Some(*v))
+            .map(|(k, _)| k.clone())
+            .collect();
+        counters.sort();
+        self.restore(&start);
+        if counters.is_empty() {
+            return None;
+        }
+        let mut n = 0u32;
+        loop {
+            let c = self.condition(cond)?;
+            match self.program.constant(c) {
+                Some(k) if k == 0.0 => break,
+                Some(_) => {}
+                None if n == 0 => {
+                    let var = self.uniform_count(cond, &counters, step)?;
+                    return Some((LoopCount::Uniform(var), counters, None));
+                }
+                None => return None,
+            }
+            n += 1;
+            // What one `rep` can count to.
+            if n > 255 {
+                return None;
+            }
+            self.expr(step)?;
+        }
+        Some((LoopCount::Const(n), counters, Some(self.values())))
+    }
+
+    /// `i < n` for an `int` uniform `n`, with `i` from 0 by 1: `n` is the count.
+    fn uniform_count(
+        &mut self,
+        cond: &'a ast::Expr,
+        counters: &[(usize, String)],
+        step: &'a ast::Expr,
+    ) -> Option<u32> {
+        let ExprKind::Binary(BinOp::Lt, i, n) = &cond.kind else {
+            return None;
+        };
+        let (ExprKind::Ident(name), [counter]) = (&i.kind, counters) else {
+            return None;
+        };
+        if &counter.1 != name {
+            return None;
+        }
+        for expect in [0.0, 1.0, 2.0] {
+            let now = self.var_comps(counter)?;
+            if now.len() != 1 || self.program.constant(now[0]) != Some(expect) {
+                return None;
+            }
+            self.expr(step)?;
+        }
+        let bound = self.expr(n)?;
+        let [c] = bound.comps[..] else { return None };
+        let Op::Uniform { var, offset: 0 } = self.program.node(c.node).op else {
+            return None;
+        };
+        let u = &self.program.uniforms[var as usize];
+        let int = matches!(u.ty, Ty::Scalar(Base::Int | Base::Uint));
+        (int && c.lane == 0).then_some(var)
+    }
+
+    /// Whether `c` reads any of `of`, looking back through at most a bounded number of
+    /// nodes (past that it is taken to).
+    fn depends_on(&self, c: Comp, of: &[Comp]) -> bool {
+        let targets: std::collections::HashSet<u32> = of.iter().map(|c| c.node).collect();
+        if targets.is_empty() {
+            return false;
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![c.node];
+        while let Some(n) = stack.pop() {
+            if targets.contains(&n) || seen.len() > 100_000 {
+                return true;
+            }
+            if seen.insert(n) {
+                stack.extend(self.program.node(n).args.iter().flatten().map(|c| c.node));
+            }
+        }
+        false
+    }
+
+    /// The body and step of a kept loop, lowered once with the variables `vars` carried:
+    /// each, four components at a time, a [`Op::Carried`] chunk of a new loop.
+    fn loop_body(
+        &mut self,
+        count: LoopCount,
+        vars: &[(usize, String)],
+        body: &'a ast::Stmt,
+        step: &'a ast::Expr,
+    ) -> LoopRun {
+        let lp = self.program.loops.len() as u32;
+        self.program.loops.push(Loop {
+            count,
+            parent: self.real_loops.last().copied(),
+            carried: Vec::new(),
+            after: Vec::new(),
+            carried_nodes: Vec::new(),
+            integral: Vec::new(),
+        });
+        let mut chunks = Vec::new();
+        let mut start = HashMap::new();
+        for key in vars {
+            let Some(var) = self.scopes.get(key.0).and_then(|s| s.get(&key.1)) else {
+                continue;
+            };
+            let old = var.comps.clone();
+            let bases = component_bases(&var.ty);
+            let mut comps = old.clone();
+            for at in (0..old.len()).step_by(4) {
+                let w = (old.len() - at).min(4);
+                let integral = (0..w).fold(0u8, |m, l| {
+                    let int = matches!(
+                        bases.get(at + l).copied().flatten(),
+                        Some(Base::Int | Base::Uint | Base::Bool)
+                    );
+                    m | (u8::from(int) << l)
+                });
+                self.program.loops[lp as usize].integral.push(integral);
+                let index = chunks.len() as u32;
+                let c = self
+                    .program
+                    .raw(Op::Carried { lp, index }, Vec::new(), w as u8);
+                comps[at..at + w].copy_from_slice(&c);
+                self.program.loops[lp as usize].carried_nodes.push(c[0].node);
+                chunks.push((key.clone(), at, old[at..at + w].to_vec()));
+            }
+            if let Some(var) = self.scopes.get_mut(key.0).and_then(|s| s.get_mut(&key.1)) {
+                var.comps = comps.clone();
+            }
+            start.insert(key.clone(), comps);
+        }
+        self.real_loops.push(lp);
+        self.stmt(body);
+        let after_body = self.values();
+        self.expr(step);
+        self.real_loops.pop();
+        LoopRun {
+            lp,
+            chunks,
+            start,
+            after_body,
+        }
     }
 
     /// What `c == value` implies of the booleans it is made of (0 or 1 each): `a * b` is 1
@@ -1812,6 +2139,18 @@ fn jumps(s: &ast::Stmt) -> bool {
         StmtKind::Block(b) => b.stmts.iter().any(jumps),
         StmtKind::If(_, t, e) => jumps(t) || e.as_deref().is_some_and(jumps),
         StmtKind::Switch(_, cases) => cases.iter().any(|(_, body)| body.iter().any(continues)),
+        _ => false,
+    }
+}
+
+/// Whether a statement can return or discard, at any depth.
+fn leaves(s: &ast::Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Return(_) | StmtKind::Discard => true,
+        StmtKind::Block(b) => b.stmts.iter().any(leaves),
+        StmtKind::If(_, t, e) => leaves(t) || e.as_deref().is_some_and(leaves),
+        StmtKind::For(_, _, _, b) | StmtKind::While(_, b) | StmtKind::Do(b, _) => leaves(b),
+        StmtKind::Switch(_, cases) => cases.iter().any(|(_, body)| body.iter().any(leaves)),
         _ => false,
     }
 }

@@ -224,27 +224,38 @@ fn arithmetic_output(profile: Profile, reg: &str) -> bool {
 /// `add oC0, c0, c1`, and `dp3 r0.x, …` + `mov_sat r1.xy, r0.x` is `dp3_sat r1.xy, …`,
 /// when nothing else reads those lanes of `r0`.
 pub fn copies(code: &mut Vec<String>, profile: Profile) {
-    let Some(list) = code.iter().map(|l| parse(l)).collect::<Option<Vec<Ins>>>() else {
+    let Some(list) = code.iter().map(|l| parse_line(l)).collect::<Option<Vec<Ins>>>() else {
         return;
     };
-    // Flow control would make "the last instruction that wrote it" a question of paths.
-    if !list.iter().all(|ins| known(&ins.op)) {
+    if !list.iter().all(|ins| known(&ins.op) || is_loop(&ins.op)) {
         return;
     }
+    // The `rep` each `endrep` closes.
+    let mut starts = vec![usize::MAX; list.len()];
+    let mut open = Vec::new();
+    for (k, ins) in list.iter().enumerate() {
+        match ins.op.as_str() {
+            "rep" | "loop" => open.push(k),
+            "endrep" | "endloop" => starts[k] = open.pop().unwrap_or(0),
+            _ => {}
+        }
+    }
     let mut list: Vec<Option<Ins>> = list.into_iter().map(Some).collect();
+    let mut changed = vec![false; list.len()];
     let mut i = 0;
     while i < list.len() {
-        if let Some(new) = retarget(&list, i, profile) {
+        if let Some(new) = retarget(&list, &starts, i, profile) {
             for (j, ins) in new {
                 list[j] = Some(ins);
+                changed[j] = true;
             }
             list[i] = None;
             code[i].clear();
         }
         i += 1;
     }
-    for (line, ins) in code.iter_mut().zip(&list) {
-        if let Some(ins) = ins {
+    for ((line, ins), changed) in code.iter_mut().zip(&list).zip(changed) {
+        if let (Some(ins), true) = (ins, changed) {
             if !line.is_empty() {
                 *line = print(ins);
             }
@@ -253,8 +264,34 @@ pub fn copies(code: &mut Vec<String>, profile: Profile) {
     code.retain(|l| !l.is_empty());
 }
 
+/// The start and end of a loop: the code between runs again after its end.
+fn is_loop(op: &str) -> bool {
+    matches!(op, "rep" | "endrep" | "loop" | "endloop")
+}
+
+/// An instruction, or a loop's start or end (with no operands that matter here: its
+/// count is an integer register).
+fn parse_line(line: &str) -> Option<Ins> {
+    let op = line.split(' ').next().unwrap_or(line);
+    if is_loop(op) {
+        return Some(Ins {
+            op: op.to_string(),
+            sat: false,
+            dst: String::new(),
+            mask: [false; 4],
+            srcs: Vec::new(),
+        });
+    }
+    parse(line)
+}
+
 /// The instructions that become writes of output `list[i]` copies, if they all can.
-fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usize, Ins)>> {
+fn retarget(
+    list: &[Option<Ins>],
+    starts: &[usize],
+    i: usize,
+    profile: Profile,
+) -> Option<Vec<(usize, Ins)>> {
     let mov = list[i].as_ref()?;
     let src = mov.srcs.first()?;
     let to_temp = mov.dst.starts_with('r');
@@ -278,6 +315,10 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
         let Some(ins) = list[j].as_ref() else {
             continue;
         };
+        // Only writers in the copy's own stretch of straight code.
+        if is_loop(&ins.op) {
+            break;
+        }
         if ins.dst == src.reg {
             let mut mine = false;
             for l in 0..4 {
@@ -302,6 +343,15 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
     // reads them before any is written).
     if to_temp {
         let first = *writers.iter().min()?;
+        // The copy's lanes each writer would write.
+        let lanes_of = |w: &Ins| -> [bool; 4] {
+            let mut m = [false; 4];
+            for &l in &out_lanes {
+                m[l] = w.mask[usize::from(src.swz[l])];
+            }
+            m
+        };
+        let mut written = [false; 4];
         for (k, other) in list.iter().enumerate().take(i).skip(first) {
             let Some(other) = other.as_ref() else {
                 continue;
@@ -309,11 +359,15 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
             let r = reads(other, &mov.dst);
             let touches = (0..4).any(|l| {
                 mov.mask[l]
-                    && (r[l] && k != first
+                    && (r[l] && written[l]
                         || other.dst == mov.dst && other.mask[l] && !writers.contains(&k))
             });
             if touches {
                 return None;
+            }
+            if writers.contains(&k) {
+                let m = lanes_of(other);
+                (0..4).for_each(|l| written[l] |= m[l]);
             }
         }
     }
@@ -325,12 +379,32 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
         if (0..4).any(|l| ins.mask[l] && !wanted[l]) {
             return None;
         }
-        // Its lanes still holding its value as the list goes on.
+        // Its lanes still holding its value as the list goes on. A write inside a
+        // loop entered on the way may never run; at the end of a loop around `j`, the
+        // loop's code before `j` runs again and must not read them either.
         let mut alive = ins.mask;
+        let mut depth = 0usize;
         for (k, other) in list.iter().enumerate().skip(j + 1) {
             let Some(other) = other.as_ref() else {
                 continue;
             };
+            match other.op.as_str() {
+                "rep" | "loop" => {
+                    depth += 1;
+                    continue;
+                }
+                "endrep" | "endloop" if depth > 0 => {
+                    depth -= 1;
+                    continue;
+                }
+                "endrep" | "endloop" => {
+                    if read_before_written(&list[starts[k] + 1..j], &src.reg, alive) {
+                        return None;
+                    }
+                    continue;
+                }
+                _ => {}
+            }
             if k == i {
                 if mov.dst == src.reg {
                     // The copy writes over what it read: readers after it read the copy.
@@ -345,6 +419,9 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
             if other.dst == src.reg && (0..4).any(|l| alive[l] && other.mask[l]) {
                 if k < i {
                     return None;
+                }
+                if depth > 0 {
+                    continue;
                 }
                 // Written again: what follows reads the new value.
                 (0..4).for_each(|l| alive[l] &= !other.mask[l]);
@@ -400,6 +477,28 @@ fn retarget(list: &[Option<Ins>], i: usize, profile: Profile) -> Option<Vec<(usi
         new.push((j, rewritten));
     }
     Some(new)
+}
+
+/// Whether straight code (with loops inside it) reads lanes `lanes` of `reg` before it
+/// writes them: a write inside a loop may not run, so it does not count.
+fn read_before_written(code: &[Option<Ins>], reg: &str, mut lanes: [bool; 4]) -> bool {
+    let mut depth = 0usize;
+    for ins in code.iter().flatten() {
+        match ins.op.as_str() {
+            "rep" | "loop" => depth += 1,
+            "endrep" | "endloop" => depth = depth.saturating_sub(1),
+            _ => {
+                let r = reads(ins, reg);
+                if (0..4).any(|l| lanes[l] && r[l]) {
+                    return true;
+                }
+                if depth == 0 && ins.dst == reg {
+                    (0..4).for_each(|l| lanes[l] &= !ins.mask[l]);
+                }
+            }
+        }
+    }
+    false
 }
 
 #[cfg(test)]
