@@ -787,8 +787,10 @@ fn default_dwords(ty: &Ty, row_major: bool, values: &[f32]) -> Vec<u32> {
 
 /// The chunks of kept loops that are needed, made roots: a chunk is needed when code
 /// after the loop reads it, or the body does (its [`Op::Carried`] node). Each needed
-/// chunk's [`Op::After`] then reads the end values of every needed chunk of its loop, so
-/// that the whole body comes before any of the loop's results in dependency order.
+/// chunk's [`Op::After`] then reads the start and end values of every needed chunk of
+/// its loop (start and end of its own first, then the others' in pairs), so that all
+/// of them, and the whole body, come before any of the loop's results in dependency
+/// order.
 fn prepare_loops(p: &mut Program) {
     if p.loops.is_empty() {
         return;
@@ -821,7 +823,9 @@ fn prepare_loops(p: &mut Program) {
             let mut args = vec![init, next];
             for &j in &live {
                 if j != k {
-                    args.push(p.loops[lp].carried[j].1.clone());
+                    let (init, next) = p.loops[lp].carried[j].clone();
+                    args.push(init);
+                    args.push(next);
                 }
             }
             let a = p.loops[lp].after[k];
@@ -867,7 +871,10 @@ fn regions(p: &Program) -> Vec<Option<u32>> {
 
 /// The [`Op::Carried`] node of chunk `index` of loop `lp`, if the body reads it.
 fn carried_node(p: &Program, lp: u32, index: u32) -> Option<NodeId> {
-    p.loops[lp as usize].carried_nodes.get(index as usize).copied()
+    p.loops[lp as usize]
+        .carried_nodes
+        .get(index as usize)
+        .copied()
 }
 
 /// Whether a node of region `r` runs within loop `lp` (in it or in a loop inside it).
@@ -1737,9 +1744,11 @@ impl Gen<'_> {
             })
             .collect();
         self.moves(&starts, &[]);
-        for &(k, _, _) in &homes {
-            let init = self.resolve(&l.carried[k].0).comps;
-            self.release(&init);
+        for &k in &chunks {
+            let srcs = self.live_srcs(l.after[k]).1;
+            for src in srcs.iter().step_by(2) {
+                self.release(&src.comps);
+            }
         }
         for &(k, r, ref lanes) in &homes {
             let carried = Program::lanes(
@@ -1767,8 +1776,7 @@ impl Gen<'_> {
         for &m in body {
             for src in self.live_srcs(m).1 {
                 for c in src.comps {
-                    if !within(p, self.regions[c.node as usize], lp) && !outside.contains(&c.node)
-                    {
+                    if !within(p, self.regions[c.node as usize], lp) && !outside.contains(&c.node) {
                         outside.push(c.node);
                     }
                 }
@@ -1797,7 +1805,12 @@ impl Gen<'_> {
             let cn = carried_node(p, lp, k as u32);
             for (i, (&d, &c)) in lanes.iter().zip(&l.carried[k].1).enumerate() {
                 carried_regs.push((r, d));
-                if cn.is_some_and(|cn| c == Comp { node: cn, lane: i as u8 }) {
+                if cn.is_some_and(|cn| {
+                    c == Comp {
+                        node: cn,
+                        lane: i as u8,
+                    }
+                }) {
                     continue;
                 }
                 ends.push((r, d, c));
@@ -1807,7 +1820,7 @@ impl Gen<'_> {
         for &k in &chunks {
             let a = l.after[k];
             let srcs = self.live_srcs(a).1;
-            for src in srcs.iter().skip(1) {
+            for src in srcs.iter().skip(1).step_by(2) {
                 self.release(&src.comps);
             }
         }
@@ -1837,6 +1850,20 @@ impl Gen<'_> {
         }
     }
 
+    /// One component as an operand reads it: where it is, if it was computed (a
+    /// negation of a whole operand is computed); else what it negates or takes the
+    /// absolute value of, with the modifier.
+    fn comp_src(&self, c: Comp) -> Src {
+        if self.places.contains_key(&c.node) || self.is_const(c).is_some() {
+            return Src {
+                comps: vec![c],
+                neg: false,
+                abs: false,
+            };
+        }
+        self.resolve(&[c])
+    }
+
     /// `mov`s of values (each a component) into lanes of temporaries, as few as the
     /// operands allow: the lanes of one register from one source register in one. A
     /// value read from a register in `written` that an earlier move writes is copied
@@ -1854,17 +1881,23 @@ impl Gen<'_> {
                 if done[i] {
                     continue;
                 }
-                let src_i = self.resolve(&[mine[i].2]);
+                let src_i = self.comp_src(mine[i].2);
                 // Lanes with the same modifiers, from the same register (or literals).
+                let key = |g: &Self, s: &Src| {
+                    let c = s.comps[0];
+                    let reg = match g.is_const(c) {
+                        Some(_) => None,
+                        None => g.places.get(&c.node).map(|p| p.reg),
+                    };
+                    (s.neg, s.abs, reg)
+                };
+                let key_i = key(self, &src_i);
                 let group: Vec<usize> = (i..mine.len())
-                    .filter(|&j| {
-                        let sj = self.resolve(&[mine[j].2]);
-                        !done[j] && sj.neg == src_i.neg && sj.abs == src_i.abs
-                    })
+                    .filter(|&j| !done[j] && key(self, &self.comp_src(mine[j].2)) == key_i)
                     .collect();
                 let comps: Vec<Comp> = group
                     .iter()
-                    .map(|&j| self.resolve(&[mine[j].2]).comps[0])
+                    .map(|&j| self.comp_src(mine[j].2).comps[0])
                     .collect();
                 let lanes: Vec<u8> = group.iter().map(|&j| mine[j].1).collect();
                 let plain = Src {
@@ -1900,10 +1933,7 @@ impl Gen<'_> {
         for i in 0..planned.len() {
             let reads = |op: &Operand, lanes: &[u8]| -> Vec<(u32, u8)> {
                 match op.reg {
-                    Reg::Temp(t) => lanes
-                        .iter()
-                        .map(|&d| (t, op.swz[usize::from(d)]))
-                        .collect(),
+                    Reg::Temp(t) => lanes.iter().map(|&d| (t, op.swz[usize::from(d)])).collect(),
                     _ => Vec::new(),
                 }
             };
@@ -1916,7 +1946,7 @@ impl Gen<'_> {
             if clobbered {
                 let lanes = planned[i].1.clone();
                 let t = self.alloc(&lanes, None);
-                let op = planned[i].2.clone();
+                let op = planned[i].2;
                 self.code.insert(
                     self.code.len(),
                     format!("mov r{t}{}, {}", mask_text(&lanes), op.text()),

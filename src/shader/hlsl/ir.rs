@@ -99,8 +99,9 @@ pub enum Op {
         index: u32,
     },
     /// Chunk `index` of loop `lp`'s values after it: operands the chunk's start value
-    /// and its value at the end of an iteration, then the end values of the loop's other
-    /// chunks (so that every node of the body comes before anything after the loop).
+    /// and its value at the end of an iteration, then (once the code generator has seen
+    /// which chunks are needed) the start and end values of the loop's other chunks, so
+    /// that every node of the body comes before anything after the loop.
     After {
         lp: u32,
         index: u32,

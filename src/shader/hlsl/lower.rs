@@ -109,6 +109,9 @@ struct Values(
     Option<LoopFlags>,
 );
 
+/// How often a loop runs, its counters, and (for a known count) the variables after it.
+type TripCount = (LoopCount, Vec<(usize, String)>, Option<Values>);
+
 /// A kept loop's body lowered once: the loop's number, its carried chunks (variable,
 /// first component, value before the loop), each carried variable's value as an
 /// iteration starts, and every variable's after the body (before the step).
@@ -1468,17 +1471,28 @@ impl<'a> Lowering<'a> {
         let Some((count, counters, finals)) = trial else {
             return false;
         };
-        match count {
-            LoopCount::Const(n) if wanted && n > 1 => {}
-            LoopCount::Uniform(_) => {}
-            _ => return false,
+        if matches!(count, LoopCount::Const(n) if n < 2) {
+            return false;
         }
         // Which variables the body changes: found by lowering it with every variable
         // carried, then thrown away.
         let mut all: Vec<(usize, String)> = saved.0.keys().cloned().collect();
         all.sort();
+        let first_node = self.program.nodes.len() as u32;
         let first = self.loop_body(count, &all, body, step);
-        let fits = self.program.kills.len() == kills && {
+        // fxc keeps a loop of known count that it is not told to unroll when its body
+        // samples a texture or takes an `exp` or `log` (`pow` with an exponent that is
+        // not a small integer): those it does not unroll by itself.
+        let ends: Vec<Comp> = all
+            .iter()
+            .filter_map(|k| self.var_comps(k))
+            .flatten()
+            .copied()
+            .collect();
+        let wanted = wanted
+            || matches!(count, LoopCount::Uniform(_))
+            || self.costly_since(&ends, first_node);
+        let fits = wanted && self.program.kills.len() == kills && {
             // The counters change by the step only, and the condition reads nothing else
             // the body changes.
             let counters_kept = counters
@@ -1569,11 +1583,7 @@ impl<'a> Lowering<'a> {
     /// How many times a loop runs, from its condition and step alone, and which
     /// variables are its counters (those the step changes); for a known count, also the
     /// values once it ends. Changes the variables: the caller restores them.
-    fn trip_count(
-        &mut self,
-        cond: &'a ast::Expr,
-        step: &'a ast::Expr,
-    ) -> Option<(LoopCount, Vec<(usize, String)>, Option<Values>)> {
+    fn trip_count(&mut self, cond: &'a ast::Expr, step: &'a ast::Expr) -> Option<TripCount> {
         let start = self.values();
         self.expr(step)?;
         let stepped = self.values();
@@ -1592,7 +1602,7 @@ impl<'a> Lowering<'a> {
         loop {
             let c = self.condition(cond)?;
             match self.program.constant(c) {
-                Some(k) if k == 0.0 => break,
+                Some(0.0) => break,
                 Some(_) => {}
                 None if n == 0 => {
                     let var = self.uniform_count(cond, &counters, step)?;
@@ -1641,6 +1651,24 @@ impl<'a> Lowering<'a> {
         let u = &self.program.uniforms[var as usize];
         let int = matches!(u.ty, Ty::Scalar(Base::Int | Base::Uint));
         (int && c.lane == 0).then_some(var)
+    }
+
+    /// Whether the values `of` read, through nodes made since `first`, a texture sample,
+    /// an `exp`, a `log` or a `pow`.
+    fn costly_since(&self, of: &[Comp], first: u32) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack: Vec<u32> = of.iter().map(|c| c.node).collect();
+        while let Some(n) = stack.pop() {
+            if n < first || !seen.insert(n) {
+                continue;
+            }
+            let node = self.program.node(n);
+            if matches!(node.op, Op::Tex(_) | Op::Exp | Op::Log | Op::Pow) {
+                return true;
+            }
+            stack.extend(node.args.iter().flatten().map(|c| c.node));
+        }
+        false
     }
 
     /// Whether `c` reads any of `of`, looking back through at most a bounded number of
@@ -1705,7 +1733,9 @@ impl<'a> Lowering<'a> {
                     .program
                     .raw(Op::Carried { lp, index }, Vec::new(), w as u8);
                 comps[at..at + w].copy_from_slice(&c);
-                self.program.loops[lp as usize].carried_nodes.push(c[0].node);
+                self.program.loops[lp as usize]
+                    .carried_nodes
+                    .push(c[0].node);
                 chunks.push((key.clone(), at, old[at..at + w].to_vec()));
             }
             if let Some(var) = self.scopes.get_mut(key.0).and_then(|s| s.get_mut(&key.1)) {

@@ -224,7 +224,11 @@ fn arithmetic_output(profile: Profile, reg: &str) -> bool {
 /// `add oC0, c0, c1`, and `dp3 r0.x, …` + `mov_sat r1.xy, r0.x` is `dp3_sat r1.xy, …`,
 /// when nothing else reads those lanes of `r0`.
 pub fn copies(code: &mut Vec<String>, profile: Profile) {
-    let Some(list) = code.iter().map(|l| parse_line(l)).collect::<Option<Vec<Ins>>>() else {
+    let Some(list) = code
+        .iter()
+        .map(|l| parse_line(l))
+        .collect::<Option<Vec<Ins>>>()
+    else {
         return;
     };
     if !list.iter().all(|ins| known(&ins.op) || is_loop(&ins.op)) {

@@ -978,6 +978,10 @@ fn stmts_text(out: &mut String, stmts: &[Stmt], indent: usize) {
                 let _ = writeln!(out, "{pad}}}");
             }
             Stmt::For(i, n, body) => {
+                // Every other loop asks to stay a loop: `rep` where the profile has it.
+                if (i + *n as usize) % 2 == 0 {
+                    let _ = writeln!(out, "{pad}[loop]");
+                }
                 let _ = writeln!(out, "{pad}for (int i{i} = 0; i{i} < {n}; i{i}++) {{");
                 stmts_text(out, body, indent + 1);
                 let _ = writeln!(out, "{pad}}}");
