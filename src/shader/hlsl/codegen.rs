@@ -34,6 +34,8 @@ enum Reg {
     Pos,
     Face,
     Sampler(u32),
+    /// `c#[a0.x]`: a constant register at the offset the address register holds.
+    RelConst(u32),
 }
 
 impl Reg {
@@ -46,6 +48,7 @@ impl Reg {
             Reg::Pos => "vPos".into(),
             Reg::Face => "vFace".into(),
             Reg::Sampler(n) => format!("s{n}"),
+            Reg::RelConst(n) => format!("c{n}[a0.x]"),
         }
     }
 }
@@ -101,7 +104,7 @@ impl Operand {
     fn file(&self) -> Option<RegisterType> {
         Some(match self.reg {
             Reg::Temp(_) => RegisterType::Temp,
-            Reg::Const(_) => RegisterType::Const,
+            Reg::Const(_) | Reg::RelConst(_) => RegisterType::Const,
             Reg::Input(_) => RegisterType::Input,
             Reg::Texture(_) => RegisterType::AddrOrTexture,
             _ => return None,
@@ -191,6 +194,10 @@ struct Gen<'p> {
     defis: Vec<(u32, u32)>,
     /// The first `i#` register no uniform takes.
     int_base: u32,
+    /// The first register of each uniform in use.
+    uniform_regs: HashMap<u32, u32>,
+    /// What `a0.x` holds, if known here.
+    a0: Option<(Comp, bool, bool)>,
 }
 
 /// `target` is the profile as the command line named it (`ps_2_b`), the table's target.
@@ -217,6 +224,12 @@ pub fn generate(
             }
             Op::Sampler(var) => {
                 used_offsets.entry(var).or_insert(1);
+            }
+            // A run-time index may name any register of the uniform.
+            Op::Relative { var, .. } => {
+                let all = p.uniforms[var as usize].registers;
+                let e = used_offsets.entry(var).or_insert(0);
+                *e = (*e).max(all);
             }
             _ => {}
         }
@@ -265,6 +278,8 @@ pub fn generate(
         int_regs,
         defis: Vec::new(),
         int_base,
+        uniform_regs: uniform_regs.clone(),
+        a0: None,
     };
     g.live = live;
     // Registers of inputs, uniforms and samplers.
@@ -1229,6 +1244,7 @@ impl Gen<'_> {
                     | Op::Mov
                     | Op::Carried { .. }
                     | Op::After { .. }
+                    | Op::Relative { .. }
             ) {
                 continue;
             }
@@ -1307,7 +1323,13 @@ impl Gen<'_> {
                 continue;
             };
             *left = left.saturating_sub(1);
-            if *left == 0 {
+            let done = *left == 0;
+            if done && matches!(self.p.node(c.node).op, Op::Relative { .. }) {
+                // Its offset is read by the `mova`s for it until then.
+                let addr = self.resolve(&self.p.node(c.node).args[0]).comps;
+                self.release(&addr);
+            }
+            if done {
                 if let Some(Place {
                     reg: Reg::Temp(r),
                     lanes,
@@ -1537,7 +1559,10 @@ impl Gen<'_> {
         let mut reg = None;
         let mut swz = [0u8; 4];
         for (i, c) in src.comps.iter().enumerate() {
-            let place = *self.places.get(&c.node)?;
+            let place = match self.places.get(&c.node) {
+                Some(p) => *p,
+                None => self.relative_place(c.node)?,
+            };
             if reg.is_some_and(|r| r != place.reg) {
                 return None;
             }
@@ -1797,6 +1822,7 @@ impl Gen<'_> {
             },
         };
         self.code.push(format!("rep i{count}"));
+        self.a0 = None;
         self.emit_list(body, Some(lp));
         // The new values into the chunks' registers; a lane that keeps its value is left.
         let mut ends: Vec<(u32, u8, Comp)> = Vec::new();
@@ -1825,6 +1851,7 @@ impl Gen<'_> {
             }
         }
         self.code.push("endrep".to_string());
+        self.a0 = None;
         for &n in &outside {
             self.release(&[Comp { node: n, lane: 0 }]);
         }
@@ -1869,6 +1896,8 @@ impl Gen<'_> {
     /// value read from a register in `written` that an earlier move writes is copied
     /// aside first.
     fn moves(&mut self, moves: &[(u32, u8, Comp)], written: &[(u32, u8)]) {
+        let comps: Vec<Comp> = moves.iter().map(|m| m.2).collect();
+        self.materialise_relative(&comps);
         let mut regs: Vec<u32> = moves.iter().map(|m| m.0).collect();
         regs.sort_unstable();
         regs.dedup();
@@ -1969,6 +1998,90 @@ impl Gen<'_> {
         self.free_pending();
     }
 
+    /// Where a relative read is when `a0.x` holds its offset: `c#[a0.x]`.
+    fn relative_place(&self, n: NodeId) -> Option<Place> {
+        let Op::Relative { var, offset } = self.p.node(n).op else {
+            return None;
+        };
+        (self.a0 == Some(self.relative_key(n))).then(|| Place {
+            reg: Reg::RelConst(self.uniform_regs.get(&var).copied().unwrap_or(0) + offset),
+            lanes: [0, 1, 2, 3],
+            bcast: 0,
+        })
+    }
+
+    fn relative_key(&self, n: NodeId) -> (Comp, bool, bool) {
+        let addr = self.resolve(&self.p.node(n).args[0]);
+        (addr.comps[0], addr.neg, addr.abs)
+    }
+
+    /// The offset of relative read `n` into `a0.x`, unless it is there already.
+    fn set_a0(&mut self, n: NodeId) {
+        let key = self.relative_key(n);
+        if self.a0 == Some(key) {
+            return;
+        }
+        let addr = self.resolve(&self.p.node(n).args[0]);
+        let op = self.operand(&addr, &[0], false);
+        self.code.push(format!("mova a0.x, {}", op.text()));
+        self.free_pending();
+        self.a0 = Some(key);
+    }
+
+    /// Before an instruction reads relative registers: all but those of one offset
+    /// moved into temporaries first, and `a0.x` set for the rest, which it reads as
+    /// they are.
+    fn prepare_relative(&mut self, srcs: &[Src]) {
+        let mut rel: Vec<NodeId> = srcs
+            .iter()
+            .flat_map(|s| s.comps.iter().map(|c| c.node))
+            .filter(|&n| {
+                !self.places.contains_key(&n) && matches!(self.p.node(n).op, Op::Relative { .. })
+            })
+            .collect();
+        rel.dedup();
+        let Some(&last) = rel.last() else { return };
+        let keep = self.relative_key(last);
+        for n in rel {
+            if self.relative_key(n) != keep && !self.places.contains_key(&n) {
+                if let Op::Relative { var, offset } = self.p.node(n).op {
+                    self.emit_relative(n, var, offset);
+                }
+            }
+        }
+        self.set_a0(last);
+    }
+
+    /// Relative reads among `comps` (as an operand reads them) moved into temporaries:
+    /// for code that reads several values without one `a0.x` for all.
+    fn materialise_relative(&mut self, comps: &[Comp]) {
+        let mut nodes: Vec<NodeId> = self.resolve(comps).comps.iter().map(|c| c.node).collect();
+        nodes.extend(comps.iter().map(|c| c.node));
+        nodes.dedup();
+        for n in nodes {
+            if let Op::Relative { var, offset } = self.p.node(n).op {
+                if !self.places.contains_key(&n) {
+                    self.emit_relative(n, var, offset);
+                }
+            }
+        }
+    }
+
+    /// A register of a uniform at a run-time offset moved into a temporary.
+    fn emit_relative(&mut self, n: NodeId, var: u32, offset: u32) {
+        self.set_a0(n);
+        let live = self.live.get(&n).copied().unwrap_or(0xF);
+        let lanes: Vec<u8> = (0..4u8).filter(|l| live & (1 << l) != 0).collect();
+        let place = self.place_at(n, &lanes, &lanes);
+        let base = self.uniform_regs.get(&var).copied().unwrap_or(0) + offset;
+        self.code.push(format!(
+            "mov {}{}, c{base}[a0.x]{}",
+            place.reg.name(),
+            mask_text(&lanes),
+            swizzle_text_for(&lanes)
+        ));
+    }
+
     fn emit_node(&mut self, n: NodeId) {
         let node = self.p.node(n).clone();
         let (positions, srcs) = self.live_srcs(n);
@@ -2013,6 +2126,8 @@ impl Gen<'_> {
             | Op::Sampler(_)
             | Op::Carried { .. }
             | Op::After { .. } => return,
+            // Read where they are, through `a0.x`, by the instructions that use them.
+            Op::Relative { .. } => return,
         };
         let componentwise = matches!(
             node.op,
@@ -2095,6 +2210,7 @@ impl Gen<'_> {
         if lits.len() > 1 && (componentwise || matches!(node.op, Op::Pow)) {
             self.def_pref = self.shared_def(&lits);
         }
+        self.prepare_relative(&srcs);
         let mut ops = Vec::new();
         match node.op {
             Op::Tex(_) => {
@@ -2270,6 +2386,7 @@ impl Gen<'_> {
     }
 
     fn kill(&mut self, comps: &[Comp]) {
+        self.materialise_relative(comps);
         let src = self.resolve(comps);
         let mut c4 = src.comps.clone();
         while c4.len() < 4 {
@@ -2321,6 +2438,7 @@ impl Gen<'_> {
         dcls: &mut Vec<String>,
         next_o: &mut u32,
     ) {
+        self.materialise_relative(comps);
         let src = self.resolve(comps);
         let n = src.comps.len().min(4);
         let pixel = self.profile.pixel;

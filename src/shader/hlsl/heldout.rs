@@ -36,12 +36,6 @@ const NOT_YET: &[(&str, Stage, &str)] = &[
         "a NaN (QuadDims whose max is 0: a division by zero) goes through min(aspect.x, aspect.y); fxc writes `min r, y, x`, ours `min r, x, y`, and min keeps the NaN of one operand only",
     ),
     (
-        "skinning.vs_2_0",
-        Stage::Compile,
-        "D3DCOLORtoUBYTE4 is not an intrinsic of ours; behind it, the bone palette's run-time index is a compare-and-lrp chain over all 29 matrices (no mova and c#[a0.x]), past the 12 temporaries",
-    ),
-    ("skinning.vs_3_0", Stage::Compile, "as for vs_2_0 (past the 32 temporaries)"),
-    (
         "tonemap.ps_3_0",
         Stage::Table,
         "a bool in an if with long branches: fxc puts it in b0 and branches (`if b0`), ours in c1 and selects with cmp",

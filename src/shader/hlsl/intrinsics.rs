@@ -55,6 +55,27 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
             l.prog().map(Op::Add, vec![c.to_vec(), f])
         }),
         "trunc" => unary!(|l: &mut Lowering, c: &[Comp]| l.truncate(c)),
+        "D3DCOLORtoUBYTE4" => {
+            // A D3DCOLOR's bytes as integers: (int4)(c.zyxw * 255.001953).
+            arity(1, l)?;
+            let v = float(l, args[0].clone(), loc)?;
+            if v.comps.len() != 4 {
+                l.err(
+                    loc,
+                    format!("'D3DCOLORtoUBYTE4' takes a float4; {} given", v.ty),
+                );
+                return None;
+            }
+            // fxc takes the product as the integers it stands for (a colour's bytes make
+            // whole numbers): it is not truncated, and an index `mova` rounds.
+            let zyxw: Vec<Comp> = [2, 1, 0, 3].iter().map(|&i| v.comps[i]).collect();
+            let k = l.prog().konst(255.001_95);
+            let scaled = l.prog().map(Op::Mul, vec![zyxw, vec![k; 4]]);
+            Some(Val {
+                ty: Ty::vector(Base::Int, 4),
+                comps: scaled,
+            })
+        }
         "round" => unary!(|l: &mut Lowering, c: &[Comp]| {
             let half = l.prog().konst(0.5);
             let h = l.prog().map(Op::Add, vec![c.to_vec(), vec![half; c.len()]]);

@@ -47,6 +47,12 @@ pub enum Op {
         var: u32,
         offset: u32,
     },
+    /// Register `offset` of uniform `var` moved by a run-time number of registers, the
+    /// one lane of the operand (`c#[a0.x]`, vertex shaders): four lanes.
+    Relative {
+        var: u32,
+        offset: u32,
+    },
     /// The sampler of uniform `var` (one lane, for texture reads only).
     Sampler(u32),
     // Component-wise, as wide as their operands.
@@ -244,10 +250,14 @@ impl Program {
                 let v = f32::from_bits(bits);
                 v == v.trunc()
             }
-            Op::Uniform { var, .. } => matches!(
+            Op::Uniform { var, .. } | Op::Relative { var, .. } => matches!(
                 self.uniforms[var as usize].ty.base(),
                 Some(super::types::Base::Int | super::types::Base::Uint | super::types::Base::Bool)
             ),
+            // x - frac(x), which floor makes.
+            Op::Add if self.minus_frac_of(arg(0), arg(1)) || self.minus_frac_of(arg(1), arg(0)) => {
+                true
+            }
             Op::Add | Op::Mul | Op::Min | Op::Max | Op::Slt | Op::Sge => int(0) && int(1),
             Op::Mad => int(0) && int(1) && int(2),
             Op::Neg | Op::Abs | Op::Mov | Op::Copy | Op::Sat => int(0),
@@ -296,6 +306,48 @@ impl Program {
             lp = self.loops[l as usize].parent;
         }
         d
+    }
+
+    /// `(x * a) * b` as `x * (a * b)`, lane by lane, when every lane is one.
+    fn scaled_twice(&mut self, args: &[Vec<Comp>]) -> Option<Vec<Comp>> {
+        let w = args[0].len();
+        let mut xs = Vec::with_capacity(w);
+        let mut ks = Vec::with_capacity(w);
+        for (&p, &q) in args[0].iter().zip(&args[1]) {
+            let (inner, b) = match (self.constant(p), self.constant(q)) {
+                (None, Some(b)) => (p, b),
+                (Some(b), None) => (q, b),
+                _ => return None,
+            };
+            let n = self.node(inner.node);
+            if n.op != Op::Mul {
+                return None;
+            }
+            let lane = usize::from(inner.lane);
+            let (x, a) = match (
+                self.constant(n.args[0][lane]),
+                self.constant(n.args[1][lane]),
+            ) {
+                (None, Some(a)) => (n.args[0][lane], a),
+                (Some(a), None) => (n.args[1][lane], a),
+                _ => return None,
+            };
+            xs.push(x);
+            ks.push(a * b);
+        }
+        let ks: Vec<Comp> = ks.into_iter().map(|v| self.konst(v)).collect();
+        Some(self.map(Op::Mul, vec![xs, ks]))
+    }
+
+    /// Whether `m` is `-frac(x)`.
+    fn minus_frac_of(&self, x: Comp, m: Comp) -> bool {
+        let n = self.node(m.node);
+        if n.op != Op::Neg {
+            return false;
+        }
+        let f = n.args[0][usize::from(m.lane)];
+        let fnode = self.node(f.node);
+        fnode.op == Op::Frc && fnode.args[0][usize::from(f.lane)] == x
     }
 
     pub fn too_big(&self) -> bool {
@@ -395,6 +447,8 @@ impl Program {
                 Some(args[0].clone())
             }
             Op::Max | Op::Min if args[0] == args[1] => Some(args[0].clone()),
+            // (x * a) * b is x * (a * b) for constants a and b, as fxc folds it.
+            Op::Mul if self.scaled_twice(args).is_some() => self.scaled_twice(args),
             Op::Add | Op::Mul => self.fold_into_choice(op, args),
             Op::Cmp => self.same_choice(args),
             _ => None,

@@ -3123,6 +3123,12 @@ impl<'a> Lowering<'a> {
             let nf = self.program.map(Op::Neg, vec![f]);
             self.program.map(Op::Add, vec![i.comps.clone(), nf])[0]
         };
+        // An integer index goes to `mova` as it is, as fxc sends it.
+        let integer = matches!(i.ty.base(), Some(Base::Int | Base::Uint | Base::Bool));
+        let addr = if integer { i.comps[0] } else { idx };
+        if let Some(comps) = self.relative_element(&v, n, per, addr) {
+            return Some(Val { ty: elem, comps });
+        }
         let zero = self.program.konst(0.0);
         let mut out = vec![zero; per];
         let mut sum: Option<Comp> = None;
@@ -3160,6 +3166,53 @@ impl<'a> Lowering<'a> {
             ty: elem,
             comps: out,
         })
+    }
+
+    /// An element of a uniform array at a run-time index, read through the address
+    /// register as vertex shaders can (`mova a0.x`, `c#[a0.x]`): when every element is
+    /// laid out as the first, a whole number of registers further on. The index is
+    /// whole already (`mova` would round it to the nearest).
+    fn relative_element(&mut self, v: &Val, n: usize, per: usize, i: Comp) -> Option<Vec<Comp>> {
+        if self.profile.pixel || self.profile.major < 2 || n < 2 || per == 0 {
+            return None;
+        }
+        let at = |p: &Program, c: Comp| match p.node(c.node).op {
+            Op::Uniform { var, offset } => Some((var, offset, c.lane)),
+            _ => None,
+        };
+        let first: Vec<(u32, u32, u8)> = v.comps[..per]
+            .iter()
+            .map(|&c| at(&self.program, c))
+            .collect::<Option<_>>()?;
+        let var = first[0].0;
+        let (_, base, _) = first[0];
+        let (v1, next, _) = at(&self.program, v.comps[per])?;
+        if v1 != var || next <= base {
+            return None;
+        }
+        let stride = next - base;
+        for k in 0..n {
+            for (j, &(fv, off, lane)) in first.iter().enumerate() {
+                let want = (fv, off + k as u32 * stride, lane);
+                if fv != var || at(&self.program, v.comps[k * per + j]) != Some(want) {
+                    return None;
+                }
+            }
+        }
+        let addr = if stride == 1 {
+            i
+        } else {
+            let s = self.program.konst(stride as f32);
+            self.program.map(Op::Mul, vec![vec![i], vec![s]])[0]
+        };
+        let mut out = Vec::with_capacity(per);
+        for &(_, offset, lane) in &first {
+            let r = self
+                .program
+                .raw(Op::Relative { var, offset }, vec![vec![addr]], 4);
+            out.push(r[usize::from(lane)]);
+        }
+        Some(out)
     }
 
     // ---- places ------------------------------------------------------------------------
