@@ -1481,8 +1481,8 @@ impl<'a> Lowering<'a> {
         let first_node = self.program.nodes.len() as u32;
         let first = self.loop_body(count, &all, body, step);
         // fxc keeps a loop of known count that it is not told to unroll when its body
-        // samples a texture or takes an `exp` or `log` (`pow` with an exponent that is
-        // not a small integer): those it does not unroll by itself.
+        // samples a texture, takes an `exp` or `log` (`pow` with an exponent that is not
+        // a small integer) or a sine or cosine: those it does not unroll by itself.
         let ends: Vec<Comp> = all
             .iter()
             .filter_map(|k| self.var_comps(k))
@@ -1654,7 +1654,7 @@ impl<'a> Lowering<'a> {
     }
 
     /// Whether the values `of` read, through nodes made since `first`, a texture sample,
-    /// an `exp`, a `log` or a `pow`.
+    /// an `exp`, a `log`, a `pow` or a `sincos`.
     fn costly_since(&self, of: &[Comp], first: u32) -> bool {
         let mut seen = std::collections::HashSet::new();
         let mut stack: Vec<u32> = of.iter().map(|c| c.node).collect();
@@ -1663,7 +1663,10 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             let node = self.program.node(n);
-            if matches!(node.op, Op::Tex(_) | Op::Exp | Op::Log | Op::Pow) {
+            if matches!(
+                node.op,
+                Op::Tex(_) | Op::Exp | Op::Log | Op::Pow | Op::SinCos
+            ) {
                 return true;
             }
             stack.extend(node.args.iter().flatten().map(|c| c.node));

@@ -36,10 +36,22 @@ fn parse_source(text: &str) -> Option<Source> {
         Some(t) => (true, t),
         None => (false, text),
     };
-    let (reg, swz_text) = text.split_once('.').unwrap_or((text, "xyzw"));
-    let (reg, abs) = match reg.strip_suffix("_abs") {
-        Some(r) => (r, true),
-        None => (reg, false),
+    // `c4[a0.x]`: the register with its address, then the modifiers and swizzle.
+    let (reg, rest) = match text.find(']') {
+        Some(end) => (&text[..=end], &text[end + 1..]),
+        None => match text.find(['.', '_']) {
+            Some(at) => (&text[..at], &text[at..]),
+            None => (text, ""),
+        },
+    };
+    let (abs, rest) = match rest.strip_prefix("_abs") {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    let swz_text = match rest.strip_prefix('.') {
+        Some(s) => s,
+        None if rest.is_empty() => "xyzw",
+        None => return None,
     };
     let letters: Vec<u8> = swz_text.bytes().map(lane).collect::<Option<_>>()?;
     if letters.is_empty() || letters.len() > 4 {
@@ -151,6 +163,7 @@ fn componentwise(op: &str) -> bool {
     matches!(
         op,
         "mov"
+            | "mova"
             | "add"
             | "mul"
             | "mad"
