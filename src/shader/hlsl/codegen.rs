@@ -212,6 +212,7 @@ pub fn generate(
     super::fuse::mads(&mut fixed);
     super::fuse::doubles(&mut fixed);
     fix_ports(&mut fixed, profile);
+    share_gathers(&mut fixed, profile);
     let p = &fixed;
     let (needed, live) = live_nodes(p, profile);
     // Uniforms in use and their registers.
@@ -882,6 +883,71 @@ fn regions(p: &Program) -> Vec<Option<u32>> {
         }
     }
     out
+}
+
+/// An operand made of several values (`float4(p.xyz, 1)`) that more than one
+/// instruction reads is gathered once, by a copy they all read, not by each.
+fn share_gathers(p: &mut Program, profile: Profile) {
+    let needed = needed_nodes(p, profile);
+    let gathered = |p: &Program, comps: &[Comp]| {
+        let mut nodes: Vec<NodeId> = comps
+            .iter()
+            .filter(|&&c| p.constant(c).is_none())
+            .map(|c| c.node)
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let literal = comps.iter().any(|&c| p.constant(c).is_some());
+        comps.len() > 1 && (nodes.len() > 1 || nodes.len() == 1 && literal)
+    };
+    let mut count: HashMap<Vec<Comp>, usize> = HashMap::new();
+    for &n in &needed {
+        if matches!(p.node(n).op, Op::After { .. } | Op::Copy) {
+            continue;
+        }
+        for a in &p.node(n).args {
+            let src = resolve_in(p, profile, a);
+            if gathered(p, &src.comps) {
+                *count.entry(src.comps).or_default() += 1;
+            }
+        }
+    }
+    let mut copies: HashMap<Vec<Comp>, Vec<Comp>> = HashMap::new();
+    for &n in &needed {
+        if matches!(p.node(n).op, Op::After { .. } | Op::Copy) {
+            continue;
+        }
+        let args = p.node(n).args.clone();
+        let mut changed = false;
+        let mut new_args = Vec::with_capacity(args.len());
+        for a in args {
+            let src = resolve_in(p, profile, &a);
+            if count.get(&src.comps).copied().unwrap_or(0) < 2 {
+                new_args.push(a);
+                continue;
+            }
+            let copy = match copies.get(&src.comps) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = p.raw(Op::Copy, vec![src.comps.clone()], src.comps.len() as u8);
+                    copies.insert(src.comps.clone(), c.clone());
+                    c
+                }
+            };
+            let mut comps = copy;
+            if src.abs {
+                comps = p.raw(Op::Abs, vec![comps.clone()], comps.len() as u8);
+            }
+            if src.neg {
+                comps = p.raw(Op::Neg, vec![comps.clone()], comps.len() as u8);
+            }
+            new_args.push(comps);
+            changed = true;
+        }
+        if changed {
+            p.nodes[n as usize].args = new_args;
+        }
+    }
 }
 
 /// The [`Op::Carried`] node of chunk `index` of loop `lp`, if the body reads it.
@@ -2151,6 +2217,21 @@ impl Gen<'_> {
         );
         if node.op == Op::Sat && !self.profile.pixel && self.profile.major < 3 {
             return self.emit_sat_vs2(n, &srcs);
+        }
+        if node.op == Op::Copy && !srcs[0].neg && !srcs[0].abs && self.needs_gather(&srcs[0].comps)
+        {
+            // A shared gather: its parts moved straight into its own register.
+            self.materialise_relative(&srcs[0].comps);
+            let lanes: Vec<u8> = positions.clone();
+            let place = self.place_at(n, &positions, &lanes);
+            let Reg::Temp(r) = place.reg else { return };
+            let dst: Vec<u8> = positions
+                .iter()
+                .map(|&p| place.lanes[usize::from(p)])
+                .collect();
+            self.fill(r, &srcs[0].comps, &dst);
+            self.release(&srcs[0].comps);
+            return;
         }
         // The lanes the result goes to: a hint's, else where an operand's are, else the
         // first; the register is chosen once the operands are read.
