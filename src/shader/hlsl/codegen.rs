@@ -34,8 +34,9 @@ enum Reg {
     Pos,
     Face,
     Sampler(u32),
-    /// `c#[a0.x]`: a constant register at the offset the address register holds.
-    RelConst(u32),
+    /// `c#[a0.x]`: a constant register at the offset a lane of the address register
+    /// holds.
+    RelConst(u32, u8),
 }
 
 impl Reg {
@@ -48,7 +49,7 @@ impl Reg {
             Reg::Pos => "vPos".into(),
             Reg::Face => "vFace".into(),
             Reg::Sampler(n) => format!("s{n}"),
-            Reg::RelConst(n) => format!("c{n}[a0.x]"),
+            Reg::RelConst(n, l) => format!("c{n}[a0.{}]", LANES[usize::from(l)]),
         }
     }
 }
@@ -104,7 +105,7 @@ impl Operand {
     fn file(&self) -> Option<RegisterType> {
         Some(match self.reg {
             Reg::Temp(_) => RegisterType::Temp,
-            Reg::Const(_) | Reg::RelConst(_) => RegisterType::Const,
+            Reg::Const(_) | Reg::RelConst(..) => RegisterType::Const,
             Reg::Input(_) => RegisterType::Input,
             Reg::Texture(_) => RegisterType::AddrOrTexture,
             _ => return None,
@@ -196,8 +197,8 @@ struct Gen<'p> {
     int_base: u32,
     /// The first register of each uniform in use.
     uniform_regs: HashMap<u32, u32>,
-    /// What `a0.x` holds, if known here.
-    a0: Option<(Comp, bool, bool)>,
+    /// What each lane of `a0` holds, if known here.
+    a0: [Option<(Comp, bool, bool)>; 4],
 }
 
 /// `target` is the profile as the command line named it (`ps_2_b`), the table's target.
@@ -280,7 +281,7 @@ pub fn generate(
         defis: Vec::new(),
         int_base,
         uniform_regs: uniform_regs.clone(),
-        a0: None,
+        a0: [None; 4],
     };
     g.live = live;
     // Registers of inputs, uniforms and samplers.
@@ -1888,7 +1889,7 @@ impl Gen<'_> {
             },
         };
         self.code.push(format!("rep i{count}"));
-        self.a0 = None;
+        self.a0 = [None; 4];
         self.emit_list(body, Some(lp));
         // The new values into the chunks' registers; a lane that keeps its value is left.
         let mut ends: Vec<(u32, u8, Comp)> = Vec::new();
@@ -1917,7 +1918,7 @@ impl Gen<'_> {
             }
         }
         self.code.push("endrep".to_string());
-        self.a0 = None;
+        self.a0 = [None; 4];
         for &n in &outside {
             self.release(&[Comp { node: n, lane: 0 }]);
         }
@@ -2069,8 +2070,13 @@ impl Gen<'_> {
         let Op::Relative { var, offset } = self.p.node(n).op else {
             return None;
         };
-        (self.a0 == Some(self.relative_key(n))).then(|| Place {
-            reg: Reg::RelConst(self.uniform_regs.get(&var).copied().unwrap_or(0) + offset),
+        let key = Some(self.relative_key(n));
+        let lane = self.a0.iter().position(|&k| k == key)?;
+        Some(Place {
+            reg: Reg::RelConst(
+                self.uniform_regs.get(&var).copied().unwrap_or(0) + offset,
+                lane as u8,
+            ),
             lanes: [0, 1, 2, 3],
             bcast: 0,
         })
@@ -2081,17 +2087,50 @@ impl Gen<'_> {
         (addr.comps[0], addr.neg, addr.abs)
     }
 
-    /// The offset of relative read `n` into `a0.x`, unless it is there already.
+    /// The offset of relative read `n` into `a0`, unless it is there already: with the
+    /// other lanes of the value it is a lane of, as one `mova` (four offsets of bones
+    /// from one vector, say), where that value is in a register as it is.
     fn set_a0(&mut self, n: NodeId) {
         let key = self.relative_key(n);
-        if self.a0 == Some(key) {
+        if self.a0.contains(&Some(key)) {
             return;
+        }
+        let (c, neg, abs) = key;
+        let w = self.p.node(c.node).width;
+        let live = self.live.get(&c.node).copied().unwrap_or(0);
+        if !neg && !abs && w > 1 && self.places.contains_key(&c.node) {
+            let lanes: Vec<u8> = (0..w)
+                .filter(|&l| live & (1 << l) != 0 || l == c.lane)
+                .collect();
+            let src = Src {
+                comps: lanes
+                    .iter()
+                    .map(|&lane| Comp { node: c.node, lane })
+                    .collect(),
+                neg: false,
+                abs: false,
+            };
+            if let Some(op) = self.direct(&src, &lanes, false) {
+                self.code
+                    .push(format!("mova a0{}, {}", mask_text(&lanes), op.text()));
+                for &l in &lanes {
+                    self.a0[usize::from(l)] = Some((
+                        Comp {
+                            node: c.node,
+                            lane: l,
+                        },
+                        false,
+                        false,
+                    ));
+                }
+                return;
+            }
         }
         let addr = self.resolve(&self.p.node(n).args[0]);
         let op = self.operand(&addr, &[0], false);
         self.code.push(format!("mova a0.x, {}", op.text()));
         self.free_pending();
-        self.a0 = Some(key);
+        self.a0[0] = Some(key);
     }
 
     /// Before an instruction reads relative registers: all but those of one offset

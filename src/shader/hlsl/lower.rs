@@ -3205,8 +3205,13 @@ impl<'a> Lowering<'a> {
         let addr = if stride == 1 {
             i
         } else {
+            // Every lane of the index's value scaled at once: indices taken from one
+            // vector (four bones') are then one vector of offsets, for one `mova`.
+            let w = self.program.node(i.node).width;
+            let whole = Program::lanes(i.node, w);
             let s = self.program.konst(stride as f32);
-            self.program.map(Op::Mul, vec![vec![i], vec![s]])[0]
+            self.program
+                .map(Op::Mul, vec![whole, vec![s; usize::from(w)]])[usize::from(i.lane)]
         };
         let mut out = Vec::with_capacity(per);
         for &(_, offset, lane) in &first {
