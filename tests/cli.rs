@@ -475,3 +475,90 @@ fn d3d9_compile_writes_a_shader_that_runs_and_reports_every_error_with_its_place
     assert_eq!(code, 2);
     assert!(err.contains("shader model 1"), "{err}");
 }
+
+#[test]
+fn d3d9_compile_keeps_a_loop_over_an_int_uniform_as_rep_and_it_runs_that_many_times() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("sum.hlsl");
+    fs::write(
+        &src,
+        "int count;\nfloat4 step;\nfloat4 main() : COLOR\n{\n    float4 sum = 0;\n    for (int i = 0; i < count; i++)\n        sum += step * i;\n    return sum;\n}\n",
+    )
+    .unwrap();
+    for profile in ["ps_3_0", "vs_2_0"] {
+        let src = if profile.starts_with("vs") {
+            let vs = tmp.path().join("sum_vs.hlsl");
+            fs::write(
+                &vs,
+                fs::read_to_string(&src)
+                    .unwrap()
+                    .replace("COLOR", "POSITION"),
+            )
+            .unwrap();
+            vs
+        } else {
+            src.clone()
+        };
+        let out = tmp.path().join(format!("sum.{profile}"));
+        let (code, listing, err) = shaderfs(&[
+            "d3d9",
+            "compile",
+            src.to_str().unwrap(),
+            "-T",
+            profile,
+            "-o",
+            out.to_str().unwrap(),
+            "--listing",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let listing = String::from_utf8(listing).unwrap();
+        // The count is the table's integer register, and the loop is one loop.
+        assert!(
+            listing
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["//", "count", "i0", "1"]),
+            "{listing}"
+        );
+        assert_eq!(listing.matches("rep i0").count(), 1, "{listing}");
+        for (n, want) in [(0, 0.0), (1, 0.0), (4, 6.0), (10, 45.0)] {
+            let (code, out_json, err) = shaderfs(&[
+                "d3d9",
+                "run",
+                out.to_str().unwrap(),
+                "--set",
+                &format!("count={n}"),
+                "--set",
+                "step=1,2,0.5,-1",
+            ]);
+            assert_eq!(code, 0, "{err}");
+            let json: serde_json::Value = serde_json::from_slice(&out_json).unwrap();
+            let reg = if profile.starts_with("vs") {
+                "oPos"
+            } else {
+                "oC0"
+            };
+            assert_eq!(
+                json["outputs"][reg],
+                serde_json::json!([want, 2.0 * want, 0.5 * want, -want]),
+                "{profile} count={n}"
+            );
+        }
+    }
+    // ps_2_0 has no loops: the count must be known, and this one is not.
+    let (code, _, err) = shaderfs(&["d3d9", "compile", src.to_str().unwrap(), "-T", "ps_2_0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unable to unroll loop"), "{err}");
+    // A count that is also read as a value would need two register sets.
+    let both = tmp.path().join("both.hlsl");
+    fs::write(
+        &both,
+        "int count;\nfloat4 main() : COLOR\n{\n    float4 sum = 0;\n    for (int i = 0; i < count; i++)\n        sum += 1;\n    return sum + count;\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = shaderfs(&["d3d9", "compile", both.to_str().unwrap(), "-T", "ps_3_0"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("'count' counts a loop and is read as a value"),
+        "{err}"
+    );
+}
