@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
 
-use super::ir::{Comp, LoopCount, NodeId, Op, Program, TexKind};
+use super::ir::{Comp, LoopCount, NodeId, Op, Program, TexKind, Uniform};
 use super::lower::Profile;
 use super::token::Loc;
 use super::types::{Base, Dim, Ty};
@@ -593,26 +593,13 @@ fn allocate_uniforms(
             } else {
                 used[&var]
             };
-            Constant {
-                name: u.name.clone(),
-                register_set: if u.is_sampler {
-                    RegisterSet::SAMPLER
-                } else {
-                    RegisterSet::FLOAT4
-                },
-                register_index: index as u16,
-                register_count: count as u16,
-                reserved: u
-                    .bound
-                    .filter(|_| !u.kept)
-                    .map_or(0, |b| (b * 4 + 2) as u16),
-                type_info: type_info(&u.ty, u.row_major),
-                default_value: u
-                    .default
-                    .as_ref()
-                    .map(|d| default_dwords(&u.ty, u.row_major, d)),
-                own_type: false,
-            }
+            let set = if u.is_sampler {
+                RegisterSet::SAMPLER
+            } else {
+                RegisterSet::FLOAT4
+            };
+            let reserved = u.bound.filter(|_| !u.kept).map_or(0, |b| b * 4 + 2);
+            table_entry(u, set, index, count, reserved)
         })
         .collect();
     constants.sort_by(|a, b| a.name.cmp(&b.name));
@@ -648,22 +635,27 @@ fn allocate_ints(
     }
     for (&var, &r) in &regs {
         let u = &p.uniforms[var as usize];
-        constants.push(Constant {
-            name: u.name.clone(),
-            register_set: RegisterSet::INT4,
-            register_index: r as u16,
-            register_count: 1,
-            reserved: 0,
-            type_info: type_info(&u.ty, u.row_major),
-            default_value: u
-                .default
-                .as_ref()
-                .map(|d| default_dwords(&u.ty, u.row_major, d)),
-            own_type: false,
-        });
+        constants.push(table_entry(u, RegisterSet::INT4, r, 1, 0));
     }
     constants.sort_by(|a, b| a.name.cmp(&b.name));
     (regs, taken.iter().max().map_or(0, |m| m + 1))
+}
+
+/// A uniform's entry in the constant table: its registers, type and default value.
+fn table_entry(u: &Uniform, set: RegisterSet, index: u32, count: u32, reserved: u32) -> Constant {
+    Constant {
+        name: u.name.clone(),
+        register_set: set,
+        register_index: index as u16,
+        register_count: count as u16,
+        reserved: reserved as u16,
+        type_info: type_info(&u.ty, u.row_major),
+        default_value: u
+            .default
+            .as_ref()
+            .map(|d| default_dwords(&u.ty, u.row_major, d)),
+        own_type: false,
+    }
 }
 
 fn type_info(ty: &Ty, row_major: bool) -> TypeInfo {
@@ -949,14 +941,6 @@ fn share_gathers(p: &mut Program, profile: Profile) {
             p.nodes[n as usize].args = new_args;
         }
     }
-}
-
-/// The [`Op::Carried`] node of chunk `index` of loop `lp`, if the body reads it.
-fn carried_node(p: &Program, lp: u32, index: u32) -> Option<NodeId> {
-    p.loops[lp as usize]
-        .carried_nodes
-        .get(index as usize)
-        .copied()
 }
 
 /// Whether a node of region `r` runs within loop `lp` (in it or in a loop inside it).
@@ -1816,7 +1800,7 @@ impl Gen<'_> {
             .filter(|&k| self.live.contains_key(&l.after[k]))
             .collect();
         // Registers for the chunks: one-lane chunks packed into free lanes.
-        let mut homes: Vec<(usize, u32, Vec<u8>)> = Vec::new();
+        let mut homes: Vec<(usize, u32, Vec<u8>, Place)> = Vec::new();
         for &k in &chunks {
             let w = l.carried[k].0.len();
             let lanes: Vec<u8> = if w == 1 {
@@ -1825,12 +1809,19 @@ impl Gen<'_> {
                 (0..w as u8).collect()
             };
             let r = self.alloc(&lanes, None);
-            homes.push((k, r, lanes));
+            let mut la = [lanes[0]; 4];
+            la[..lanes.len()].copy_from_slice(&lanes);
+            let place = Place {
+                reg: Reg::Temp(r),
+                lanes: la,
+                bcast: 0,
+            };
+            homes.push((k, r, lanes, place));
         }
         // Their start values, one `mov` per register where one can.
         let starts: Vec<(u32, u8, Comp)> = homes
             .iter()
-            .flat_map(|(k, r, lanes)| {
+            .flat_map(|(k, r, lanes, _)| {
                 let init = &l.carried[*k].0;
                 lanes.iter().zip(init).map(move |(&d, &c)| (*r, d, c))
             })
@@ -1842,26 +1833,12 @@ impl Gen<'_> {
                 self.release(&src.comps);
             }
         }
-        for &(k, r, ref lanes) in &homes {
-            let carried = Program::lanes(
-                // The Carried node of chunk k: the start of the body reads it.
-                carried_node(p, lp, k as u32).unwrap_or(u32::MAX),
-                lanes.len() as u8,
-            );
-            if let Some(c) = carried.first().filter(|c| c.node != u32::MAX) {
-                let mut la = [lanes[0]; 4];
-                la[..lanes.len()].copy_from_slice(lanes);
-                self.places.insert(
-                    c.node,
-                    Place {
-                        reg: Reg::Temp(r),
-                        lanes: la,
-                        bcast: 0,
-                    },
-                );
-                // Held until the loop ends, whatever reads it last.
-                *self.uses_left.entry(c.node).or_default() += 1;
-            }
+        // The body reads each chunk where it is, held until the loop ends whatever
+        // reads it last.
+        for &(k, _, _, place) in &homes {
+            let carried = l.carried_nodes[k];
+            self.places.insert(carried, place);
+            *self.uses_left.entry(carried).or_default() += 1;
         }
         // What the body reads from outside the loop stays until the loop ends.
         let mut outside: Vec<NodeId> = Vec::new();
@@ -1894,19 +1871,16 @@ impl Gen<'_> {
         // The new values into the chunks' registers; a lane that keeps its value is left.
         let mut ends: Vec<(u32, u8, Comp)> = Vec::new();
         let mut carried_regs: Vec<(u32, u8)> = Vec::new();
-        for &(k, r, ref lanes) in &homes {
-            let cn = carried_node(p, lp, k as u32);
+        for &(k, r, ref lanes, _) in &homes {
+            let node = l.carried_nodes[k];
             for (i, (&d, &c)) in lanes.iter().zip(&l.carried[k].1).enumerate() {
                 carried_regs.push((r, d));
-                if cn.is_some_and(|cn| {
-                    c == Comp {
-                        node: cn,
-                        lane: i as u8,
-                    }
+                if c != (Comp {
+                    node,
+                    lane: i as u8,
                 }) {
-                    continue;
+                    ends.push((r, d, c));
                 }
-                ends.push((r, d, c));
             }
         }
         self.moves(&ends, &carried_regs);
@@ -1923,21 +1897,10 @@ impl Gen<'_> {
             self.release(&[Comp { node: n, lane: 0 }]);
         }
         // The chunks' registers hold the loop's results now.
-        for &(k, r, ref lanes) in &homes {
-            if let Some(cn) = carried_node(p, lp, k as u32) {
-                self.uses_left.insert(cn, 0);
-            }
+        for &(k, r, ref lanes, place) in &homes {
+            self.uses_left.insert(l.carried_nodes[k], 0);
             let a = l.after[k];
-            let mut la = [lanes[0]; 4];
-            la[..lanes.len()].copy_from_slice(lanes);
-            self.places.insert(
-                a,
-                Place {
-                    reg: Reg::Temp(r),
-                    lanes: la,
-                    bcast: 0,
-                },
-            );
+            self.places.insert(a, place);
             if self.uses_left.get(&a).copied().unwrap_or(0) == 0 {
                 self.free(r, lanes);
             }
@@ -2043,10 +2006,8 @@ impl Gen<'_> {
                 let lanes = planned[i].1.clone();
                 let t = self.alloc(&lanes, None);
                 let op = planned[i].2;
-                self.code.insert(
-                    self.code.len(),
-                    format!("mov r{t}{}, {}", mask_text(&lanes), op.text()),
-                );
+                self.code
+                    .push(format!("mov r{t}{}, {}", mask_text(&lanes), op.text()));
                 self.pending_free.push((t, lanes.clone()));
                 let mut swz = [0, 1, 2, 3];
                 fill_swizzle(&mut swz, &lanes);

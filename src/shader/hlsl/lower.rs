@@ -1492,20 +1492,21 @@ impl<'a> Lowering<'a> {
         let wanted = wanted
             || matches!(count, LoopCount::Uniform(_))
             || self.costly_since(&ends, first_node);
+        let changed: Vec<(usize, String)> = all
+            .iter()
+            .filter(|k| self.var_comps(k) != first.start.get(*k))
+            .cloned()
+            .collect();
         let fits = wanted && self.program.kills.len() == kills && {
             // The counters change by the step only, and the condition reads nothing else
             // the body changes.
             let counters_kept = counters
                 .iter()
                 .all(|k| first.after_body.0.get(k) == first.start.get(k));
-            let changed: Vec<&(usize, String)> = all
-                .iter()
-                .filter(|k| self.var_comps(k) != first.start.get(*k))
-                .collect();
             let others: Vec<Comp> = changed
                 .iter()
                 .filter(|k| !counters.contains(k))
-                .filter_map(|k| first.start.get(*k))
+                .filter_map(|k| first.start.get(k))
                 .flatten()
                 .copied()
                 .collect();
@@ -1515,11 +1516,6 @@ impl<'a> Lowering<'a> {
                     None => false,
                 }
         };
-        let changed: Vec<(usize, String)> = all
-            .iter()
-            .filter(|k| self.var_comps(k) != first.start.get(*k))
-            .cloned()
-            .collect();
         self.restore(&saved);
         self.diags.list.truncate(mark);
         self.program.kills.truncate(kills);
