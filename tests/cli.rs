@@ -562,3 +562,72 @@ fn d3d9_compile_keeps_a_loop_over_an_int_uniform_as_rep_and_it_runs_that_many_ti
         "{err}"
     );
 }
+
+/// What Microsoft's compiler (d3dcompiler_43, through msd3d) makes of three small loops,
+/// found by running both compilers' output through `d3d9 run`: a `[loop]` whose results
+/// fold to constants is no loop at all; a loop taking a cosine of an input stays a `rep`
+/// and computes what fxc's does; and the variable a `for` declares is still there after
+/// the loop, a second `for (int i …)` with a warning (fxc's X3078).
+#[test]
+fn d3d9_compile_loops_as_microsofts_compiler_scopes_folds_and_keeps_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let compile = |name: &str, text: &str| -> (String, String, std::path::PathBuf) {
+        let src = tmp.path().join(format!("{name}.hlsl"));
+        fs::write(&src, text).unwrap();
+        let out = tmp.path().join(format!("{name}.pso"));
+        let (code, listing, err) = shaderfs(&[
+            "d3d9",
+            "compile",
+            src.to_str().unwrap(),
+            "-T",
+            "ps_3_0",
+            "-o",
+            out.to_str().unwrap(),
+            "--listing",
+        ]);
+        assert_eq!(code, 0, "{name}: {err}");
+        (String::from_utf8(listing).unwrap(), err, out)
+    };
+    let run = |out: &Path, t: &str| -> serde_json::Value {
+        let (code, json, err) = shaderfs(&[
+            "d3d9",
+            "run",
+            out.to_str().unwrap(),
+            "--set",
+            &format!("TEXCOORD0={t}"),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_slice::<serde_json::Value>(&json).unwrap()["outputs"]["oC0"].clone()
+    };
+    let (listing, _, out) = compile(
+        "fold",
+        "float4 main(float t : TEXCOORD0) : COLOR\n{\n    float total = 0;\n    [loop]\n    for (int n = 0; n < 6; n++)\n        total += n * 2;\n    return float4(total, n, 0, 1);\n}\n",
+    );
+    assert!(!listing.contains("rep "), "{listing}");
+    assert_eq!(run(&out, "0.3"), serde_json::json!([30.0, 6.0, 0.0, 1.0]));
+    let (listing, _, out) = compile(
+        "wave",
+        "float4 main(float t : TEXCOORD0) : COLOR\n{\n    float total = 0;\n    for (int n = 0; n < 6; n++)\n        total += cos(t * n);\n    return float4(total, n, 0, 1);\n}\n",
+    );
+    assert_eq!(listing.matches("rep i0").count(), 1, "{listing}");
+    // Microsoft's shader gives 3.8353774547576904 at t = 0.3 and 0.5497208833694458 at
+    // t = -1.7 through `d3d9 run`.
+    for (t, want) in [
+        ("0.3", 3.835_377_454_757_690_4),
+        ("-1.7", 0.549_720_883_369_445_8),
+    ] {
+        let got = run(&out, t);
+        assert!((got[0].as_f64().unwrap() - want).abs() < 1e-6, "{t}: {got}");
+        assert_eq!(got[1], serde_json::json!(6.0));
+    }
+    let (_, warnings, out) = compile(
+        "twice",
+        "float4 main(float t : TEXCOORD0) : COLOR\n{\n    float a = 0, b = 0;\n    for (int i = 0; i < 3; i++) a += i * t;\n    for (int i = 0; i < 5; i++) b += i;\n    return float4(a, b, i, 1);\n}\n",
+    );
+    assert!(
+        warnings.contains("(5,5): warning: 'i': loop control variable conflicts"),
+        "{warnings}"
+    );
+    assert_eq!(run(&out, "0.5"), serde_json::json!([1.5, 10.0, 5.0, 1.0]));
+    assert_eq!(run(&out, "2"), serde_json::json!([6.0, 10.0, 5.0, 1.0]));
+}

@@ -3,7 +3,7 @@
 //! runs both sides with every assignment guarded by its condition, loops are unrolled, a
 //! `return`, `break` or `discard` guards what follows. What is left is [`ir::Program`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use super::ast::{self, BinOp, ExprKind, Init, Item, StmtKind, TypeName, UnOp};
@@ -108,6 +108,13 @@ struct Values(
     Option<(Option<Comp>, bool)>,
     Option<LoopFlags>,
 );
+
+/// What a loop body's results are computed from (see [`Lowering::body_reads`]).
+#[derive(Default)]
+struct BodyReads {
+    costly: bool,
+    run_time: bool,
+}
 
 /// How often a loop runs, its counters, and (for a known count) the variables after it.
 type TripCount = (LoopCount, Vec<(usize, String)>, Option<Values>);
@@ -1153,7 +1160,20 @@ impl<'a> Lowering<'a> {
                 if !self.real_loop(s, cond.as_ref(), step.as_ref(), body) {
                     self.unroll(s, cond.as_ref(), step.as_ref(), body, false);
                 }
-                self.scopes.pop();
+                // What the initializer declares stays visible after the loop, as fxc
+                // scopes it for shader models 2 and 3 (`for (int i …) …; return i;`); a
+                // later loop's own `int i` is its own until that loop ends.
+                let declared = self.scopes.pop().unwrap_or_default();
+                let mut names: Vec<&String> = declared.keys().collect();
+                names.sort();
+                for name in names {
+                    if self.scopes.last().is_some_and(|o| o.contains_key(name)) {
+                        self.warn(s.loc, format!("'{name}': loop control variable conflicts with a previous declaration in the outer scope; most recent declaration will be used"));
+                    }
+                }
+                if let Some(outer) = self.scopes.last_mut() {
+                    outer.extend(declared);
+                }
             }
             StmtKind::While(cond, body) => self.unroll(s, Some(cond), None, body, false),
             StmtKind::Do(body, cond) => self.unroll(s, Some(cond), None, body, true),
@@ -1480,23 +1500,40 @@ impl<'a> Lowering<'a> {
         all.sort();
         let first_node = self.program.nodes.len() as u32;
         let first = self.loop_body(count, &all, body, step);
-        // fxc keeps a loop of known count that it is not told to unroll when its body
-        // samples a texture, takes an `exp` or `log` (`pow` with an exponent that is not
-        // a small integer) or a sine or cosine: those it does not unroll by itself.
-        let ends: Vec<Comp> = all
-            .iter()
-            .filter_map(|k| self.var_comps(k))
-            .flatten()
-            .copied()
-            .collect();
-        let wanted = wanted
-            || matches!(count, LoopCount::Uniform(_))
-            || self.costly_since(&ends, first_node);
         let changed: Vec<(usize, String)> = all
             .iter()
             .filter(|k| self.var_comps(k) != first.start.get(*k))
             .cloned()
             .collect();
+        // fxc keeps a loop of known count that it is not told to unroll when its body
+        // samples a texture, takes an `exp` or `log` (`pow` with an exponent that is not
+        // a small integer) or a sine or cosine: those it does not unroll by itself. One
+        // whose results unrolling would fold to constants it unrolls, `[loop]` or not.
+        let ends: Vec<Comp> = changed
+            .iter()
+            .filter(|k| !counters.contains(k))
+            .filter_map(|k| self.var_comps(k))
+            .flatten()
+            .copied()
+            .collect();
+        // A variable the body does not change stands for its value before the loop,
+        // which the trial lowering carried all the same.
+        let outside: HashSet<u32> = all
+            .iter()
+            .filter(|k| !changed.contains(k))
+            .filter(|k| {
+                saved
+                    .0
+                    .get(*k)
+                    .is_some_and(|v| v.iter().any(|&c| self.program.constant(c).is_none()))
+            })
+            .filter_map(|k| first.start.get(k))
+            .flatten()
+            .map(|c| c.node)
+            .collect();
+        let reads = self.body_reads(&ends, first_node, &outside);
+        let wanted =
+            matches!(count, LoopCount::Uniform(_)) || reads.run_time && (wanted || reads.costly);
         let fits = wanted && self.program.kills.len() == kills && {
             // The counters change by the step only, and the condition reads nothing else
             // the body changes.
@@ -1649,25 +1686,36 @@ impl<'a> Lowering<'a> {
         (int && c.lane == 0).then_some(var)
     }
 
-    /// Whether the values `of` read, through nodes made since `first`, a texture sample,
-    /// an `exp`, a `log`, a `pow` or a `sincos`.
-    fn costly_since(&self, of: &[Comp], first: u32) -> bool {
+    /// What the values `of` read through the nodes made since `first` (a loop body's):
+    /// whether a texture sample, an `exp`, a `log`, a `pow` or a `sincos`, and whether
+    /// anything known only at run time (a node made before that is not a literal, an
+    /// input, a uniform, or one of `outside`).
+    fn body_reads(&self, of: &[Comp], first: u32, outside: &HashSet<u32>) -> BodyReads {
+        let mut reads = BodyReads::default();
         let mut seen = std::collections::HashSet::new();
         let mut stack: Vec<u32> = of.iter().map(|c| c.node).collect();
         while let Some(n) = stack.pop() {
-            if n < first || !seen.insert(n) {
+            if !seen.insert(n) {
                 continue;
             }
             let node = self.program.node(n);
-            if matches!(
-                node.op,
-                Op::Tex(_) | Op::Exp | Op::Log | Op::Pow | Op::SinCos
-            ) {
-                return true;
+            if n < first || outside.contains(&n) {
+                reads.run_time |= !matches!(node.op, Op::Const(_));
+                continue;
+            }
+            match node.op {
+                Op::Tex(_) | Op::Exp | Op::Log | Op::Pow | Op::SinCos => reads.costly = true,
+                Op::Input(_) | Op::Uniform { .. } | Op::Sampler(_) | Op::Relative { .. } => {
+                    reads.run_time = true
+                }
+                _ => {}
+            }
+            if reads.costly && reads.run_time {
+                break;
             }
             stack.extend(node.args.iter().flatten().map(|c| c.node));
         }
-        false
+        reads
     }
 
     /// Whether `c` reads any of `of`, looking back through at most a bounded number of
