@@ -631,3 +631,66 @@ fn d3d9_compile_loops_as_microsofts_compiler_scopes_folds_and_keeps_them() {
     assert_eq!(run(&out, "0.5"), serde_json::json!([1.5, 10.0, 5.0, 1.0]));
     assert_eq!(run(&out, "2"), serde_json::json!([6.0, 10.0, 5.0, 1.0]));
 }
+
+/// A loop left at a run-time condition (a `break`, a `continue`, a `return` from an
+/// inner loop) unrolls into choices made on the tests themselves, as fxc makes them; the
+/// values are those of Microsoft's shaders through `d3d9 run`.
+#[test]
+fn d3d9_compile_unrolls_loops_left_at_run_time_conditions_as_microsofts_compiler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let compile = |name: &str, profile: &str, text: &str| -> std::path::PathBuf {
+        let src = tmp.path().join(format!("{name}.hlsl"));
+        fs::write(&src, text).unwrap();
+        let out = tmp.path().join(format!("{name}.pso"));
+        let (code, _, err) = shaderfs(&[
+            "d3d9",
+            "compile",
+            src.to_str().unwrap(),
+            "-T",
+            profile,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{name}: {err}");
+        out
+    };
+    let run = |out: &Path, sets: &[&str]| -> serde_json::Value {
+        let mut args = vec!["d3d9", "run", out.to_str().unwrap()];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let (code, json, err) = shaderfs(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_slice::<serde_json::Value>(&json).unwrap()["outputs"]["oC0"].clone()
+    };
+    // ps_2_0 has no loops: ten iterations, each may break or continue.
+    let out = compile(
+        "leave",
+        "ps_2_0",
+        "float4 main(float t : TEXCOORD0) : COLOR\n{\n    float x = 0;\n    int i;\n    for (i = 0; i < 10; i++)\n    {\n        x += i;\n        if (t > 0.5 && i == 5)\n            break;\n        if (t > -0.5 && i >= 7)\n            continue;\n        x -= 1;\n    }\n    return float4(i, x, 0, 1);\n}\n",
+    );
+    for (t, want) in [
+        ("0.7", [5.0, 10.0, 0.0, 1.0]),
+        ("0.2", [10.0, 38.0, 0.0, 1.0]),
+        ("-0.9", [10.0, 35.0, 0.0, 1.0]),
+    ] {
+        assert_eq!(
+            run(&out, &[&format!("TEXCOORD0={t}")]),
+            serde_json::json!(want)
+        );
+    }
+    // A return from an inner loop: which element the test reads is known on every path
+    // still running.
+    let out = compile(
+        "inner",
+        "ps_3_0",
+        "uniform float4 limits[3];\nfloat4 main(float t : TEXCOORD0) : COLOR\n{\n    float4 ret = t;\n    for (int i = 0; i < 3; i++)\n    {\n        for (int j = 0; j < 3; j++)\n        {\n            if (ret.x > limits[j].x)\n                return ret;\n        }\n        ret *= 2;\n    }\n    return -1;\n}\n",
+    );
+    let limits = ["limits=1,0,0,0", "c1=2,0,0,0", "c2=4,0,0,0"];
+    for (t, want) in [("0.3", 1.2f32), ("1.5", 1.5), ("5", 5.0), ("-2", -1.0)] {
+        let mut sets = limits.to_vec();
+        let input = format!("TEXCOORD0={t}");
+        sets.push(&input);
+        assert_eq!(run(&out, &sets), serde_json::json!(vec![want; 4]), "t = {t}");
+    }
+}

@@ -19,14 +19,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     ("default-values.section19.ps_3_0", "as for ps_2_0"),
     (
-        "for.section2.ps_2_0",
-        "the unrolled loop needs more than ps_2_0's 12 temporaries in our allocation",
-    ),
-    (
-        "for.section2.ps_3_0",
-        "a loop with break and continue at run-time conditions: its end is not seen through our folded conditions",
-    ),
-    (
         "function-cast.section2.ps_2_0",
         "a cast of an out argument (`func((float4)x)`)",
     ),
@@ -44,18 +36,6 @@ const NOT_YET: &[(&str, &str)] = &[
     (
         "interface-packing.section6.ps_2_0",
         "an SV_Position input ps_2_0 does not read",
-    ),
-    (
-        "return.section10.ps_2_0",
-        "the flattened loop is too long for ps_2_0",
-    ),
-    (
-        "return.section9.ps_2_0",
-        "a loop that returns at a run-time condition needs real flow control",
-    ),
-    (
-        "return.section9.ps_3_0",
-        "a loop that returns at a run-time condition needs real flow control",
     ),
     (
         "ternary.section16.ps_2_0",

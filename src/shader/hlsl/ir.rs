@@ -449,7 +449,9 @@ impl Program {
             Op::Max | Op::Min if args[0] == args[1] => Some(args[0].clone()),
             // (x * a) * b is x * (a * b) for constants a and b, as fxc folds it.
             Op::Mul if self.scaled_twice(args).is_some() => self.scaled_twice(args),
-            Op::Add | Op::Mul => self.fold_into_choice(op, args),
+            Op::Add | Op::Mul | Op::Max | Op::Min => self.fold_into_choice(op, args),
+            // A choice between two equal values is that value, whatever chooses.
+            Op::Cmp if args[1] == args[2] => Some(args[1].clone()),
             Op::Cmp => self.same_choice(args),
             _ => None,
         }
@@ -486,6 +488,12 @@ impl Program {
             Op::Mul | Op::Max | Op::Min => {
                 (0..2).all(|k| self.boolean_within(n.args[k][lane], depth - 1))
             }
+            // 1 - b, the `not` of a boolean.
+            Op::Add if self.constant(n.args[0][lane]) == Some(1.0) => {
+                let m = self.node(n.args[1][lane].node);
+                m.op == Op::Neg
+                    && self.boolean_within(m.args[0][usize::from(n.args[1][lane].lane)], depth - 1)
+            }
             _ => false,
         }
     }
@@ -505,9 +513,9 @@ impl Program {
         ))
     }
 
-    /// Arithmetic of a constant and a choice between constants is a choice between the
-    /// results: `10 * (a >= 0 ? 1 : 0)` is `a >= 0 ? 10 : 0`, `1 - (a >= 0 ? 1 : 0)` is
-    /// `a >= 0 ? 0 : 1`.
+    /// Arithmetic of constants and choices between constants made by one test is a
+    /// choice between the results: `10 * (a >= 0 ? 1 : 0)` is `a >= 0 ? 10 : 0`,
+    /// `(a >= 0 ? 2 : 1) + (a >= 0 ? 5 : 3)` is `a >= 0 ? 7 : 4`.
     fn fold_into_choice(&mut self, op: Op, args: &[Vec<Comp>]) -> Option<Vec<Comp>> {
         let w = args[0].len();
         let mut conds = Vec::with_capacity(w);
@@ -515,21 +523,23 @@ impl Program {
         let mut no = Vec::with_capacity(w);
         for i in 0..w {
             let lane: Vec<Comp> = args.iter().map(|a| a[i]).collect();
-            let (which, choice) = lane
+            let cond = lane
                 .iter()
-                .enumerate()
-                .find_map(|(k, &c)| Some((k, self.constant_choice(c)?)))?;
-            let (cond, a, b) = choice;
-            let mut va = Vec::new();
-            let mut vb = Vec::new();
-            for (k, &c) in lane.iter().enumerate() {
-                if k == which {
-                    va.push(a);
-                    vb.push(b);
-                } else {
-                    let v = self.constant(c)?;
-                    va.push(v);
-                    vb.push(v);
+                .find_map(|&c| self.constant_choice(c))
+                .map(|(cond, _, _)| cond)?;
+            let mut va = Vec::with_capacity(lane.len());
+            let mut vb = Vec::with_capacity(lane.len());
+            for &c in &lane {
+                match (self.constant(c), self.constant_choice(c)) {
+                    (Some(v), _) => {
+                        va.push(v);
+                        vb.push(v);
+                    }
+                    (None, Some((k, a, b))) if k == cond => {
+                        va.push(a);
+                        vb.push(b);
+                    }
+                    _ => return None,
                 }
             }
             conds.push(cond);

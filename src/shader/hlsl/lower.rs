@@ -8,7 +8,9 @@ use std::rc::Rc;
 
 use super::ast::{self, BinOp, ExprKind, Init, Item, StmtKind, TypeName, UnOp};
 use super::diag::Diagnostics;
-use super::ir::{Comp, Input, Loop, LoopCount, Op, Output, Program, TexKind, Uniform};
+use super::ir::{
+    fold, Comp, Input, Loop, LoopCount, NodeId, Op, Output, Program, TexKind, Uniform,
+};
 use super::token::Loc;
 use super::types::{Base, Field, StructTy, Ty};
 
@@ -962,6 +964,13 @@ impl<'a> Lowering<'a> {
         let pick = |v: &[Comp]| diff.iter().map(|&i| v[i]).collect::<Vec<_>>();
         let (cs, ts, fs) = (pick(c), pick(t), pick(f));
         if self.profile.pixel {
+            if let Some(chosen) = self.decide_by_signs(&cs, &ts, &fs) {
+                let mut out = f.to_vec();
+                for (k, &i) in diff.iter().enumerate() {
+                    out[i] = chosen[k];
+                }
+                return out;
+            }
             // A condition that is itself a choice of 1 and 0 chooses directly:
             // `(a >= 0 ? 1 : 0) ? t : f` is `a >= 0 ? t : f`.
             let direct: Option<Vec<(Comp, bool)>> = cs
@@ -1011,6 +1020,136 @@ impl<'a> Lowering<'a> {
         out
     }
 
+    /// `g ? t : f` for a condition made of a few sign tests (`s >= 0`, the `cmp`s a
+    /// comparison lowers to) through `and`, `or` and `not`, as a tree of `cmp`s on the
+    /// tests themselves: each arm is what `g`, `t` and `f` are when the test holds and
+    /// when it does not, folded (a counter a `break` stopped is a constant on each path).
+    /// That is how fxc chooses, with no booleans computed and combined. None when the
+    /// condition is not such, or the tree would cost more than computing it.
+    fn decide_by_signs(&mut self, c: &[Comp], t: &[Comp], f: &[Comp]) -> Option<Vec<Comp>> {
+        const MAX_TESTS: usize = 6;
+        let g = c[0];
+        if c.iter().any(|&x| x != g) || !self.program.is_boolean(g) {
+            return None;
+        }
+        let mut tests = Vec::new();
+        if !self.sign_tests(g, MAX_TESTS, &mut tests, 32) {
+            return None;
+        }
+        // What computing the condition and one choice would cost.
+        let classic = 1 + self.boolean_cost(g, &mut HashSet::new());
+        let before = self.program.nodes.len();
+        let budget = before + 4 * classic + 16;
+        let chosen = self.decide(g, t.to_vec(), f.to_vec(), tests, budget)?;
+        let made = self.program.nodes[before..]
+            .iter()
+            .filter(|n| !matches!(n.op, Op::Const(_)))
+            .count();
+        (made <= classic).then_some(chosen)
+    }
+
+    /// The operands of the sign tests a boolean is made of, at most `max` of them; false
+    /// when it is made of anything else.
+    fn sign_tests(&self, c: Comp, max: usize, out: &mut Vec<Comp>, depth: u32) -> bool {
+        if self.program.constant(c).is_some() {
+            return true;
+        }
+        if depth == 0 {
+            return false;
+        }
+        let n = self.program.node(c.node);
+        let arg = |i: usize| n.args[i][usize::from(c.lane)];
+        match n.op {
+            Op::Cmp => {
+                let s = arg(0);
+                if !out.contains(&s) {
+                    if out.len() == max {
+                        return false;
+                    }
+                    out.push(s);
+                }
+                self.sign_tests(arg(1), max, out, depth - 1)
+                    && self.sign_tests(arg(2), max, out, depth - 1)
+            }
+            Op::Mul | Op::Max | Op::Min => {
+                self.sign_tests(arg(0), max, out, depth - 1)
+                    && self.sign_tests(arg(1), max, out, depth - 1)
+            }
+            Op::Add if self.program.constant(arg(0)) == Some(1.0) => {
+                let m = self.program.node(arg(1).node);
+                m.op == Op::Neg
+                    && self.sign_tests(m.args[0][usize::from(arg(1).lane)], max, out, depth - 1)
+            }
+            _ => false,
+        }
+    }
+
+    /// How many operations a boolean's own combination takes (its tests' operands are
+    /// counted elsewhere).
+    fn boolean_cost(&self, c: Comp, seen: &mut HashSet<NodeId>) -> usize {
+        if self.program.constant(c).is_some() || !seen.insert(c.node) {
+            return 0;
+        }
+        let n = self.program.node(c.node);
+        let lane = usize::from(c.lane);
+        let args: Vec<Comp> = match n.op {
+            Op::Cmp => vec![n.args[1][lane], n.args[2][lane]],
+            Op::Mul | Op::Max | Op::Min | Op::Add | Op::Neg => {
+                n.args.iter().map(|a| a[lane]).collect()
+            }
+            _ => return 0,
+        };
+        1 + args
+            .into_iter()
+            .map(|a| self.boolean_cost(a, seen))
+            .sum::<usize>()
+    }
+
+    /// The tree of [`Self::decide_by_signs`]: split on the first test still open, fold
+    /// each side (tests made of others fold with them). None past `budget` nodes.
+    fn decide(
+        &mut self,
+        g: Comp,
+        t: Vec<Comp>,
+        f: Vec<Comp>,
+        mut tests: Vec<Comp>,
+        budget: usize,
+    ) -> Option<Vec<Comp>> {
+        if let Some(k) = self.program.constant(g) {
+            return Some(if k != 0.0 { t } else { f });
+        }
+        if t == f {
+            return Some(t);
+        }
+        if self.program.nodes.len() > budget {
+            return None;
+        }
+        tests.retain(|&s| self.program.constant(s).is_none());
+        let w = t.len();
+        if tests.is_empty() {
+            let ng = self.program.map(Op::Neg, vec![vec![g; w]]);
+            return Some(self.program.map(Op::Cmp, vec![ng, f, t]));
+        }
+        let s = tests.remove(0);
+        let mut arms = Vec::with_capacity(2);
+        for holds in [true, false] {
+            let facts = HashMap::new();
+            let signs = HashMap::from([(s, holds)]);
+            let mut memo = HashMap::new();
+            let mut side = |l: &mut Self, v: &[Comp]| -> Vec<Comp> {
+                v.iter()
+                    .map(|&x| l.rebuild(x, &facts, &signs, &mut memo))
+                    .collect()
+            };
+            let g1 = side(self, &[g])[0];
+            let (t1, f1, rest) = (side(self, &t), side(self, &f), side(self, &tests));
+            arms.push(self.decide(g1, t1, f1, rest, budget)?);
+        }
+        let no = arms.pop().unwrap();
+        let yes = arms.pop().unwrap();
+        Some(self.program.map(Op::Cmp, vec![vec![s; w], yes, no]))
+    }
+
     /// The condition the current statement runs under: the enclosing `if`s, not after a
     /// `return`, `break` or `continue` that ran.
     fn guard(&mut self) -> Option<Comp> {
@@ -1030,10 +1169,38 @@ impl<'a> Lowering<'a> {
         g
     }
 
+    /// `c` as it is where the current statement runs: only there is it read, so what the
+    /// guard implies may fold it (a counter a `break` stopped counting is, on the paths
+    /// still running, the count). None when no path runs here.
+    fn on_path(&mut self, c: Comp) -> Option<Comp> {
+        let Some(g) = self.guard() else {
+            return Some(c);
+        };
+        if self.program.constant(c).is_some() {
+            return Some(c);
+        }
+        let (mut facts, mut signs) = (HashMap::new(), HashMap::new());
+        if !self.assume(g, 1.0, &mut facts, &mut signs) {
+            return None;
+        }
+        // A test the guard made of values chosen by earlier tests is the test of those
+        // values on this path, as the values read here were chosen ([`Self::decide`]).
+        let mut memo = HashMap::new();
+        let tests: Vec<(Comp, bool)> = signs.iter().map(|(&k, &v)| (k, v)).collect();
+        for (k, v) in tests {
+            let on_path = self.rebuild(k, &facts, &signs, &mut memo);
+            signs.entry(on_path).or_insert(v);
+        }
+        Some(self.rebuild(c, &facts, &signs, &mut HashMap::new()))
+    }
+
     /// Whether code here can run at all (a constant false guard means it never does).
     fn reachable(&mut self) -> bool {
         match self.guard() {
-            Some(g) => self.program.constant(g) != Some(0.0),
+            Some(g) => {
+                let (mut facts, mut signs) = (HashMap::new(), HashMap::new());
+                self.assume(g, 1.0, &mut facts, &mut signs)
+            }
             None => true,
         }
     }
@@ -1405,14 +1572,9 @@ impl<'a> Lowering<'a> {
                     let Some(c) = self.condition(c) else { break };
                     // Only paths still running matter: where the guard holds, a counter
                     // a `break` stopped counting is not read.
-                    let c = match self.guard() {
-                        Some(g) => {
-                            let mut facts = HashMap::new();
-                            let mut signs = HashMap::new();
-                            self.assume(g, 1.0, &mut facts, &mut signs);
-                            self.rebuild(c, &facts, &signs, &mut HashMap::new())
-                        }
-                        None => c,
+                    let Some(c) = self.on_path(c) else {
+                        // No path is still running.
+                        break;
                     };
                     match self.program.constant(c) {
                         Some(0.0) => break,
@@ -1806,47 +1968,130 @@ impl<'a> Lowering<'a> {
     /// What `c == value` implies of the booleans it is made of (0 or 1 each): `a * b` is 1
     /// when both are, `max(a, b)` 0 when both are, `1 - a` the other of `a`.
     /// `signs` learns which comparisons that implies: `(a >= 0 ? 1 : 0) == 1` says `a >= 0`.
+    /// False when what it implies contradicts itself (`c` can never be `value`).
     fn assume(
         &self,
         c: Comp,
         value: f32,
         facts: &mut HashMap<Comp, f32>,
         signs: &mut HashMap<Comp, bool>,
-    ) {
-        if facts.len() > 2048 || facts.insert(c, value).is_some() {
-            return;
+    ) -> bool {
+        if let Some(k) = self.program.constant(c) {
+            return k == value;
+        }
+        if facts.len() > 2048 {
+            return true;
+        }
+        if let Some(old) = facts.insert(c, value) {
+            return old == value;
         }
         let node = self.program.node(c.node);
         let arg = |i: usize| node.args[i][usize::from(c.lane)];
         match (node.op, value) {
             (Op::Mul, 1.0) => {
-                self.assume(arg(0), 1.0, facts, signs);
-                self.assume(arg(1), 1.0, facts, signs);
+                self.assume(arg(0), 1.0, facts, signs) && self.assume(arg(1), 1.0, facts, signs)
             }
             (Op::Max, 0.0) => {
-                self.assume(arg(0), 0.0, facts, signs);
-                self.assume(arg(1), 0.0, facts, signs);
+                self.assume(arg(0), 0.0, facts, signs) && self.assume(arg(1), 0.0, facts, signs)
+            }
+            // `a and b` is false, `a or b` true: the other is so when one is known not.
+            (Op::Mul, 0.0) | (Op::Max, 1.0) => {
+                let other = 1.0 - value;
+                match (
+                    self.known(arg(0), facts, signs, 4),
+                    self.known(arg(1), facts, signs, 4),
+                ) {
+                    (Some(a), Some(b)) => fold(node.op, &[a, b]) == Some(value),
+                    (Some(a), None) if a == other => self.assume(arg(1), value, facts, signs),
+                    (None, Some(b)) if b == other => self.assume(arg(0), value, facts, signs),
+                    _ => true,
+                }
             }
             (Op::Add, v) if self.program.constant(arg(0)) == Some(1.0) => {
                 let n = arg(1);
                 let nn = self.program.node(n.node);
-                if nn.op == Op::Neg {
-                    self.assume(nn.args[0][usize::from(n.lane)], 1.0 - v, facts, signs);
-                }
+                nn.op != Op::Neg
+                    || self.assume(nn.args[0][usize::from(n.lane)], 1.0 - v, facts, signs)
             }
             (Op::Cmp, v) => {
-                if let (Some(yes), Some(no)) =
+                let (Some(yes), Some(no)) =
                     (self.program.constant(arg(1)), self.program.constant(arg(2)))
-                {
-                    if v == yes && v != no {
-                        signs.insert(arg(0), true);
-                    } else if v == no && v != yes {
-                        signs.insert(arg(0), false);
-                    }
+                else {
+                    return true;
+                };
+                let sign = if v == yes && v != no {
+                    true
+                } else if v == no && v != yes {
+                    false
+                } else {
+                    return v == yes || v == no;
+                };
+                signs.insert(arg(0), sign) != Some(!sign)
+            }
+            _ => true,
+        }
+    }
+
+    /// The value `c` has where `facts` and `signs` hold, if they decide it (looked at
+    /// `depth` operations deep).
+    fn known(
+        &self,
+        c: Comp,
+        facts: &HashMap<Comp, f32>,
+        signs: &HashMap<Comp, bool>,
+        depth: u32,
+    ) -> Option<f32> {
+        self.known_within(c, facts, signs, depth, &mut HashMap::new())
+    }
+
+    fn known_within(
+        &self,
+        c: Comp,
+        facts: &HashMap<Comp, f32>,
+        signs: &HashMap<Comp, bool>,
+        depth: u32,
+        memo: &mut HashMap<Comp, Option<f32>>,
+    ) -> Option<f32> {
+        if let Some(k) = self.program.constant(c).or_else(|| facts.get(&c).copied()) {
+            return Some(k);
+        }
+        if depth == 0 {
+            return None;
+        }
+        if let Some(&m) = memo.get(&c) {
+            return m;
+        }
+        let node = self.program.node(c.node);
+        let lane = usize::from(c.lane);
+        let arg = |i: usize, memo: &mut HashMap<Comp, Option<f32>>| {
+            self.known_within(node.args[i][lane], facts, signs, depth - 1, memo)
+        };
+        let out = match node.op {
+            Op::Cmp => {
+                let ge = match signs.get(&node.args[0][lane]) {
+                    Some(&ge) => Some(ge),
+                    None => arg(0, memo).map(|v| v >= 0.0),
+                };
+                ge.and_then(|ge| arg(if ge { 1 } else { 2 }, memo))
+            }
+            Op::Add | Op::Mul | Op::Max | Op::Min | Op::Neg => {
+                let vals: Vec<Option<f32>> = (0..node.args.len()).map(|i| arg(i, memo)).collect();
+                // `and` with a known false (a product of booleans).
+                let and_false = node.op == Op::Mul
+                    && vals.contains(&Some(0.0))
+                    && (0..2).all(|i| self.program.is_boolean(node.args[i][lane]));
+                if and_false {
+                    Some(0.0)
+                } else {
+                    vals.into_iter()
+                        .collect::<Option<Vec<f32>>>()
+                        .and_then(|v| fold(node.op, &v))
                 }
             }
-            _ => {}
-        }
+            _ => None,
+        };
+        memo.insert(c, out);
+        out
     }
 
     /// `c` with the components `facts` knows replaced by their values, folded again.
@@ -3146,6 +3391,14 @@ impl<'a> Lowering<'a> {
             self.error(loc, "an index must be a scalar");
             return None;
         }
+        // Read only where the statement runs, and that may fix it.
+        let i = match self.on_path(i.comps[0]) {
+            Some(k) => Val {
+                comps: vec![k],
+                ..i
+            },
+            None => i,
+        };
         if let Some(k) = self.program.constant(i.comps[0]) {
             let k = k as i64;
             if k < 0 || k as usize >= n {
