@@ -691,6 +691,10 @@ fn d3d9_compile_unrolls_loops_left_at_run_time_conditions_as_microsofts_compiler
         let mut sets = limits.to_vec();
         let input = format!("TEXCOORD0={t}");
         sets.push(&input);
-        assert_eq!(run(&out, &sets), serde_json::json!(vec![want; 4]), "t = {t}");
+        assert_eq!(
+            run(&out, &sets),
+            serde_json::json!(vec![want; 4]),
+            "t = {t}"
+        );
     }
 }

@@ -18,55 +18,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "CompileShader() inside a numeric initializer list",
     ),
     ("default-values.section19.ps_3_0", "as for ps_2_0"),
-    (
-        "function-cast.section2.ps_2_0",
-        "a cast of an out argument (`func((float4)x)`)",
-    ),
-    ("function-cast.section2.ps_3_0", "as for ps_2_0"),
-    ("function-cast.section3.ps_2_0", "a cast of an out argument"),
-    ("function-cast.section3.ps_3_0", "as for ps_2_0"),
-    (
-        "initializer-implicit-array.section2.ps_2_0",
-        "an unsized array sized by a struct initializer",
-    ),
-    (
-        "initializer-implicit-array.section2.ps_3_0",
-        "as for ps_2_0",
-    ),
-    (
-        "interface-packing.section6.ps_2_0",
-        "an SV_Position input ps_2_0 does not read",
-    ),
-    (
-        "ternary.section16.ps_2_0",
-        "?: between a scalar and a vector",
-    ),
-    ("ternary.section16.ps_3_0", "as for ps_2_0"),
-    (
-        "ternary.section21.ps_2_0",
-        "?: with a vector condition of another width",
-    ),
-    ("ternary.section21.ps_3_0", "as for ps_2_0"),
-    (
-        "ternary.section22.ps_2_0",
-        "?: with a vector condition of another width",
-    ),
-    ("ternary.section22.ps_3_0", "as for ps_2_0"),
-    (
-        "type-names.section1.ps_2_0",
-        "type names used as variable names",
-    ),
-    ("type-names.section1.ps_3_0", "as for ps_2_0"),
-    (
-        "type-names.section10.ps_2_0",
-        "a variable named like a type",
-    ),
-    ("type-names.section10.ps_3_0", "as for ps_2_0"),
-    (
-        "unroll.section2.ps_2_0",
-        "[unroll(n)] below the loop's count: fxc unrolls what it can and loops the rest",
-    ),
-    ("unroll.section2.ps_3_0", "as for ps_2_0"),
 ];
 
 /// Refusals of Microsoft's that ours does not make, and why.

@@ -147,6 +147,10 @@ pub struct Lowering<'a> {
     profile: Profile,
     structs: HashMap<String, Rc<StructTy>>,
     typedefs: HashMap<String, Ty>,
+    /// The typedefs of the file's top level, all a called function's body sees of them.
+    global_typedefs: HashMap<String, Ty>,
+    /// Inputs of semantics the profile has no register for: the node, where and what.
+    unreadable_inputs: Vec<(NodeId, Loc, String)>,
     /// The matrix packing each typedef was declared with: a typedef keeps its own.
     typedef_major: HashMap<String, bool>,
     functions: HashMap<String, Vec<&'a ast::Function>>,
@@ -181,6 +185,8 @@ impl<'a> Lowering<'a> {
             profile,
             structs: HashMap::new(),
             typedefs: HashMap::new(),
+            global_typedefs: HashMap::new(),
+            unreadable_inputs: Vec::new(),
             typedef_major: HashMap::new(),
             functions: HashMap::new(),
             scopes: vec![HashMap::new()],
@@ -233,6 +239,11 @@ impl<'a> Lowering<'a> {
                     t.clone()
                 } else if let Some(s) = self.structs.get(n) {
                     Ty::Struct(s.clone())
+                } else if let Some(b) =
+                    super::parse::numeric_type(n).or_else(|| super::parse::object_type(n))
+                {
+                    // A built-in type whose name a typedef no longer in scope took.
+                    return self.resolve_name(&b, loc);
                 } else {
                     self.error(loc, format!("undeclared type '{n}'"));
                     return None;
@@ -406,6 +417,7 @@ impl<'a> Lowering<'a> {
         for item in &program.items {
             self.global_item(item);
         }
+        self.global_typedefs = self.typedefs.clone();
         let Some(candidates) = self.functions.get(entry).cloned() else {
             self.error(Loc::default(), format!("entry point '{entry}' not found"));
             return None;
@@ -532,6 +544,12 @@ impl<'a> Lowering<'a> {
                     let total: usize = items.iter().map(|i| self.init_count(i)).sum();
                     total.div_ceil(per)
                 }
+                // `float4 b[] = a;` for an array `a`: as many elements as it holds.
+                Some(Init::Expr(e)) if matches!(self.peek_type(e), Some(Ty::Array(..))) => {
+                    let inner = self.array_of(ty.clone(), &d.array[1..], d.loc)?;
+                    let per = inner.components().max(1);
+                    self.peek_components(e).div_ceil(per)
+                }
                 _ => {
                     self.error(
                         d.loc,
@@ -559,12 +577,19 @@ impl<'a> Lowering<'a> {
 
     /// How many components an expression has, without keeping its code.
     fn peek_components(&mut self, e: &ast::Expr) -> usize {
-        let mut scratch = Diagnostics::default();
-        let saved = std::mem::replace(self.diags, scratch.clone());
-        let n = self.expr(e).map_or(1, |v| v.comps.len());
-        scratch = std::mem::replace(self.diags, saved);
-        drop(scratch);
-        n
+        self.peek(e).map_or(1, |v| v.comps.len())
+    }
+
+    /// An expression's type, without keeping its code or its errors.
+    fn peek_type(&mut self, e: &ast::Expr) -> Option<Ty> {
+        self.peek(e).map(|v| v.ty)
+    }
+
+    fn peek(&mut self, e: &ast::Expr) -> Option<Val> {
+        let saved = std::mem::replace(self.diags, Diagnostics::default());
+        let v = self.expr(e);
+        *self.diags = saved;
+        v
     }
 
     fn declare_uniform(
@@ -807,6 +832,33 @@ impl<'a> Lowering<'a> {
             self.output(&ty, semantic.as_deref(), &comps, loc);
         }
         self.scopes.pop();
+        self.refuse_unreadable_inputs();
+    }
+
+    /// An input the profile cannot read is an error where the shader's results read it.
+    fn refuse_unreadable_inputs(&mut self) {
+        if self.unreadable_inputs.is_empty() {
+            return;
+        }
+        let mut seen = HashSet::new();
+        let mut todo: Vec<NodeId> = self
+            .program
+            .outputs
+            .iter()
+            .flat_map(|o| &o.comps)
+            .chain(self.program.kills.iter().flatten())
+            .map(|c| c.node)
+            .collect();
+        while let Some(n) = todo.pop() {
+            if seen.insert(n) {
+                todo.extend(self.program.node(n).args.iter().flatten().map(|c| c.node));
+            }
+        }
+        for (node, loc, semantic) in std::mem::take(&mut self.unreadable_inputs) {
+            if seen.contains(&node) {
+                self.error(loc, format!("invalid ps_2_0 input semantic '{semantic}': ps_2_0 and ps_2_x read COLOR# and TEXCOORD# only"));
+            }
+        }
     }
 
     fn struct_has_semantics(&self, ty: &Ty) -> bool {
@@ -841,13 +893,10 @@ impl<'a> Lowering<'a> {
             return None;
         };
         let (usage, index, sem_centroid) = split_semantic(semantic, self.profile.pixel);
-        if self.profile.pixel
+        // ps_2_0 has no other inputs; one it does not read is no error, as fxc has it.
+        let unreadable = self.profile.pixel
             && self.profile.major < 3
-            && !matches!(usage.as_str(), "COLOR" | "TEXCOORD")
-        {
-            self.error(loc, format!("invalid ps_2_0 input semantic '{semantic}': ps_2_0 and ps_2_x read COLOR# and TEXCOORD# only"));
-            return None;
-        }
+            && !matches!(usage.as_str(), "COLOR" | "TEXCOORD");
         let rows = match ty {
             Ty::Matrix(_, r, _) => usize::from(*r),
             Ty::Array(_, n) => *n as usize,
@@ -876,6 +925,10 @@ impl<'a> Lowering<'a> {
                 }
             } as u32;
             let reg = self.program.raw(Op::Input(id), vec![], 4);
+            if unreadable {
+                self.unreadable_inputs
+                    .push((reg[0].node, loc, semantic.to_string()));
+            }
             out.extend_from_slice(&reg[..per]);
         }
         Some(out)
@@ -1209,7 +1262,9 @@ impl<'a> Lowering<'a> {
 
     fn block(&mut self, stmts: &'a [ast::Stmt]) {
         self.scopes.push(HashMap::new());
+        let typedefs = self.typedefs.clone();
         self.stmts(stmts);
+        self.typedefs = typedefs;
         self.scopes.pop();
     }
 
@@ -1553,7 +1608,7 @@ impl<'a> Lowering<'a> {
     ) {
         let loc = stmt.loc;
         // `[unroll(n)]` allows n iterations; otherwise fxc's own limit.
-        let limit = stmt
+        let given = stmt
             .attributes
             .iter()
             .find(|a| a.name == "unroll")
@@ -1561,8 +1616,8 @@ impl<'a> Lowering<'a> {
             .and_then(|e| match e.kind {
                 ExprKind::Int(n, _) => Some(n.min(u64::from(u32::MAX)) as u32),
                 _ => None,
-            })
-            .map_or(MAX_UNROLL, |n| n.clamp(1, 1 << 16));
+            });
+        let limit = given.map_or(MAX_UNROLL, |n| n.clamp(1, 1 << 16));
         self.loops.push(LoopFlags::default());
         let mut iterations = 0;
         let mut first = body_first;
@@ -1597,6 +1652,15 @@ impl<'a> Lowering<'a> {
                 break;
             }
             iterations += 1;
+            if iterations > limit && given.is_some() {
+                // `[unroll(n)]` runs the body n times and no more, as fxc compiles it
+                // (the rest of the loop is dropped, where it would not have ended).
+                self.warn(
+                    loc,
+                    format!("the loop does not end within the {limit} iterations [unroll({limit})] allows; it runs {limit} times, as fxc compiles it"),
+                );
+                break;
+            }
             if iterations > limit {
                 self.error(
                     loc,
@@ -2780,11 +2844,19 @@ impl<'a> Lowering<'a> {
                 let c = self.expr(c)?;
                 let a = self.expr(a)?;
                 let b = self.expr(b)?;
-                let ty = if a.ty == b.ty {
+                let mut ty = if a.ty == b.ty {
                     a.ty.clone()
                 } else {
                     common_type(&a.ty, &b.ty).unwrap_or(a.ty.clone())
                 };
+                // A vector condition chooses each of its components between values of one
+                // component (`float4(cond ? a.x : b.x)`): they stand for vectors as wide.
+                let one = |t: &Ty| t.is_numeric() && t.components() == 1;
+                if c.comps.len() > 1 && one(&a.ty) && one(&b.ty) {
+                    if let Some(base) = ty.base() {
+                        ty = Ty::Vector(base, c.comps.len() as u8);
+                    }
+                }
                 let a = self.convert(a, &ty, e.loc, true)?;
                 let b = self.convert(b, &ty, e.loc, true)?;
                 let cb = self.as_bool(&c.comps);
@@ -3380,7 +3452,8 @@ impl<'a> Lowering<'a> {
         let (elem, n) = match &v.ty {
             Ty::Array(t, n) => ((**t).clone(), *n as usize),
             Ty::Vector(b, n) => (Ty::Scalar(*b), usize::from(*n)),
-            Ty::Matrix(b, r, c) => (Ty::vector(*b, usize::from(*c)), usize::from(*r)),
+            // A row of one column is still a vector (`float1`), which may be indexed.
+            Ty::Matrix(b, r, c) => (Ty::Vector(*b, *c), usize::from(*r)),
             t => {
                 self.error(loc, format!("a value of type {t} cannot be indexed"));
                 return None;
@@ -3521,6 +3594,17 @@ impl<'a> Lowering<'a> {
     }
 
     // ---- places ------------------------------------------------------------------------
+
+    /// The variable an `out` argument writes, and the types it is cast to on the way
+    /// (`func((float4)x)`, outermost first): the value comes back through them.
+    fn out_place(&mut self, mut e: &ast::Expr) -> Option<(Place, Vec<Ty>)> {
+        let mut casts = Vec::new();
+        while let ExprKind::Cast(t, inner) = &e.kind {
+            casts.push(self.resolve(t)?);
+            e = inner;
+        }
+        Some((self.place(e)?, casts))
+    }
 
     fn place(&mut self, e: &ast::Expr) -> Option<Place> {
         match &e.kind {
@@ -3821,13 +3905,13 @@ impl<'a> Lowering<'a> {
                 continue;
             };
             let comps = if m.out && !m.in_ {
-                let place = self.place(a)?;
+                let place = self.out_place(a)?;
                 outs.push((p.declarator.name.clone(), place));
                 let z = self.program.konst(0.0);
                 vec![z; ty.components()]
             } else {
                 if m.out {
-                    let place = self.place(a)?;
+                    let place = self.out_place(a)?;
                     outs.push((p.declarator.name.clone(), place));
                 }
                 let v = self.expr(a)?;
@@ -3858,11 +3942,13 @@ impl<'a> Lowering<'a> {
             returned: None,
             ended: false,
         });
+        let caller_typedefs = std::mem::replace(&mut self.typedefs, self.global_typedefs.clone());
         self.stmts(&f.body.as_ref().unwrap().stmts);
+        self.typedefs = caller_typedefs;
         let frame = self.frames.pop().unwrap();
         self.pred = None;
         let callee = self.scopes.pop().unwrap();
-        let outs: Vec<(Val, Place)> = outs
+        let outs: Vec<(Val, (Place, Vec<Ty>))> = outs
             .into_iter()
             .map(|(n, place)| {
                 let v = &callee[&n];
@@ -3878,9 +3964,12 @@ impl<'a> Lowering<'a> {
         self.scopes.extend(saved_scopes);
         self.loops = saved_loops;
         self.pred = saved_pred;
-        for (v, place) in outs {
+        for (mut v, (place, casts)) in outs {
             // The parameter's value converted to the argument's type (a float4 out into
-            // an int4 truncates).
+            // an int4 truncates), through each type the argument was cast to.
+            for t in &casts {
+                v = self.convert(v, t, loc, false)?;
+            }
             let v = self.convert(v, &place.ty, loc, true)?;
             self.write_place(&place, &v.comps);
         }

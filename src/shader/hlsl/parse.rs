@@ -69,7 +69,7 @@ const SCALARS: [(&str, Scalar); 11] = [
 ];
 
 /// `float4` → (float, 4, None); `half3x4` → (half, 3, Some(4)); `int` → (int, 0, None).
-fn numeric_type(name: &str) -> Option<TypeName> {
+pub(super) fn numeric_type(name: &str) -> Option<TypeName> {
     for (prefix, scalar) in SCALARS {
         let Some(rest) = name.strip_prefix(prefix) else {
             continue;
@@ -93,7 +93,7 @@ fn numeric_type(name: &str) -> Option<TypeName> {
     None
 }
 
-fn object_type(name: &str) -> Option<TypeName> {
+pub(super) fn object_type(name: &str) -> Option<TypeName> {
     Some(match name.to_ascii_lowercase().as_str() {
         "sampler" | "samplerstate" | "sampler_state" => TypeName::Sampler(Dim::Generic),
         "sampler1d" => TypeName::Sampler(Dim::D1),
@@ -377,6 +377,13 @@ impl<'t> Parser<'t, '_> {
             return Err(self.error_here("a type"));
         }
         let s = t.text.as_str();
+        // A typedef may take a built-in type's name (`typedef float2 float;`, or
+        // `texturE`, which would otherwise be `texture`): the lowering knows which is
+        // in scope.
+        if self.types.contains(s) {
+            self.pos += 1;
+            return Ok(TypeName::Named(s.to_string()));
+        }
         if let Some(n) = numeric_type(s) {
             self.pos += 1;
             return Ok(n);
