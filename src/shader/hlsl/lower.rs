@@ -586,7 +586,7 @@ impl<'a> Lowering<'a> {
     }
 
     fn peek(&mut self, e: &ast::Expr) -> Option<Val> {
-        let saved = std::mem::replace(self.diags, Diagnostics::default());
+        let saved = std::mem::take(self.diags);
         let v = self.expr(e);
         *self.diags = saved;
         v
