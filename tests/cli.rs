@@ -698,3 +698,68 @@ fn d3d9_compile_unrolls_loops_left_at_run_time_conditions_as_microsofts_compiler
         );
     }
 }
+
+/// Corners of the language fxc accepts and real sources meet: a typedef that takes a
+/// built-in type's name inside a function, an `out` argument cast on its way back, `?:`
+/// with a vector condition choosing between scalars, an unsized array sized by another,
+/// and an `SV_Position` input ps_2_0 cannot read but the shader does not read either.
+/// The values are those of Microsoft's shader through `d3d9 run`.
+#[test]
+fn d3d9_compile_accepts_the_corners_of_the_language_microsofts_compiler_accepts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("corners.hlsl");
+    fs::write(
+        &src,
+        "typedef float2 Pair;\nuniform float4 f;\nvoid get(out float4 o) { o = f; }\nfloat4 main(float4 pos : SV_Position, float4 color : COLOR0) : COLOR\n{\n    typedef Pair float;\n    float p = {1, 2};\n    int4 whole;\n    get((float4)whole);\n    float4 pick = color ? p.x : p.y;\n    float4 copy[] = {pick, pick};\n    float4 again[] = copy;\n    return float4(p.x + p.y, whole.x, again[1].x, pick.y);\n}\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("corners.pso");
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "compile",
+        src.to_str().unwrap(),
+        "-T",
+        "ps_2_0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for (f, color, want) in [
+        ("f=2.7,0,0,0", "COLOR0=1,0,0,0", [3.0, 2.0, 1.0, 2.0]),
+        ("f=-3.5,0,0,0", "COLOR0=0,1,0,0", [3.0, -3.0, 2.0, 1.0]),
+    ] {
+        let (code, json, err) = shaderfs(&[
+            "d3d9",
+            "run",
+            out.to_str().unwrap(),
+            "--set",
+            f,
+            "--set",
+            color,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let got =
+            serde_json::from_slice::<serde_json::Value>(&json).unwrap()["outputs"]["oC0"].clone();
+        assert_eq!(got, serde_json::json!(want), "{f} {color}");
+    }
+    // Read, the position is an input ps_2_0 has no register for.
+    fs::write(
+        &src,
+        "float4 main(float4 pos : SV_Position, float4 color : COLOR0) : COLOR\n{\n    return pos + color;\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "compile",
+        src.to_str().unwrap(),
+        "-T",
+        "ps_2_0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("corners.hlsl(1,20): error: invalid ps_2_0 input semantic 'SV_Position'"),
+        "{err}"
+    );
+}
