@@ -254,8 +254,13 @@ impl Program {
                 self.uniforms[var as usize].ty.base(),
                 Some(super::types::Base::Int | super::types::Base::Uint | super::types::Base::Bool)
             ),
-            // x - frac(x), which floor makes.
-            Op::Add if self.minus_frac_of(arg(0), arg(1)) || self.minus_frac_of(arg(1), arg(0)) => {
+            // x - frac(x), which floor makes, and x + frac(-x), which ceil makes.
+            Op::Add
+                if self.minus_frac_of(arg(0), arg(1))
+                    || self.minus_frac_of(arg(1), arg(0))
+                    || self.frac_of_minus(arg(0), arg(1))
+                    || self.frac_of_minus(arg(1), arg(0)) =>
+            {
                 true
             }
             Op::Add | Op::Mul | Op::Min | Op::Max | Op::Slt | Op::Sge => int(0) && int(1),
@@ -348,6 +353,17 @@ impl Program {
         let f = n.args[0][usize::from(m.lane)];
         let fnode = self.node(f.node);
         fnode.op == Op::Frc && fnode.args[0][usize::from(f.lane)] == x
+    }
+
+    /// Whether `m` is `frac(-x)`.
+    fn frac_of_minus(&self, x: Comp, m: Comp) -> bool {
+        let n = self.node(m.node);
+        if n.op != Op::Frc {
+            return false;
+        }
+        let g = n.args[0][usize::from(m.lane)];
+        let gnode = self.node(g.node);
+        gnode.op == Op::Neg && gnode.args[0][usize::from(g.lane)] == x
     }
 
     pub fn too_big(&self) -> bool {
