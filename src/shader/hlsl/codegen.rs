@@ -1536,6 +1536,11 @@ impl Gen<'_> {
             });
         op.neg = src.neg;
         op.abs = src.abs;
+        if identity {
+            // Every way here puts the lanes read where they are read; the others are
+            // not read, and an operand that must not swizzle names none.
+            op.swz = [0, 1, 2, 3];
+        }
         op
     }
 
@@ -1597,12 +1602,12 @@ impl Gen<'_> {
                 swz[usize::from(d)] = lanes[i];
             }
             fill_swizzle(&mut swz, dst);
-            if identity && swz != [0, 1, 2, 3] {
+            if identity && !dst.iter().all(|&d| swz[usize::from(d)] == d) {
                 return None;
             }
             return Some(Operand {
                 reg: Reg::Const(r),
-                swz,
+                swz: if identity { [0, 1, 2, 3] } else { swz },
                 neg: false,
                 abs: false,
             });
@@ -2301,10 +2306,11 @@ impl Gen<'_> {
                     abs: false,
                 };
                 let identity = self.profile.major == 2;
-                let mut coord = self.operand(&coords, &[0, 1, 2, 3], identity);
+                let read: Vec<u8> = (0..coords.comps.len() as u8).collect();
+                let mut coord = self.operand(&coords, &read, identity);
                 if identity && !matches!(coord.reg, Reg::Temp(_) | Reg::Texture(_)) {
                     // ps_2_x reads coordinates from t# or r# only.
-                    let r = self.gather(&coords.comps, &[0, 1, 2, 3]);
+                    let r = self.gather(&coords.comps, &read);
                     coord = Operand {
                         reg: Reg::Temp(r),
                         swz: [0, 1, 2, 3],
@@ -2315,7 +2321,8 @@ impl Gen<'_> {
                 ops.push(coord);
                 ops.push(self.operand(&srcs[1], &[0], false));
                 for g in &srcs[2..] {
-                    ops.push(self.operand(g, &[0, 1, 2, 3], false));
+                    let read: Vec<u8> = (0..g.comps.len() as u8).collect();
+                    ops.push(self.operand(g, &read, false));
                 }
             }
             Op::Dp3 | Op::Dp4 | Op::Nrm => {

@@ -669,21 +669,20 @@ pub(super) fn sample(
     let c = l
         .conv(args[1].clone(), &Ty::vector(Base::Float, n), loc)?
         .comps;
-    let mut c4 = c.clone();
-    while c4.len() < 4 {
-        c4.push(*c.last().unwrap());
+    // Only the lanes the sampler reads: the register's others are whatever they hold,
+    // as fxc leaves them (`texld r1, r1, s0` after writing r1.xy).
+    // A 1D sampler is declared 2D, which reads .xy: the one coordinate is both.
+    let mut c = c;
+    if c.len() == 1 {
+        c.push(c[0]);
     }
-    let mut ops = vec![c4, args[0].comps.clone()];
+    let mut ops = vec![c, args[0].comps.clone()];
     if kind == TexKind::Grad {
         for g in &args[2..] {
             let g = l
                 .conv(g.clone(), &Ty::vector(Base::Float, coords), loc)?
                 .comps;
-            let mut g4 = g.clone();
-            while g4.len() < 4 {
-                g4.push(*g.last().unwrap());
-            }
-            ops.push(g4);
+            ops.push(g);
         }
     }
     let comps = l.prog().raw(Op::Tex(kind), ops, 4);
