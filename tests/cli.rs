@@ -697,6 +697,27 @@ fn d3d9_compile_unrolls_loops_left_at_run_time_conditions_as_microsofts_compiler
             "t = {t}"
         );
     }
+    // Loops that leave at run-time conditions for hundreds of iterations, nested: refused
+    // once, at the inner loop, as fxc refuses a loop it does not see end.
+    let src = tmp.path().join("endless.hlsl");
+    fs::write(
+        &src,
+        "float4 main(float x : TEXCOORD0) : COLOR\n{\n    float s = 0;\n    [unroll] for (int i = 0; i < 250; i++) { if (x < i) break; [unroll] for (int j = 0; j < 250; j++) { if (x < j) break; s += 1; } }\n    return s;\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "compile",
+        src.to_str().unwrap(),
+        "-T",
+        "ps_3_0",
+        "-o",
+        tmp.path().join("endless.pso").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    let refusal =
+        "endless.hlsl(4,64): error: unable to unroll loop, loop does not appear to terminate";
+    assert_eq!(err.matches(refusal).count(), 1, "{err}");
 }
 
 /// Corners of the language fxc accepts and real sources meet: a typedef that takes a

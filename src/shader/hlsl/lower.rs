@@ -61,6 +61,9 @@ impl Profile {
 
 /// Loop iterations unrolled at most, as fxc's own bound on unrolling.
 const MAX_UNROLL: u32 = 1024;
+/// How many iterations an unrolled loop may run after a path left it at a run-time
+/// condition (fxc gives up on such loops after a few hundred too).
+const MAX_RUN_TIME_ITERATIONS: u32 = 256;
 /// Nested inlined calls at most (HLSL has no recursion; this catches it).
 const MAX_CALL_DEPTH: usize = 64;
 
@@ -1619,9 +1622,20 @@ impl<'a> Lowering<'a> {
             });
         let limit = given.map_or(MAX_UNROLL, |n| n.clamp(1, 1 << 16));
         self.loops.push(LoopFlags::default());
+        let errors_before = self.diags.errors();
         let mut iterations = 0;
+        let mut run_time = 0;
         let mut first = body_first;
         loop {
+            // Paths that left at run-time conditions make every later iteration dearer to
+            // fold; past a bound the loop is refused as fxc refuses one it cannot see end.
+            if self.loops.last().unwrap().broken.is_some() {
+                run_time += 1;
+                if run_time > MAX_RUN_TIME_ITERATIONS {
+                    self.error(loc, format!("unable to unroll loop, loop does not appear to terminate in a timely manner ({MAX_RUN_TIME_ITERATIONS} iterations after one left at a run-time condition)"));
+                    break;
+                }
+            }
             if !first {
                 if let Some(c) = cond {
                     let Some(c) = self.condition(c) else { break };
@@ -1668,7 +1682,8 @@ impl<'a> Lowering<'a> {
                 );
                 break;
             }
-            if self.program.too_big() || self.diags.errors() > 100 {
+            // An error in the body (an inner loop refused) is said once, not per iteration.
+            if self.program.too_big() || self.diags.errors() > errors_before {
                 break;
             }
             self.stmt(body);
@@ -2029,6 +2044,11 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// How many facts [`Self::assume`] learns at most: a guard longer than that (a loop
+    /// left at run-time conditions in hundreds of iterations) keeps the rest unknown,
+    /// so that every statement's check costs a bounded time.
+    const MAX_FACTS: usize = 256;
+
     /// What `c == value` implies of the booleans it is made of (0 or 1 each): `a * b` is 1
     /// when both are, `max(a, b)` 0 when both are, `1 - a` the other of `a`.
     /// `signs` learns which comparisons that implies: `(a >= 0 ? 1 : 0) == 1` says `a >= 0`.
@@ -2043,7 +2063,7 @@ impl<'a> Lowering<'a> {
         if let Some(k) = self.program.constant(c) {
             return k == value;
         }
-        if facts.len() > 2048 {
+        if facts.len() > Self::MAX_FACTS {
             return true;
         }
         if let Some(old) = facts.insert(c, value) {
