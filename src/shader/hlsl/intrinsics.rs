@@ -175,7 +175,7 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
         "pow" => {
             arity(2, l)?;
             let (a, b, ty) = same2f(l, &args[0], &args[1], loc)?;
-            let comps = (0..a.len()).map(|i| pow(l, a[i], b[i])).collect();
+            let comps = pow_each(l, &a, &b);
             Some(Val { ty, comps })
         }
         "step" => {
@@ -854,28 +854,46 @@ fn floor(l: &mut Lowering, c: &[Comp]) -> Vec<Comp> {
     l.prog().map(Op::Add, vec![c.to_vec(), nf])
 }
 
+/// `pow` of each lane: the logarithms and exponentials one lane at a time, as the
+/// models have them, the product between them one vector instruction, as fxc makes it.
+fn pow_each(l: &mut Lowering, a: &[Comp], b: &[Comp]) -> Vec<Comp> {
+    let mut out: Vec<Option<Comp>> = (0..a.len()).map(|i| pow_whole(l, a[i], b[i])).collect();
+    let rest: Vec<usize> = (0..a.len()).filter(|&i| out[i].is_none()).collect();
+    if rest.is_empty() {
+        return out.into_iter().flatten().collect();
+    }
+    let logs: Vec<Comp> = rest
+        .iter()
+        .map(|&i| l.prog().scalar(Op::Log, vec![vec![a[i]]]))
+        .collect();
+    let exps: Vec<Comp> = rest.iter().map(|&i| b[i]).collect();
+    let m = l.prog().map(Op::Mul, vec![logs, exps]);
+    for (k, &i) in rest.iter().enumerate() {
+        out[i] = Some(l.prog().scalar(Op::Exp, vec![vec![m[k]]]));
+    }
+    out.into_iter().flatten().collect()
+}
+
 fn pow(l: &mut Lowering, a: Comp, b: Comp) -> Comp {
-    // A small whole exponent known here multiplies, as fxc does: a negative base keeps
-    // its sign.
-    if let Some(e) = l
+    pow_each(l, &[a], &[b])[0]
+}
+
+/// `pow` with a small whole exponent known here: multiplications, as fxc does (a
+/// negative base keeps its sign).
+fn pow_whole(l: &mut Lowering, a: Comp, b: Comp) -> Option<Comp> {
+    let e = l
         .prog()
         .constant(b)
-        .filter(|e| *e == e.trunc() && e.abs() >= 1.0 && e.abs() <= 4.0)
-    {
-        let mut acc = a;
-        for _ in 1..e.abs() as u32 {
-            acc = l.prog().map(Op::Mul, vec![vec![acc], vec![a]])[0];
-        }
-        return if e < 0.0 {
-            l.prog().scalar(Op::Rcp, vec![vec![acc]])
-        } else {
-            acc
-        };
+        .filter(|e| *e == e.trunc() && e.abs() >= 1.0 && e.abs() <= 4.0)?;
+    let mut acc = a;
+    for _ in 1..e.abs() as u32 {
+        acc = l.prog().map(Op::Mul, vec![vec![acc], vec![a]])[0];
     }
-    // exp2(b * log2(a)), which is what `pow` is in both models.
-    let lg = l.prog().scalar(Op::Log, vec![vec![a]]);
-    let m = l.prog().map(Op::Mul, vec![vec![lg], vec![b]])[0];
-    l.prog().scalar(Op::Exp, vec![vec![m]])
+    Some(if e < 0.0 {
+        l.prog().scalar(Op::Rcp, vec![vec![acc]])
+    } else {
+        acc
+    })
 }
 
 /// sin (lane 1) or cos (lane 0) of each component, its argument first brought into

@@ -423,6 +423,32 @@ impl Program {
         if let Some(simple) = self.simplify(op, &args) {
             return simple;
         }
+        // Lanes that compute the same thing are computed once (`f(float3(y, y, y))` is
+        // one lane of work, read three times, as fxc makes it).
+        if width > 1 {
+            let mut unique: Vec<usize> = Vec::new();
+            let mut which = Vec::with_capacity(width);
+            for i in 0..width {
+                match unique
+                    .iter()
+                    .position(|&u| args.iter().all(|a| a[u] == a[i]))
+                {
+                    Some(k) => which.push(k),
+                    None => {
+                        which.push(unique.len());
+                        unique.push(i);
+                    }
+                }
+            }
+            if unique.len() < width {
+                let part = args
+                    .iter()
+                    .map(|a| unique.iter().map(|&u| a[u]).collect())
+                    .collect();
+                let done = self.map(op, part);
+                return which.into_iter().map(|k| done[k]).collect();
+            }
+        }
         // Wider than one and made of lanes of different nodes is still one instruction:
         // the code generator gathers each operand into one register first.
         let id = self.add(Node {
