@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
 
-use super::ir::{Comp, LoopCount, NodeId, Op, Program, TexKind, Uniform};
+use super::ir::{Comp, Condition, LoopCount, NodeId, Op, Program, Region, TexKind, Uniform};
 use super::lower::Profile;
 use super::token::Loc;
 use super::types::{Base, Dim, Ty};
@@ -187,8 +187,10 @@ struct Gen<'p> {
     /// The register each hint group went to.
     group_reg: HashMap<u32, u32>,
     next_group: u32,
-    /// The loop each node runs in.
-    regions: Vec<Option<u32>>,
+    /// The region each node runs in.
+    regions: Vec<Region>,
+    /// The `b#` register of each `bool` uniform a kept branch tests.
+    bool_regs: HashMap<u32, u32>,
     /// The `i#` register of each loop count: an `int` uniform's, or a `defi`'s.
     int_regs: HashMap<u32, u32>,
     /// `defi`s: register and count.
@@ -256,9 +258,41 @@ pub fn generate(
             }
         }
     }
+    // The branches kept, and the `bool` uniforms they test.
+    let mut kept: Vec<u32> = needed
+        .iter()
+        .filter_map(|&n| match p.node(n).op {
+            Op::Joined { br } => Some(br),
+            _ => None,
+        })
+        .collect();
+    kept.sort_unstable();
+    kept.dedup();
+    let mut bools: Vec<u32> = kept
+        .iter()
+        .filter_map(|&br| match p.branches[br as usize].condition {
+            Condition::Bool { var, .. } => Some(var),
+            Condition::Compare(..) => None,
+        })
+        .collect();
+    bools.sort_unstable();
+    bools.dedup();
     let (uniform_regs, mut table_constants, def_base) =
         allocate_uniforms(p, &used_offsets, &counts);
-    let (int_regs, int_base) = allocate_ints(p, &counts, &mut table_constants);
+    let (int_regs, int_base) = allocate_set(
+        p,
+        &counts,
+        |u| u.int_bound,
+        RegisterSet::INT4,
+        &mut table_constants,
+    );
+    let (bool_regs, _) = allocate_set(
+        p,
+        &bools,
+        |u| u.bool_bound,
+        RegisterSet::BOOL,
+        &mut table_constants,
+    );
     let mut g = Gen {
         p,
         profile,
@@ -276,7 +310,8 @@ pub fn generate(
         pending_free: Vec::new(),
         group_reg: HashMap::new(),
         next_group: 0,
-        regions: regions(p),
+        regions: regions(p, profile, &needed),
+        bool_regs,
         int_regs,
         defis: Vec::new(),
         int_base,
@@ -324,8 +359,15 @@ pub fn generate(
             *g.uses_left.entry(c.node).or_default() += 1;
         }
     }
+    for &br in &kept {
+        for c in condition_comps(p, br) {
+            for c in g.resolve(&[c]).comps {
+                *g.uses_left.entry(c.node).or_default() += 1;
+            }
+        }
+    }
     g.hint(&needed);
-    g.emit_list(&needed, None);
+    g.emit_list(&needed, Region::Top);
     for k in &p.kills {
         g.kill(k);
     }
@@ -606,21 +648,25 @@ fn allocate_uniforms(
     (regs, constants, def_base)
 }
 
-/// Integer registers of the `int` uniforms that count loops: those the source bound
-/// where it said, the rest in order of declaration in the first free; each an entry of
-/// the table (kept sorted by name). Returns the registers and the first one free for
-/// `defi`s.
-fn allocate_ints(
+/// Registers of one of the integer register sets: of the `int` uniforms that count loops
+/// (`i#`), or of the `bool` uniforms kept branches test (`b#`). Those the source bound go
+/// where it said, the rest in order of declaration in the first free; each is an entry of
+/// the table (kept sorted by name, an entry of the `BOOL` set before the `FLOAT4` one of
+/// the same uniform, as fxc lists a `bool` both tested and read). Returns the registers
+/// and the first one free for `defi`s.
+fn allocate_set(
     p: &Program,
-    counts: &[u32],
+    vars: &[u32],
+    bound: impl Fn(&Uniform) -> Option<u32>,
+    set: RegisterSet,
     constants: &mut Vec<Constant>,
 ) -> (HashMap<u32, u32>, u32) {
     let mut regs = HashMap::new();
     let mut taken: HashSet<u32> = HashSet::new();
-    let mut vars = counts.to_vec();
+    let mut vars = vars.to_vec();
     vars.sort_unstable();
     for &var in &vars {
-        if let Some(b) = p.uniforms[var as usize].int_bound {
+        if let Some(b) = bound(&p.uniforms[var as usize]) {
             regs.insert(var, b);
             taken.insert(b);
         }
@@ -635,9 +681,19 @@ fn allocate_ints(
     }
     for (&var, &r) in &regs {
         let u = &p.uniforms[var as usize];
-        constants.push(table_entry(u, RegisterSet::INT4, r, 1, 0));
+        let mut entry = table_entry(u, set, r, 1, 0);
+        if set == RegisterSet::BOOL {
+            // One DWORD per bool, true as all bits set, as fxc writes it.
+            entry.default_value = u.default.as_ref().map(|d| {
+                d.iter()
+                    .map(|&v| if v != 0.0 { u32::MAX } else { 0 })
+                    .collect()
+            });
+            entry.reserved = bound(u).filter(|_| !u.kept).map_or(0, |b| (b * 4 + 2) as u16);
+        }
+        constants.push(entry);
     }
-    constants.sort_by(|a, b| a.name.cmp(&b.name));
+    constants.sort_by(|a, b| (&a.name, a.register_set.0).cmp(&(&b.name, b.register_set.0)));
     (regs, taken.iter().max().map_or(0, |m| m + 1))
 }
 
@@ -847,32 +903,127 @@ fn prepare_loops(p: &mut Program) {
     }
 }
 
-/// The loop each node runs in (see [`Program::region_of`]), for every node.
-fn regions(p: &Program) -> Vec<Option<u32>> {
-    let mut out: Vec<Option<u32>> = vec![None; p.nodes.len()];
-    if p.loops.is_empty() {
-        return out;
+/// Where each needed node runs (the top level for every other), as a global code motion
+/// places it: no earlier than the values it reads are made (inside a loop whose carried
+/// values it reads, inside an arm whose branch's results it reads), no later than where
+/// all its readers are (an arm only its readers in that arm need, the code after a loop
+/// or branch for its results), and between the two in as few loops as it can be, as deep
+/// in branch arms as its readers let it: a loop's body computes only what depends on the
+/// loop, and a branch's arm what only the arm needs. A gradient (`texld`, `dsx`, …) of a
+/// computed value stays out of arms that pixels may take apart.
+fn regions(p: &Program, profile: Profile, order: &[NodeId]) -> Vec<Region> {
+    let mut early = vec![Region::Top; p.nodes.len()];
+    let deeper = |a: Region, b: Region| if p.depth(b) > p.depth(a) { b } else { a };
+    for &n in order {
+        let node = p.node(n);
+        early[n as usize] = match node.op {
+            Op::Carried { lp, .. } => Region::Loop(lp),
+            Op::After { lp, .. } => p.loops[lp as usize].parent,
+            Op::Joined { br } => p.branches[br as usize].parent,
+            _ => node
+                .args
+                .iter()
+                .flat_map(|a| resolve_in(p, profile, a).comps)
+                .fold(Region::Top, |r, c| deeper(r, early[c.node as usize])),
+        };
     }
-    let mut done = vec![false; p.nodes.len()];
-    for root in 0..p.nodes.len() as NodeId {
-        let mut stack = vec![(root, false)];
-        while let Some((n, expanded)) = stack.pop() {
-            if done[n as usize] {
-                continue;
-            }
-            if expanded {
-                out[n as usize] = p.region_of(n, &out);
-                done[n as usize] = true;
-                continue;
-            }
-            stack.push((n, true));
-            if !matches!(p.node(n).op, Op::After { .. }) {
-                for c in p.node(n).args.iter().flatten() {
-                    if !done[c.node as usize] {
-                        stack.push((c.node, false));
+    let mut late: Vec<Option<Region>> = vec![None; p.nodes.len()];
+    let meet = |late: &mut Vec<Option<Region>>, comps: &[Comp], at: Region| {
+        for c in resolve_in(p, profile, comps).comps {
+            let l = &mut late[c.node as usize];
+            *l = Some(match *l {
+                Some(r) => p.common(r, at),
+                None => at,
+            });
+        }
+    };
+    for comps in p.root_comps() {
+        meet(&mut late, comps, Region::Top);
+    }
+    let mut out = vec![Region::Top; p.nodes.len()];
+    for &n in order.iter().rev() {
+        let node = p.node(n);
+        let place = match node.op {
+            Op::Carried { .. } | Op::After { .. } | Op::Joined { .. } => early[n as usize],
+            _ => {
+                let first = early[n as usize];
+                let mut best = late[n as usize].unwrap_or(first);
+                let mut r = best;
+                while r != first {
+                    let Some(up) = p.parent(r) else { break };
+                    r = up;
+                    if p.loop_depth(r) < p.loop_depth(best) {
+                        best = r;
                     }
                 }
+                if gradient_of_temp(p, profile, n) {
+                    while best != first && p.in_dynamic_arm(best) {
+                        best = p.parent(best).unwrap_or(Region::Top);
+                    }
+                }
+                best
             }
+        };
+        out[n as usize] = place;
+        match node.op {
+            Op::After { lp, .. } => {
+                let l = &p.loops[lp as usize];
+                for (i, a) in node.args.iter().enumerate() {
+                    let at = if i % 2 == 0 { l.parent } else { Region::Loop(lp) };
+                    meet(&mut late, a, at);
+                }
+            }
+            Op::Joined { br } => {
+                meet(&mut late, &node.args[0], Region::Arm(br, true));
+                meet(&mut late, &node.args[1], Region::Arm(br, false));
+                let b = &p.branches[br as usize];
+                if let Condition::Compare(_, x, y) = b.condition {
+                    meet(&mut late, &[x], b.parent);
+                    meet(&mut late, &[y], b.parent);
+                }
+            }
+            _ => {
+                for a in &node.args {
+                    meet(&mut late, a, place);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A gradient instruction (`texld`, `texldp`, `texldb`, `dsx`, `dsy`) whose operand is
+/// computed: pixels that skip an arm around it leave its neighbours' gradients undefined.
+fn gradient_of_temp(p: &Program, profile: Profile, n: NodeId) -> bool {
+    let node = p.node(n);
+    if !matches!(
+        node.op,
+        Op::Tex(TexKind::Plain | TexKind::Proj | TexKind::Bias) | Op::Dsx | Op::Dsy
+    ) {
+        return false;
+    }
+    let src = resolve_in(p, profile, &node.args[0]);
+    let first = src.comps[0].node;
+    let as_is = src.comps.iter().all(|&c| p.constant(c).is_some())
+        || src.comps.iter().all(|c| c.node == first)
+            && matches!(p.node(first).op, Op::Input(_) | Op::Uniform { .. });
+    !as_is
+}
+
+/// The values a branch's condition compares (none for a `bool` uniform's).
+fn condition_comps(p: &Program, br: u32) -> Vec<Comp> {
+    match p.branches[br as usize].condition {
+        Condition::Compare(_, x, y) => vec![x, y],
+        Condition::Bool { .. } => Vec::new(),
+    }
+}
+
+/// Every [`Op::Joined`] node of each branch, by branch.
+fn joined_nodes(p: &Program) -> Vec<Vec<NodeId>> {
+    let mut out = vec![Vec::new(); p.branches.len()];
+    for (n, node) in p.nodes.iter().enumerate() {
+        if let Op::Joined { br } = node.op {
+            out[br as usize].push(n as NodeId);
         }
     }
     out
@@ -895,7 +1046,7 @@ fn share_gathers(p: &mut Program, profile: Profile) {
     };
     let mut count: HashMap<Vec<Comp>, usize> = HashMap::new();
     for &n in &needed {
-        if matches!(p.node(n).op, Op::After { .. } | Op::Copy) {
+        if matches!(p.node(n).op, Op::After { .. } | Op::Joined { .. } | Op::Copy) {
             continue;
         }
         for a in &p.node(n).args {
@@ -907,7 +1058,7 @@ fn share_gathers(p: &mut Program, profile: Profile) {
     }
     let mut copies: HashMap<Vec<Comp>, Vec<Comp>> = HashMap::new();
     for &n in &needed {
-        if matches!(p.node(n).op, Op::After { .. } | Op::Copy) {
+        if matches!(p.node(n).op, Op::After { .. } | Op::Joined { .. } | Op::Copy) {
             continue;
         }
         let args = p.node(n).args.clone();
@@ -943,17 +1094,6 @@ fn share_gathers(p: &mut Program, profile: Profile) {
     }
 }
 
-/// Whether a node of region `r` runs within loop `lp` (in it or in a loop inside it).
-fn within(p: &Program, mut r: Option<u32>, lp: u32) -> bool {
-    while let Some(l) = r {
-        if l == lp {
-            return true;
-        }
-        r = p.loops[l as usize].parent;
-    }
-    false
-}
-
 /// The nodes the outputs and kills need, each after the nodes it reads (ids are in that
 /// order but for copies the port fix adds later).
 fn needed_nodes(p: &Program, profile: Profile) -> Vec<NodeId> {
@@ -981,6 +1121,7 @@ fn is_componentwise(op: Op) -> bool {
             | Op::Sat
             | Op::Dsx
             | Op::Dsy
+            | Op::Joined { .. }
     )
 }
 
@@ -995,6 +1136,20 @@ fn live_nodes(p: &Program, profile: Profile) -> (Vec<NodeId>, HashMap<NodeId, u8
     }
     roots.sort();
     roots.dedup();
+    let joined = joined_nodes(p);
+    // A branch's results come after everything either arm computes for any of them,
+    // and after its condition: the arms are written out where the first is met.
+    let reads_of = |n: NodeId| -> Vec<Vec<Comp>> {
+        let node = p.node(n);
+        let mut args = node.args.clone();
+        if let Op::Joined { br } = node.op {
+            for &j in &joined[br as usize] {
+                args.extend(p.node(j).args.iter().cloned());
+            }
+            args.extend(condition_comps(p, br).into_iter().map(|c| vec![c]));
+        }
+        args
+    };
     // Depth-first, post-order, without recursion (graphs can be deep).
     for root in roots {
         let mut stack: Vec<(NodeId, bool)> = vec![(root, false)];
@@ -1011,9 +1166,7 @@ fn live_nodes(p: &Program, profile: Profile) -> (Vec<NodeId>, HashMap<NodeId, u8
             }
             state[n as usize] = 1;
             stack.push((n, true));
-            let mut reads: Vec<NodeId> = p
-                .node(n)
-                .args
+            let mut reads: Vec<NodeId> = reads_of(n)
                 .iter()
                 .flat_map(|a| resolve_in(p, profile, a).comps.into_iter().map(|c| c.node))
                 .collect();
@@ -1038,6 +1191,12 @@ fn live_nodes(p: &Program, profile: Profile) -> (Vec<NodeId>, HashMap<NodeId, u8
             continue;
         }
         let node = p.node(n);
+        if let Op::Joined { br } = node.op {
+            for c in condition_comps(p, br) {
+                let c = resolve_in(p, profile, &[c]).comps[0];
+                *live.entry(c.node).or_default() |= 1 << c.lane;
+            }
+        }
         let cw = is_componentwise(node.op);
         for a in &node.args {
             let src = resolve_in(p, profile, a);
@@ -1771,26 +1930,138 @@ impl Gen<'_> {
     /// The nodes of `list` (in dependency order) that run in `region`, and the loops
     /// inside it, each where the first of its results is needed: by then everything its
     /// body reads from outside has been computed.
-    fn emit_list(&mut self, list: &[NodeId], region: Option<u32>) {
-        let mut emitted: HashSet<u32> = HashSet::new();
+    /// The nodes of `list` that run in `region`, in order; a kept loop or branch of the
+    /// region is written out where its first result is met.
+    fn emit_list(&mut self, list: &[NodeId], region: Region) {
+        let mut loops: HashSet<u32> = HashSet::new();
+        let mut branches: HashSet<u32> = HashSet::new();
         for &n in list {
             let node = self.p.node(n);
-            if let Op::After { lp, .. } = node.op {
-                if self.p.loops[lp as usize].parent == region && emitted.insert(lp) {
-                    let body: Vec<NodeId> = list
-                        .iter()
-                        .copied()
-                        .filter(|&m| within(self.p, self.regions[m as usize], lp))
-                        .collect();
-                    self.emit_loop(lp, &body);
+            match node.op {
+                Op::After { lp, .. } => {
+                    if self.p.loops[lp as usize].parent == region && loops.insert(lp) {
+                        let body = self.inside(list, Region::Loop(lp));
+                        self.emit_loop(lp, &body);
+                    }
+                    continue;
                 }
-                continue;
+                Op::Joined { br } => {
+                    if self.p.branches[br as usize].parent == region && branches.insert(br) {
+                        self.emit_branch(br, list);
+                    }
+                    continue;
+                }
+                _ => {}
             }
             if self.regions[n as usize] != region {
                 continue;
             }
             if !self.places.contains_key(&n) && !matches!(node.op, Op::Const(_)) {
                 self.emit_node(n);
+            }
+        }
+    }
+
+    /// The nodes of `list` that run in `region` or a region inside it.
+    fn inside(&self, list: &[NodeId], region: Region) -> Vec<NodeId> {
+        list.iter()
+            .copied()
+            .filter(|&m| self.p.within(self.regions[m as usize], region))
+            .collect()
+    }
+
+    /// One kept branch: its results' registers taken, `if`, the first arm and its values
+    /// moved into them, `else`, the other arm and its values, `endif`. A register freed
+    /// in the first arm may serve the other: what the first arm read last is read by
+    /// nothing on the other path.
+    fn emit_branch(&mut self, br: u32, list: &[NodeId]) {
+        let p = self.p;
+        let b = &p.branches[br as usize];
+        let joined: Vec<NodeId> = list
+            .iter()
+            .copied()
+            .filter(|&m| p.node(m).op == Op::Joined { br })
+            .collect();
+        // Registers for the results: one-lane results packed into free lanes.
+        let mut homes: Vec<(NodeId, u32, Vec<u8>, Vec<u8>)> = Vec::new();
+        for &j in &joined {
+            let positions = self.live_srcs(j).0;
+            let lanes: Vec<u8> = if positions.len() == 1 {
+                vec![self.first_free_lane()]
+            } else {
+                positions.clone()
+            };
+            let r = self.alloc(&lanes, None);
+            homes.push((j, r, positions, lanes));
+        }
+        let (first, negated) = match b.condition {
+            Condition::Bool { var, negated } => {
+                self.code.push(format!("if b{}", self.bool_regs[&var]));
+                (true, negated)
+            }
+            Condition::Compare(op, x, y) => {
+                let srcs = [self.resolve(&[x]), self.resolve(&[y])];
+                self.prepare_relative(&srcs);
+                let mut ops: Vec<Operand> = srcs.iter().map(|s| self.operand(s, &[0], false)).collect();
+                let temps = self.fit_ports(&mut ops);
+                self.code.push(format!(
+                    "if_{} {}, {}",
+                    op.suffix(),
+                    ops[0].text(),
+                    ops[1].text()
+                ));
+                for (r, lanes) in temps {
+                    self.free(r, &lanes);
+                }
+                self.free_pending();
+                for src in &srcs {
+                    self.release(&src.comps);
+                }
+                (true, false)
+            }
+        };
+        let arms = if negated { [!first, first] } else { [first, !first] };
+        for (k, arm) in arms.into_iter().enumerate() {
+            if k == 1 {
+                self.code.push("else".to_string());
+            }
+            self.a0 = [None; 4];
+            let body = self.inside(list, Region::Arm(br, arm));
+            self.emit_list(&body, Region::Arm(br, arm));
+            let which = usize::from(!arm);
+            let mut moves: Vec<(u32, u8, Comp)> = Vec::new();
+            for (j, r, positions, lanes) in &homes {
+                let value = &p.node(*j).args[which];
+                for (&pos, &l) in positions.iter().zip(lanes) {
+                    moves.push((*r, l, value[usize::from(pos)]));
+                }
+            }
+            self.moves(&moves, &[]);
+            for (j, ..) in &homes {
+                let src = self.live_srcs(*j).1[which].clone();
+                self.release(&src.comps);
+            }
+        }
+        if self.code.last().is_some_and(|l| l == "else") {
+            self.code.pop();
+        }
+        self.code.push("endif".to_string());
+        self.a0 = [None; 4];
+        for (j, r, positions, lanes) in homes {
+            let mut la = [lanes[0]; 4];
+            for (&pos, &l) in positions.iter().zip(&lanes) {
+                la[usize::from(pos)] = l;
+            }
+            self.places.insert(
+                j,
+                Place {
+                    reg: Reg::Temp(r),
+                    lanes: la,
+                    bcast: 0,
+                },
+            );
+            if self.uses_left.get(&j).copied().unwrap_or(0) == 0 {
+                self.free(r, &lanes);
             }
         }
     }
@@ -1850,7 +2121,9 @@ impl Gen<'_> {
         for &m in body {
             for src in self.live_srcs(m).1 {
                 for c in src.comps {
-                    if !within(p, self.regions[c.node as usize], lp) && !outside.contains(&c.node) {
+                    if !p.within(self.regions[c.node as usize], Region::Loop(lp))
+                        && !outside.contains(&c.node)
+                    {
                         outside.push(c.node);
                     }
                 }
@@ -1872,7 +2145,7 @@ impl Gen<'_> {
         };
         self.code.push(format!("rep i{count}"));
         self.a0 = [None; 4];
-        self.emit_list(body, Some(lp));
+        self.emit_list(body, Region::Loop(lp));
         // The new values into the chunks' registers; a lane that keeps its value is left.
         let mut ends: Vec<(u32, u8, Comp)> = Vec::new();
         let mut carried_regs: Vec<(u32, u8)> = Vec::new();
@@ -2196,7 +2469,8 @@ impl Gen<'_> {
             | Op::Uniform { .. }
             | Op::Sampler(_)
             | Op::Carried { .. }
-            | Op::After { .. } => return,
+            | Op::After { .. }
+            | Op::Joined { .. } => return,
             // Read where they are, through `a0.x`, by the instructions that use them.
             Op::Relative { .. } => return,
         };
@@ -2736,6 +3010,8 @@ fn fix_ports(p: &mut Program, profile: Profile) {
                 | Op::Mov
                 | Op::Neg
                 | Op::SinCos
+                | Op::After { .. }
+                | Op::Joined { .. }
         ) {
             continue;
         }

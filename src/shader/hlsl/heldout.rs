@@ -35,11 +35,6 @@ const NOT_YET: &[(&str, Stage, &str)] = &[
         Stage::Behaviour,
         "a NaN (QuadDims whose max is 0: a division by zero) goes through min(aspect.x, aspect.y); fxc writes `min r, y, x`, ours `min r, x, y`, and min keeps the NaN of one operand only",
     ),
-    (
-        "tonemap.ps_3_0",
-        Stage::Table,
-        "a bool in an if with long branches: fxc puts it in b0 and branches (`if b0`), ours in c1 and selects with cmp",
-    ),
 ];
 
 const TRIALS: u32 = 24;

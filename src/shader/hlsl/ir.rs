@@ -10,6 +10,11 @@
 //! values once the last iteration ended. Which nodes run inside the loop is then a
 //! question of what they depend on: a node that reads no carried value is computed once,
 //! before the loop.
+//!
+//! A branch the shader keeps as a branch (`if`/`else`/`endif`) is the other: after it,
+//! a variable the two arms left different is an [`Op::Joined`] node of the branch, whose
+//! operands are the variable's value at the end of each arm. Which nodes run in an arm is
+//! a question of who reads them: a node only the arm's values need runs in the arm.
 
 use std::collections::HashMap;
 
@@ -104,6 +109,11 @@ pub enum Op {
         lp: u32,
         index: u32,
     },
+    /// A value after kept branch `br`: operand 0 as the `if` arm left it, operand 1 as
+    /// the `else` arm did, lane by lane.
+    Joined {
+        br: u32,
+    },
     /// Chunk `index` of loop `lp`'s values after it: operands the chunk's start value
     /// and its value at the end of an iteration, then (once the code generator has seen
     /// which chunks are needed) the start and end values of the loop's other chunks, so
@@ -123,12 +133,91 @@ pub enum LoopCount {
     Uniform(u32),
 }
 
+/// Where code runs: at the shader's top level, in the body of a kept loop, or in an arm
+/// of a kept branch (`true` the `if` arm, `false` the `else` arm). Regions nest: each
+/// loop and branch sits in the region it was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Region {
+    Top,
+    Loop(u32),
+    Arm(u32, bool),
+}
+
+/// The comparisons of `if_comp`, as the instruction names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Compare {
+    Gt,
+    Eq,
+    Ge,
+    Lt,
+    Ne,
+    Le,
+}
+
+impl Compare {
+    /// The suffix of the instruction: `if_gt`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Compare::Gt => "gt",
+            Compare::Eq => "eq",
+            Compare::Ge => "ge",
+            Compare::Lt => "lt",
+            Compare::Ne => "ne",
+            Compare::Le => "le",
+        }
+    }
+
+    /// The comparison that holds exactly where this one does not (NaN aside, as the
+    /// instructions themselves leave it).
+    pub fn negated(self) -> Compare {
+        match self {
+            Compare::Gt => Compare::Le,
+            Compare::Eq => Compare::Ne,
+            Compare::Ge => Compare::Lt,
+            Compare::Lt => Compare::Ge,
+            Compare::Ne => Compare::Eq,
+            Compare::Le => Compare::Gt,
+        }
+    }
+
+    /// The comparison of the operands swapped: `a < b` is `b > a`.
+    pub fn swapped(self) -> Compare {
+        match self {
+            Compare::Gt => Compare::Lt,
+            Compare::Ge => Compare::Le,
+            Compare::Lt => Compare::Gt,
+            Compare::Le => Compare::Ge,
+            c => c,
+        }
+    }
+}
+
+/// What decides which arm of a kept branch runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Condition {
+    /// `if b#`: the `bool` uniform `var` of [`Program::uniforms`] (static flow control,
+    /// the same for every vertex or pixel of a draw); `negated`, the `if` arm runs when
+    /// it is false (`if (!b)`), and the code generator writes the arms the other way
+    /// round.
+    Bool { var: u32, negated: bool },
+    /// `if_comp a, b`: two one-lane values compared (dynamic flow control).
+    Compare(Compare, Comp, Comp),
+}
+
+/// A branch kept as a branch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Branch {
+    pub condition: Condition,
+    /// The region the `if` is written in.
+    pub parent: Region,
+}
+
 /// A loop kept as a loop.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Loop {
     pub count: LoopCount,
-    /// The loop this one is in the body of, if any.
-    pub parent: Option<u32>,
+    /// The region the loop is written in.
+    pub parent: Region,
     /// Each carried chunk: its value before the loop, and at the end of an iteration.
     pub carried: Vec<(Vec<Comp>, Vec<Comp>)>,
     /// `After` nodes of each chunk (made when the loop is closed).
@@ -171,6 +260,8 @@ pub struct Uniform {
     pub kept: bool,
     /// `register(iN)` from the source (or kept): where an `int` that counts a loop goes.
     pub int_bound: Option<u32>,
+    /// `register(bN)` from the source (or kept): where a `bool` a kept branch tests goes.
+    pub bool_bound: Option<u32>,
     /// Default value (flattened components, as the initializer gave them).
     pub default: Option<Vec<f32>>,
     pub row_major: bool,
@@ -196,6 +287,8 @@ pub struct Program {
     pub kills: Vec<Vec<Comp>>,
     /// Loops kept as loops, by the number their nodes name.
     pub loops: Vec<Loop>,
+    /// Branches kept as branches, by the number their nodes name.
+    pub branches: Vec<Branch>,
     /// Values computed whether anything reads them or not: the carried values of a loop
     /// whose body or later code reads them (the code generator fills this in).
     pub roots: Vec<Comp>,
@@ -267,6 +360,7 @@ impl Program {
             Op::Mad => int(0) && int(1) && int(2),
             Op::Neg | Op::Abs | Op::Mov | Op::Copy | Op::Sat => int(0),
             Op::Cmp | Op::Lrp => int(1) && int(2),
+            Op::Joined { .. } => int(0) && int(1),
             Op::Carried { lp, index } | Op::After { lp, index } => {
                 self.loops[lp as usize].integral[index as usize] & (1 << c.lane) != 0
             }
@@ -283,34 +377,83 @@ impl Program {
             .chain(std::iter::once(&self.roots))
     }
 
-    /// The loop a node runs in: the innermost loop whose carried values it depends on.
-    /// `regions` holds the answer for every node `n` reads (by node id).
-    pub fn region_of(&self, n: NodeId, regions: &[Option<u32>]) -> Option<u32> {
-        let node = self.node(n);
-        match node.op {
-            Op::Carried { lp, .. } => Some(lp),
-            Op::After { lp, .. } => self.loops[lp as usize].parent,
-            _ => {
-                let mut best: Option<u32> = None;
-                for c in node.args.iter().flatten() {
-                    let r = regions.get(c.node as usize).copied().flatten();
-                    if self.loop_depth(r) > self.loop_depth(best) {
-                        best = r;
-                    }
-                }
-                best
+    /// The region a region sits in; none for the top level.
+    pub fn parent(&self, r: Region) -> Option<Region> {
+        match r {
+            Region::Top => None,
+            Region::Loop(lp) => Some(self.loops[lp as usize].parent),
+            Region::Arm(br, _) => Some(self.branches[br as usize].parent),
+        }
+    }
+
+    /// How many regions a region is inside of (0 for the top level).
+    pub fn depth(&self, mut r: Region) -> usize {
+        let mut d = 0;
+        while let Some(up) = self.parent(r) {
+            d += 1;
+            r = up;
+        }
+        d
+    }
+
+    /// How many loops a region is inside of, itself included.
+    pub fn loop_depth(&self, mut r: Region) -> usize {
+        let mut d = usize::from(matches!(r, Region::Loop(_)));
+        while let Some(up) = self.parent(r) {
+            d += usize::from(matches!(up, Region::Loop(_)));
+            r = up;
+        }
+        d
+    }
+
+    /// Whether region `r` is `outer` or inside it.
+    pub fn within(&self, mut r: Region, outer: Region) -> bool {
+        loop {
+            if r == outer {
+                return true;
+            }
+            match self.parent(r) {
+                Some(up) => r = up,
+                None => return false,
             }
         }
     }
 
-    /// How many loops deep a region is (0 outside every loop).
-    pub fn loop_depth(&self, mut lp: Option<u32>) -> usize {
-        let mut d = 0;
-        while let Some(l) = lp {
-            d += 1;
-            lp = self.loops[l as usize].parent;
+    /// The innermost region both `a` and `b` are within.
+    pub fn common(&self, mut a: Region, mut b: Region) -> Region {
+        let (mut da, mut db) = (self.depth(a), self.depth(b));
+        while da > db {
+            a = self.parent(a).unwrap_or(Region::Top);
+            da -= 1;
         }
-        d
+        while db > da {
+            b = self.parent(b).unwrap_or(Region::Top);
+            db -= 1;
+        }
+        while a != b {
+            a = self.parent(a).unwrap_or(Region::Top);
+            b = self.parent(b).unwrap_or(Region::Top);
+        }
+        a
+    }
+
+    /// Whether region `r` is in an arm of a branch taken by a comparison, which pixels
+    /// of one draw may take apart (so that screen gradients there are undefined).
+    pub fn in_dynamic_arm(&self, mut r: Region) -> bool {
+        loop {
+            if let Region::Arm(br, _) = r {
+                if matches!(
+                    self.branches[br as usize].condition,
+                    Condition::Compare(..)
+                ) {
+                    return true;
+                }
+            }
+            match self.parent(r) {
+                Some(up) => r = up,
+                None => return false,
+            }
+        }
     }
 
     /// `(x * a) * b` as `x * (a * b)`, lane by lane, when every lane is one.
@@ -527,6 +670,7 @@ impl Program {
             }
             Op::Slt | Op::Sge => true,
             Op::Cmp | Op::Lrp => (1..3).all(|k| self.boolean_within(n.args[k][lane], depth - 1)),
+            Op::Joined { .. } => (0..2).all(|k| self.boolean_within(n.args[k][lane], depth - 1)),
             Op::Mul | Op::Max | Op::Min => {
                 (0..2).all(|k| self.boolean_within(n.args[k][lane], depth - 1))
             }

@@ -9,7 +9,8 @@ use std::rc::Rc;
 use super::ast::{self, BinOp, ExprKind, Init, Item, StmtKind, TypeName, UnOp};
 use super::diag::Diagnostics;
 use super::ir::{
-    fold, Comp, Input, Loop, LoopCount, NodeId, Op, Output, Program, TexKind, Uniform,
+    fold, Branch, Compare, Comp, Condition, Input, Loop, LoopCount, NodeId, Op, Output, Program,
+    Region, TexKind, Uniform,
 };
 use super::token::Loc;
 use super::types::{Base, Field, StructTy, Ty};
@@ -46,6 +47,15 @@ impl Profile {
             major,
             minor,
         })
+    }
+
+    /// The profile's name as a listing spells it (`ps_2_x` for ps_2_a and ps_2_b).
+    pub fn name(self) -> String {
+        let kind = if self.pixel { "ps" } else { "vs" };
+        match (self.major, self.minor) {
+            (2, 1) => format!("{kind}_2_x"),
+            (major, minor) => format!("{kind}_{major}_{minor}"),
+        }
     }
 
     /// Whether the model has `rep` and integer registers: vertex shaders from 2.0 and
@@ -144,6 +154,15 @@ struct LoopFlags {
     ended_continue: bool,
 }
 
+/// How an `if` may stay a branch: what the instruction would test, whether the source
+/// asked for a branch (`[branch]`), and where the `if` is.
+#[derive(Clone, Copy)]
+struct Plan {
+    condition: Condition,
+    forced: bool,
+    loc: Loc,
+}
+
 pub struct Lowering<'a> {
     pub program: Program,
     pub diags: &'a mut Diagnostics,
@@ -161,8 +180,11 @@ pub struct Lowering<'a> {
     scopes: Vec<HashMap<String, Var>>,
     frames: Vec<Frame>,
     loops: Vec<LoopFlags>,
-    /// The loops kept as loops whose body is being lowered, innermost last.
-    real_loops: Vec<u32>,
+    /// The region the code being lowered runs in: the top level, a kept loop's body or
+    /// a kept branch's arm.
+    region: Region,
+    /// Functions inlined so far: an arm that calls one is worth a branch to fxc.
+    calls: u32,
     /// The condition the code being lowered runs under (an enclosing `if`'s), if any.
     pred: Option<Comp>,
     /// The guard under which the variables hold what they are now: an `if` lowers each
@@ -195,7 +217,8 @@ impl<'a> Lowering<'a> {
             scopes: vec![HashMap::new()],
             frames: Vec::new(),
             loops: Vec::new(),
-            real_loops: Vec::new(),
+            region: Region::Top,
+            calls: 0,
             pred: None,
             env_pred: None,
             row_major_default: false,
@@ -639,17 +662,20 @@ impl<'a> Lowering<'a> {
         } else {
             bound
         };
-        let int_bound = binding
-            .registers
-            .iter()
-            .find(|r| r.class == 'i' && r.subscript.is_none())
-            .map(|r| r.index)
-            .or_else(|| {
-                self.keep
-                    .get(&name)
-                    .filter(|&&(class, _)| class == 'i')
-                    .map(|&(_, r)| r)
-            });
+        let set_bound = |class: char| {
+            binding
+                .registers
+                .iter()
+                .find(|r| r.class == class && r.subscript.is_none())
+                .map(|r| r.index)
+                .or_else(|| {
+                    self.keep
+                        .get(&name)
+                        .filter(|&&(c, _)| c == class)
+                        .map(|&(_, r)| r)
+                })
+        };
+        let (int_bound, bool_bound) = (set_bound('i'), set_bound('b'));
         let var = self.program.uniforms.len() as u32;
         let registers = register_count(&ty, row_major);
         let comps = self.uniform_comps(var, &ty, row_major, &mut 0);
@@ -660,6 +686,7 @@ impl<'a> Lowering<'a> {
             bound,
             kept,
             int_bound,
+            bool_bound,
             default,
             row_major,
             is_sampler,
@@ -1281,7 +1308,7 @@ impl<'a> Lowering<'a> {
             if let StmtKind::If(cond, then, other) = &s.kind {
                 let (t_ends, e_ends) = (ends(then), other.as_deref().is_some_and(ends));
                 if t_ends != e_ends && !rest.is_empty() {
-                    let Some(c) = self.if_condition(s, cond) else {
+                    let Some((c, plan)) = self.if_condition(s, cond) else {
                         return;
                     };
                     match self.program.constant(c) {
@@ -1293,6 +1320,7 @@ impl<'a> Lowering<'a> {
                         }
                         None => self.branches(
                             c,
+                            plan,
                             |l| {
                                 l.stmt(then);
                                 if !t_ends {
@@ -1319,18 +1347,159 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// The condition of an `if` statement; a `[branch]` ps_2_0 cannot have is refused.
-    fn if_condition(&mut self, s: &ast::Stmt, cond: &ast::Expr) -> Option<Comp> {
+    /// The condition of an `if` statement, and how the `if` may stay a branch.
+    fn if_condition(&mut self, s: &ast::Stmt, cond: &ast::Expr) -> Option<(Comp, Option<Plan>)> {
         let c = self.condition(cond)?;
-        if self.program.constant(c).is_none()
-            && s.attributes.iter().any(|a| a.name == "branch")
-            && self.profile.pixel
-            && self.profile.major < 3
-            && self.profile.minor == 0
-        {
-            self.error(s.loc, "can't use flow control on this profile: [branch] needs a condition known at compile time in ps_2_0");
+        if self.program.constant(c).is_some() {
+            return Some((c, None));
         }
-        Some(c)
+        Some((c, self.branch_plan(s, cond, c)))
+    }
+
+    /// Whether an `if` whose condition is known only at run time may be kept as a
+    /// branch, and with what test, as fxc keeps one: never under `[flatten]`; `if b#` for
+    /// a `bool` uniform (vs_2_0 and later, ps_3_0), `if_comp` for anything else (vs_2_x,
+    /// vs_3_0, ps_3_0). ps_2_0 and ps_2_x have no flow control in fxc's hands, nor does
+    /// vs_2_0 for anything but a `bool` uniform: there `[branch]` is refused, as fxc
+    /// refuses it (X3528). Whether the branch is then kept is decided once its arms are
+    /// lowered ([`Self::branches`]).
+    fn branch_plan(&mut self, s: &ast::Stmt, cond: &ast::Expr, c: Comp) -> Option<Plan> {
+        let attr = |n: &str| s.attributes.iter().any(|a| a.name.eq_ignore_ascii_case(n));
+        if attr("flatten") {
+            return None;
+        }
+        let forced = attr("branch");
+        let p = self.profile;
+        let statik = p.major >= 3 || (!p.pixel && p.major == 2);
+        let dynamic = p.major >= 3 || (!p.pixel && p.major == 2 && p.minor > 0);
+        let condition = match self.bool_uniform(cond) {
+            Some((var, negated)) if statik => Some(Condition::Bool { var, negated }),
+            _ if dynamic => Some(self.comparison(c)),
+            _ => None,
+        };
+        match condition {
+            Some(condition) => Some(Plan {
+                condition,
+                forced,
+                loc: s.loc,
+            }),
+            None => {
+                if forced {
+                    let what = if p.pixel {
+                        format!("{} has no flow control", p.name())
+                    } else {
+                        format!("{} branches on a bool uniform only", p.name())
+                    };
+                    self.error(
+                        s.loc,
+                        format!("can't use flow control on this profile: [branch] needs a condition known at compile time ({what})"),
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// The `bool` uniform a condition reads as it is (`b`, `!b`, `!!b`), and whether it
+    /// is negated.
+    fn bool_uniform(&self, mut e: &ast::Expr) -> Option<(u32, bool)> {
+        let mut negated = false;
+        while let ExprKind::Unary(UnOp::Not, inner) = &e.kind {
+            negated = !negated;
+            e = inner;
+        }
+        let ExprKind::Ident(name) = &e.kind else {
+            return None;
+        };
+        let (depth, var) = self.lookup(name)?;
+        if depth != 0 || var.ty != Ty::Scalar(Base::Bool) {
+            return None;
+        }
+        match self.program.node(var.comps.first()?.node).op {
+            Op::Uniform { var, offset: 0 } => Some((var, negated)),
+            _ => None,
+        }
+    }
+
+    /// The test `if_comp` makes of a boolean (0 or 1) condition: the comparison it was
+    /// lowered from where it can be read back (`x - y >= 0` is `x >= y`), else
+    /// `c != -c`, true where `c` is not 0, as fxc tests a boolean.
+    fn comparison(&mut self, c: Comp) -> Condition {
+        let p = &self.program;
+        let node = p.node(c.node);
+        let lane = usize::from(c.lane);
+        let arg = |i: usize| node.args[i][lane];
+        // `s` as `x - y` when it is one.
+        let split = |s: Comp| -> (Comp, Option<Comp>) {
+            let n = p.node(s.node);
+            if n.op == Op::Add {
+                let l = usize::from(s.lane);
+                for (a, b) in [(0, 1), (1, 0)] {
+                    let m = p.node(n.args[b][l].node);
+                    if m.op == Op::Neg {
+                        return (n.args[a][l], Some(m.args[0][usize::from(n.args[b][l].lane)]));
+                    }
+                }
+            }
+            (s, None)
+        };
+        let found = match node.op {
+            Op::Slt => Some((Compare::Lt, arg(0), Some(arg(1)))),
+            Op::Sge => Some((Compare::Ge, arg(0), Some(arg(1)))),
+            Op::Cmp => {
+                let (t, f) = (p.constant(arg(1)), p.constant(arg(2)));
+                let ge = match (t, f) {
+                    (Some(a), Some(b)) if a == 1.0 && b == 0.0 => Some(true),
+                    (Some(a), Some(b)) if a == 0.0 && b == 1.0 => Some(false),
+                    _ => None,
+                };
+                ge.map(|ge| {
+                    let s = arg(0);
+                    let n = p.node(s.node);
+                    let l = usize::from(s.lane);
+                    // -|d| >= 0 (or -d·d >= 0) holds where d is 0.
+                    let zero_test = (n.op == Op::Neg)
+                        .then(|| n.args[0][l])
+                        .and_then(|m| {
+                            let mn = p.node(m.node);
+                            let ml = usize::from(m.lane);
+                            match mn.op {
+                                Op::Abs => Some(mn.args[0][ml]),
+                                Op::Mul if mn.args[0][ml] == mn.args[1][ml] => Some(mn.args[0][ml]),
+                                _ => None,
+                            }
+                        });
+                    match zero_test {
+                        Some(d) => {
+                            let (x, y) = split(d);
+                            (if ge { Compare::Eq } else { Compare::Ne }, x, y)
+                        }
+                        None => {
+                            // s >= 0, where s may be -d.
+                            let (s, flip) = if n.op == Op::Neg {
+                                (n.args[0][l], true)
+                            } else {
+                                (s, false)
+                            };
+                            let (x, y) = split(s);
+                            let op = if ge { Compare::Ge } else { Compare::Lt };
+                            (if flip { op.swapped() } else { op }, x, y)
+                        }
+                    }
+                })
+            }
+            _ => None,
+        };
+        match found {
+            Some((op, x, y)) => {
+                let y = y.unwrap_or_else(|| self.program.konst(0.0));
+                Condition::Compare(op, x, y)
+            }
+            None => {
+                let n = self.program.map(Op::Neg, vec![vec![c]])[0];
+                Condition::Compare(Compare::Ne, c, n)
+            }
+        }
     }
 
     fn stmt(&mut self, s: &'a ast::Stmt) {
@@ -1361,7 +1530,7 @@ impl<'a> Lowering<'a> {
             }
             StmtKind::Block(b) => self.block(&b.stmts),
             StmtKind::If(cond, then, other) => {
-                let Some(c) = self.if_condition(s, cond) else {
+                let Some((c, plan)) = self.if_condition(s, cond) else {
                     return;
                 };
                 match self.program.constant(c) {
@@ -1373,7 +1542,7 @@ impl<'a> Lowering<'a> {
                     }
                     None => {
                         let other = other.as_deref().map(|o| move |l: &mut Self| l.stmt(o));
-                        self.branches(c, |l| l.stmt(then), other);
+                        self.branches(c, plan, |l| l.stmt(then), other);
                     }
                 }
             }
@@ -1991,7 +2160,7 @@ impl<'a> Lowering<'a> {
         let lp = self.program.loops.len() as u32;
         self.program.loops.push(Loop {
             count,
-            parent: self.real_loops.last().copied(),
+            parent: self.region,
             carried: Vec::new(),
             after: Vec::new(),
             carried_nodes: Vec::new(),
@@ -2031,11 +2200,11 @@ impl<'a> Lowering<'a> {
             }
             start.insert(key.clone(), comps);
         }
-        self.real_loops.push(lp);
+        let outer = std::mem::replace(&mut self.region, Region::Loop(lp));
         self.stmt(body);
         let after_body = self.values();
         self.expr(step);
-        self.real_loops.pop();
+        self.region = outer;
         LoopRun {
             lp,
             chunks,
@@ -2250,6 +2419,7 @@ impl<'a> Lowering<'a> {
     fn branches(
         &mut self,
         c: Comp,
+        plan: Option<Plan>,
         then: impl FnOnce(&mut Self),
         other: Option<impl FnOnce(&mut Self)>,
     ) {
@@ -2257,12 +2427,35 @@ impl<'a> Lowering<'a> {
         let before_guard = self.guard();
         let saved = self.pred;
         let before = self.values();
+        // Where the variables matter (the outer guard), a path took one branch or the
+        // other, unless a `break` or `return` had stopped it before the `if`: then the
+        // choice is the condition's.
+        let simple = before_guard == outer_env;
+
+        // A branch that may be kept gets its number now, so that the loops and branches
+        // its arms keep sit in them.
+        let kept = plan.filter(|_| simple).map(|plan| {
+            let br = self.program.branches.len() as u32;
+            self.program.branches.push(Branch {
+                condition: plan.condition,
+                parent: self.region,
+            });
+            (br, plan)
+        });
+        let outer_region = self.region;
+        let regions_before = (self.program.loops.len(), self.program.branches.len());
+        let (calls0, nodes0) = (self.calls, self.program.nodes.len() as NodeId);
 
         let p = self.and(saved, c);
         self.pred = Some(p);
         let then_guard = self.guard();
         self.env_pred = then_guard;
+        if let Some((br, _)) = kept {
+            self.region = Region::Arm(br, true);
+        }
         then(self);
+        self.region = outer_region;
+        let (calls1, nodes1) = (self.calls, self.program.nodes.len() as NodeId);
         let after_then = self.values();
         self.restore(&before);
         let has_else = other.is_some();
@@ -2273,22 +2466,45 @@ impl<'a> Lowering<'a> {
                 self.pred = Some(p);
                 let g = self.guard();
                 self.env_pred = g;
+                if let Some((br, _)) = kept {
+                    self.region = Region::Arm(br, false);
+                }
                 o(self);
+                self.region = outer_region;
                 g
             }
             None => None,
         };
         self.pred = saved;
         self.env_pred = outer_env;
+        let (calls2, nodes2) = (self.calls, self.program.nodes.len() as NodeId);
+        let arms = [(nodes0..nodes1, calls1 - calls0), (nodes1..nodes2, calls2 - calls1)];
+        let keep = kept.and_then(|(br, plan)| self.keep_branch(&plan, &arms).then_some(br));
+        if let (Some((br, _)), None) = (kept, keep) {
+            // Flattened after all: what its arms keep sits where the `if` is.
+            let (loops, branches) = regions_before;
+            for l in &mut self.program.loops[loops..] {
+                if matches!(l.parent, Region::Arm(b, _) if b == br) {
+                    l.parent = outer_region;
+                }
+            }
+            for b in &mut self.program.branches[branches..] {
+                if matches!(b.parent, Region::Arm(x, _) if x == br) {
+                    b.parent = outer_region;
+                }
+            }
+        }
 
-        // Where the variables matter (the outer guard), a path took one branch or the
-        // other, unless a `break` or `return` had stopped it before the `if`: then the
-        // choice is the condition's; otherwise each branch's values hold where its guard
-        // does, and the old ones elsewhere.
-        let simple = before_guard == outer_env;
+        // Each variable the arms left different: the kept branch's value after it, or
+        // the condition's choice; where a `break` or `return` had stopped a path before
+        // the `if`, each branch's values hold where its guard does, and the old ones
+        // elsewhere.
         let join = |l: &mut Self, t: &[Comp], e: &[Comp], old: &[Comp]| -> Vec<Comp> {
             if t == e {
                 return t.to_vec();
+            }
+            if let Some(br) = keep {
+                return l.joined(br, t, e);
             }
             if simple {
                 return l.select(&vec![c; t.len()], t, e);
@@ -2357,6 +2573,71 @@ impl<'a> Lowering<'a> {
             _ => None,
         };
         self.restore(&joined);
+    }
+
+    /// Whether a branch that may be kept is, now that its arms are lowered (the nodes
+    /// each made, and how many functions each inlined): as fxc keeps one, when the source
+    /// says `[branch]`, when an arm samples a texture, or when both arms of a test of a
+    /// `bool` uniform call a function. An arm taken by a comparison may compute screen
+    /// gradients (texld, texldb, texldp, dsx, dsy) of inputs and constants only: of
+    /// anything else fxc flattens the `if`, or refuses the `[branch]` (X3528).
+    fn keep_branch(&mut self, plan: &Plan, arms: &[(std::ops::Range<NodeId>, u32); 2]) -> bool {
+        let made = |r: &std::ops::Range<NodeId>| r.clone().map(|n| &self.program.nodes[n as usize]);
+        let samples = arms
+            .iter()
+            .any(|(r, _)| made(r).any(|n| matches!(n.op, Op::Tex(_))));
+        let calls_both = arms.iter().all(|(_, calls)| *calls > 0);
+        let is_bool = matches!(plan.condition, Condition::Bool { .. });
+        if !(plan.forced || samples || is_bool && calls_both) {
+            return false;
+        }
+        if is_bool {
+            return true;
+        }
+        let gradient_of_temp = arms.iter().any(|(r, _)| {
+            made(r).any(|n| {
+                let gradient = matches!(
+                    n.op,
+                    Op::Tex(TexKind::Plain | TexKind::Proj | TexKind::Bias) | Op::Dsx | Op::Dsy
+                );
+                gradient && !self.read_as_is(&n.args[0])
+            })
+        });
+        if gradient_of_temp {
+            if plan.forced {
+                self.error(
+                    plan.loc,
+                    "can't force branch with gradients on non-inputs: an arm takes screen gradients (tex2D, ddx, ...) of a computed value, which pixels that skip the arm do not compute; sample before the if, or use tex2Dlod or tex2Dgrad",
+                );
+            }
+            return false;
+        }
+        true
+    }
+
+    /// Whether an operand is read from a register as it is: literals, or lanes of one
+    /// input or one uniform register.
+    fn read_as_is(&self, comps: &[Comp]) -> bool {
+        let p = &self.program;
+        if comps.iter().all(|&c| p.constant(c).is_some()) {
+            return true;
+        }
+        let first = comps[0].node;
+        comps.iter().all(|c| c.node == first)
+            && matches!(p.node(first).op, Op::Input(_) | Op::Uniform { .. })
+    }
+
+    /// The values after kept branch `br` of a variable its arms left `t` and `e`: lanes
+    /// the two agree on as they are, the others joined.
+    fn joined(&mut self, br: u32, t: &[Comp], e: &[Comp]) -> Vec<Comp> {
+        let diff: Vec<usize> = (0..t.len()).filter(|&i| t[i] != e[i]).collect();
+        let pick = |v: &[Comp]| diff.iter().map(|&i| v[i]).collect::<Vec<_>>();
+        let j = self.program.map(Op::Joined { br }, vec![pick(t), pick(e)]);
+        let mut out = t.to_vec();
+        for (k, &i) in diff.iter().enumerate() {
+            out[i] = j[k];
+        }
+        out
     }
 
     /// What every variable in scope and the current function's return value hold.
@@ -2477,7 +2758,7 @@ impl<'a> Lowering<'a> {
             None => {
                 let more = !rest.is_empty() || default.is_some();
                 let other = more.then_some(|l: &mut Self| l.case_chain(rest, default));
-                self.branches(c, |l| run(l, lists), other);
+                self.branches(c, None, |l| run(l, lists), other);
             }
         }
     }
@@ -3902,6 +4183,7 @@ impl<'a> Lowering<'a> {
             );
             return None;
         }
+        self.calls += 1;
         let mut scope = HashMap::new();
         let mut outs = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
