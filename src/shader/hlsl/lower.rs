@@ -1422,84 +1422,81 @@ impl<'a> Lowering<'a> {
     }
 
     /// The test `if_comp` makes of a boolean (0 or 1) condition: the comparison it was
-    /// lowered from where it can be read back (`x - y >= 0` is `x >= y`), else
-    /// `c != -c`, true where `c` is not 0, as fxc tests a boolean.
+    /// lowered from where it can be read back (`x - y >= 0` is `x >= y`, `x + 0.5 >= 0`
+    /// is `x >= -0.5`, `d >= 0` is `d >= -d`), else `c != -c`, true where `c` is not 0,
+    /// as fxc tests a boolean.
     fn comparison(&mut self, c: Comp) -> Condition {
-        let p = &self.program;
-        let node = p.node(c.node);
+        let found = self.compared(c);
+        let (op, x, y) = match found {
+            Some(f) => f,
+            None => (Compare::Ne, c, None),
+        };
+        let y = match y {
+            Some(y) => y,
+            None => self.program.map(Op::Neg, vec![vec![x]])[0],
+        };
+        Condition::Compare(op, x, y)
+    }
+
+    /// What a boolean compares, if it is a comparison: the operands, the second none
+    /// where it is a test against 0.
+    fn compared(&mut self, c: Comp) -> Option<(Compare, Comp, Option<Comp>)> {
+        let node = self.program.node(c.node).clone();
         let lane = usize::from(c.lane);
         let arg = |i: usize| node.args[i][lane];
-        // `s` as `x - y` when it is one.
-        let split = |s: Comp| -> (Comp, Option<Comp>) {
-            let n = p.node(s.node);
-            if n.op == Op::Add {
-                let l = usize::from(s.lane);
-                for (a, b) in [(0, 1), (1, 0)] {
-                    let m = p.node(n.args[b][l].node);
-                    if m.op == Op::Neg {
-                        return (n.args[a][l], Some(m.args[0][usize::from(n.args[b][l].lane)]));
-                    }
+        match node.op {
+            Op::Slt => return Some((Compare::Lt, arg(0), Some(arg(1)))),
+            Op::Sge => return Some((Compare::Ge, arg(0), Some(arg(1)))),
+            Op::Cmp => {}
+            _ => return None,
+        }
+        let ge = match (self.program.constant(arg(1))?, self.program.constant(arg(2))?) {
+            (a, b) if a == 1.0 && b == 0.0 => true,
+            (a, b) if a == 0.0 && b == 1.0 => false,
+            _ => return None,
+        };
+        let s = arg(0);
+        let inner = |p: &Program, c: Comp, op: Op| {
+            let n = p.node(c.node);
+            (n.op == op).then(|| n.args[0][usize::from(c.lane)])
+        };
+        // -|d| >= 0 (or -d·d >= 0) holds where d is 0.
+        let zero_test = inner(&self.program, s, Op::Neg).and_then(|m| {
+            let mn = self.program.node(m.node);
+            let ml = usize::from(m.lane);
+            match mn.op {
+                Op::Abs => Some(mn.args[0][ml]),
+                Op::Mul if mn.args[0][ml] == mn.args[1][ml] => Some(mn.args[0][ml]),
+                _ => None,
+            }
+        });
+        let (op, d) = match zero_test {
+            Some(d) => (if ge { Compare::Eq } else { Compare::Ne }, d),
+            None => {
+                let op = if ge { Compare::Ge } else { Compare::Lt };
+                // s >= 0, where s may be -d: d <= 0.
+                match inner(&self.program, s, Op::Neg) {
+                    Some(d) => (op.swapped(), d),
+                    None => (op, s),
                 }
             }
-            (s, None)
         };
-        let found = match node.op {
-            Op::Slt => Some((Compare::Lt, arg(0), Some(arg(1)))),
-            Op::Sge => Some((Compare::Ge, arg(0), Some(arg(1)))),
-            Op::Cmp => {
-                let (t, f) = (p.constant(arg(1)), p.constant(arg(2)));
-                let ge = match (t, f) {
-                    (Some(a), Some(b)) if a == 1.0 && b == 0.0 => Some(true),
-                    (Some(a), Some(b)) if a == 0.0 && b == 1.0 => Some(false),
-                    _ => None,
-                };
-                ge.map(|ge| {
-                    let s = arg(0);
-                    let n = p.node(s.node);
-                    let l = usize::from(s.lane);
-                    // -|d| >= 0 (or -d·d >= 0) holds where d is 0.
-                    let zero_test = (n.op == Op::Neg)
-                        .then(|| n.args[0][l])
-                        .and_then(|m| {
-                            let mn = p.node(m.node);
-                            let ml = usize::from(m.lane);
-                            match mn.op {
-                                Op::Abs => Some(mn.args[0][ml]),
-                                Op::Mul if mn.args[0][ml] == mn.args[1][ml] => Some(mn.args[0][ml]),
-                                _ => None,
-                            }
-                        });
-                    match zero_test {
-                        Some(d) => {
-                            let (x, y) = split(d);
-                            (if ge { Compare::Eq } else { Compare::Ne }, x, y)
-                        }
-                        None => {
-                            // s >= 0, where s may be -d.
-                            let (s, flip) = if n.op == Op::Neg {
-                                (n.args[0][l], true)
-                            } else {
-                                (s, false)
-                            };
-                            let (x, y) = split(s);
-                            let op = if ge { Compare::Ge } else { Compare::Lt };
-                            (if flip { op.swapped() } else { op }, x, y)
-                        }
-                    }
-                })
-            }
-            _ => None,
-        };
-        match found {
-            Some((op, x, y)) => {
-                let y = y.unwrap_or_else(|| self.program.konst(0.0));
-                Condition::Compare(op, x, y)
-            }
-            None => {
-                let n = self.program.map(Op::Neg, vec![vec![c]])[0];
-                Condition::Compare(Compare::Ne, c, n)
+        // d as x - y where it is one: a difference, or a sum with a literal.
+        let dn = self.program.node(d.node).clone();
+        if dn.op == Op::Add {
+            let l = usize::from(d.lane);
+            for (a, b) in [(0, 1), (1, 0)] {
+                let (x, other) = (dn.args[a][l], dn.args[b][l]);
+                if let Some(y) = inner(&self.program, other, Op::Neg) {
+                    return Some((op, x, Some(y)));
+                }
+                if let Some(k) = self.program.constant(other) {
+                    let y = self.program.konst(-k);
+                    return Some((op, x, Some(y)));
+                }
             }
         }
+        Some((op, d, None))
     }
 
     fn stmt(&mut self, s: &'a ast::Stmt) {

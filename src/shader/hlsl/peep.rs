@@ -235,39 +235,72 @@ fn arithmetic_output(profile: Profile, reg: &str) -> bool {
 
 /// Compute into the copy's destination directly: `add r0, c0, c1` + `mov oC0, r0` is
 /// `add oC0, c0, c1`, and `dp3 r0.x, …` + `mov_sat r1.xy, r0.x` is `dp3_sat r1.xy, …`,
-/// when nothing else reads those lanes of `r0`.
+/// when nothing else reads those lanes of `r0`. A copy after an `endif` of what both arms
+/// computed last is computed by each arm (`texld oC0, …` / `mov oC0, c0`, as fxc writes a
+/// branch's result).
 pub fn copies(code: &mut Vec<String>, profile: Profile) {
+    // A rewrite can make another possible (a copy into an arm, then the arm's own), a
+    // few times over at most.
+    for _ in 0..4 {
+        if !copies_once(code, profile) {
+            break;
+        }
+    }
+}
+
+fn copies_once(code: &mut Vec<String>, profile: Profile) -> bool {
     let Some(list) = code
         .iter()
         .map(|l| parse_line(l))
         .collect::<Option<Vec<Ins>>>()
     else {
-        return;
+        return false;
     };
-    if !list.iter().all(|ins| known(&ins.op) || is_loop(&ins.op)) {
-        return;
+    if !list.iter().all(|ins| known(&ins.op) || is_flow(&ins.op)) {
+        return false;
     }
-    // The `rep` each `endrep` closes.
+    // The `rep` each `endrep` closes, and the `if` and `else` of each `endif`.
     let mut starts = vec![usize::MAX; list.len()];
+    let mut elses = vec![usize::MAX; list.len()];
     let mut open = Vec::new();
+    let mut open_else: Vec<usize> = Vec::new();
     for (k, ins) in list.iter().enumerate() {
         match ins.op.as_str() {
             "rep" | "loop" => open.push(k),
+            op if is_if(op) => {
+                open.push(k);
+                open_else.push(usize::MAX);
+            }
+            "else" => {
+                if let Some(e) = open_else.last_mut() {
+                    *e = k;
+                }
+            }
             "endrep" | "endloop" => starts[k] = open.pop().unwrap_or(0),
+            "endif" => {
+                starts[k] = open.pop().unwrap_or(0);
+                elses[k] = open_else.pop().unwrap_or(usize::MAX);
+            }
             _ => {}
         }
     }
+    let flow = Flow {
+        starts: &starts,
+        elses: &elses,
+    };
     let mut list: Vec<Option<Ins>> = list.into_iter().map(Some).collect();
     let mut changed = vec![false; list.len()];
+    let mut any = false;
     let mut i = 0;
     while i < list.len() {
-        if let Some(new) = retarget(&list, &starts, i, profile) {
+        if let Some(new) = retarget(&list, &flow, i, profile) {
             for (j, ins) in new {
                 list[j] = Some(ins);
                 changed[j] = true;
             }
             list[i] = None;
             code[i].clear();
+            any = true;
         }
         i += 1;
     }
@@ -279,6 +312,13 @@ pub fn copies(code: &mut Vec<String>, profile: Profile) {
         }
     }
     code.retain(|l| !l.is_empty());
+    any
+}
+
+/// Where each `endrep`/`endloop`/`endif`'s block starts, and each `endif`'s `else`.
+struct Flow<'a> {
+    starts: &'a [usize],
+    elses: &'a [usize],
 }
 
 /// The start and end of a loop: the code between runs again after its end.
@@ -286,26 +326,104 @@ fn is_loop(op: &str) -> bool {
     matches!(op, "rep" | "endrep" | "loop" | "endloop")
 }
 
-/// An instruction, or a loop's start or end (with no operands that matter here: its
-/// count is an integer register).
+/// `if b#` or `if_comp`.
+fn is_if(op: &str) -> bool {
+    op == "if" || op.starts_with("if_")
+}
+
+/// An instruction that starts, divides or ends a block.
+fn is_flow(op: &str) -> bool {
+    is_loop(op) || is_if(op) || op == "else" || op == "endif"
+}
+
+/// An instruction, or a block's start, middle or end (with the operands an `if` tests:
+/// a loop's count is an integer register, which nothing here writes).
 fn parse_line(line: &str) -> Option<Ins> {
     let op = line.split(' ').next().unwrap_or(line);
-    if is_loop(op) {
+    if is_flow(op) {
+        let srcs = if is_if(op) {
+            let rest = line[op.len()..].trim();
+            rest.split(", ").map(parse_source).collect::<Option<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
         return Some(Ins {
             op: op.to_string(),
             sat: false,
             dst: String::new(),
             mask: [false; 4],
-            srcs: Vec::new(),
+            srcs,
         });
     }
     parse(line)
 }
 
+/// The instructions that last write lanes `wanted` of `reg` before `list[i]`, in the
+/// straight code before it: each lane's last writer. Where that code begins at an
+/// `endif` of a branch with two arms, each arm's own straight code at its end is looked
+/// into for the lanes not found after it; both arms must write them.
+fn writers_before(
+    list: &[Option<Ins>],
+    flow: &Flow,
+    i: usize,
+    reg: &str,
+    wanted: [bool; 4],
+) -> Option<Vec<usize>> {
+    let mut writers: Vec<usize> = Vec::new();
+    let mut found = [false; 4];
+    let mut j = i;
+    while j > 0 {
+        j -= 1;
+        let Some(ins) = list[j].as_ref() else {
+            continue;
+        };
+        if ins.op == "endif" && flow.elses[j] != usize::MAX {
+            let rest: [bool; 4] = std::array::from_fn(|l| wanted[l] && !found[l]);
+            let (start, middle) = (flow.starts[j], flow.elses[j]);
+            let mut arms = writers_in(list, flow, start + 1, middle, reg, rest)?;
+            arms.extend(writers_in(list, flow, middle + 1, j, reg, rest)?);
+            writers.extend(arms);
+            return Some(writers);
+        }
+        if is_flow(&ins.op) {
+            break;
+        }
+        if ins.dst == reg {
+            let mut mine = false;
+            for l in 0..4 {
+                if ins.mask[l] && wanted[l] && !found[l] {
+                    found[l] = true;
+                    mine = true;
+                }
+            }
+            if mine {
+                writers.push(j);
+            }
+        }
+        if found == wanted {
+            return Some(writers);
+        }
+    }
+    None
+}
+
+/// [`writers_before`] for the code `list[from..to]` (an arm): every lane must be found.
+fn writers_in(
+    list: &[Option<Ins>],
+    flow: &Flow,
+    from: usize,
+    to: usize,
+    reg: &str,
+    wanted: [bool; 4],
+) -> Option<Vec<usize>> {
+    let w = writers_before(&list[..to], flow, to, reg, wanted)?;
+    w.iter().all(|&k| k >= from).then_some(w)
+}
+
 /// The instructions that become writes of output `list[i]` copies, if they all can.
 fn retarget(
     list: &[Option<Ins>],
-    starts: &[usize],
+    flow: &Flow,
     i: usize,
     profile: Profile,
 ) -> Option<Vec<(usize, Ins)>> {
@@ -326,35 +444,7 @@ fn retarget(
         wanted[usize::from(src.swz[l])] = true;
     }
     // Each lane read: the last instruction before the copy that wrote it.
-    let mut writers: Vec<usize> = Vec::new();
-    let mut found = [false; 4];
-    for j in (0..i).rev() {
-        let Some(ins) = list[j].as_ref() else {
-            continue;
-        };
-        // Only writers in the copy's own stretch of straight code.
-        if is_loop(&ins.op) {
-            break;
-        }
-        if ins.dst == src.reg {
-            let mut mine = false;
-            for l in 0..4 {
-                if ins.mask[l] && wanted[l] && !found[l] {
-                    found[l] = true;
-                    mine = true;
-                }
-            }
-            if mine {
-                writers.push(j);
-            }
-        }
-        if found.iter().zip(&wanted).all(|(f, w)| f == w) {
-            break;
-        }
-    }
-    if found != wanted {
-        return None;
-    }
+    let writers = writers_before(list, flow, i, &src.reg, wanted)?;
     // A temporary written earlier than the copy wrote it: nothing in between may read
     // or write the lanes it takes, and only the first of the writers may read them (it
     // reads them before any is written).
@@ -396,56 +486,8 @@ fn retarget(
         if (0..4).any(|l| ins.mask[l] && !wanted[l]) {
             return None;
         }
-        // Its lanes still holding its value as the list goes on. A write inside a
-        // loop entered on the way may never run; at the end of a loop around `j`, the
-        // loop's code before `j` runs again and must not read them either.
-        let mut alive = ins.mask;
-        let mut depth = 0usize;
-        for (k, other) in list.iter().enumerate().skip(j + 1) {
-            let Some(other) = other.as_ref() else {
-                continue;
-            };
-            match other.op.as_str() {
-                "rep" | "loop" => {
-                    depth += 1;
-                    continue;
-                }
-                "endrep" | "endloop" if depth > 0 => {
-                    depth -= 1;
-                    continue;
-                }
-                "endrep" | "endloop" => {
-                    if read_before_written(&list[starts[k] + 1..j], &src.reg, alive) {
-                        return None;
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-            if k == i {
-                if mov.dst == src.reg {
-                    // The copy writes over what it read: readers after it read the copy.
-                    (0..4).for_each(|l| alive[l] &= !mov.mask[l]);
-                }
-                continue;
-            }
-            let r = reads(other, &src.reg);
-            if (0..4).any(|l| alive[l] && r[l]) {
-                return None;
-            }
-            if other.dst == src.reg && (0..4).any(|l| alive[l] && other.mask[l]) {
-                if k < i {
-                    return None;
-                }
-                if depth > 0 {
-                    continue;
-                }
-                // Written again: what follows reads the new value.
-                (0..4).for_each(|l| alive[l] &= !other.mask[l]);
-            }
-            if alive == [false; 4] {
-                break;
-            }
+        if read_after(list, flow, j, i, &src.reg, mov) {
+            return None;
         }
         // The output lanes this instruction's lanes go to.
         let mut mask = [false; 4];
@@ -482,7 +524,12 @@ fn retarget(
                 }
             }
         } else if !replicating(&ins.op) {
-            return None;
+            // Any other instruction writes its lanes as they are (`texld oC0, …`).
+            let in_place = (0..4).all(|l| mask[l] == ins.mask[l])
+                && out_lanes.iter().all(|&l| usize::from(src.swz[l]) == l);
+            if !in_place {
+                return None;
+            }
         }
         // Vertex shaders before 3.0 have no `_sat`: there the copy is `max`/`min`.
         if mov.sat && !ins.sat && !profile.pixel && profile.major < 3 {
@@ -496,14 +543,128 @@ fn retarget(
     Some(new)
 }
 
-/// Whether straight code (with loops inside it) reads lanes `lanes` of `reg` before it
-/// writes them: a write inside a loop may not run, so it does not count.
+/// A block the scan of [`read_after`] is in: a loop, an arm of a branch entered on the way
+/// (with the lanes alive as it began, and at the end of its `if` arm once in the `else`
+/// arm), or the other arm of the branch the writer is in, which runs on other paths.
+enum Block {
+    Loop { entry: [bool; 4] },
+    If { entry: [bool; 4], then_end: Option<[bool; 4]> },
+    Other { resume: [bool; 4] },
+}
+
+fn or(a: [bool; 4], b: [bool; 4]) -> [bool; 4] {
+    std::array::from_fn(|l| a[l] || b[l])
+}
+
+/// Whether what `list[j]` writes to `reg` is read by anything but the copy `list[i]` on
+/// some path after it, before it is written again. A lane is written again on every path
+/// where straight code writes it, or both arms of a branch do; a loop may run no times;
+/// at the end of a loop around `j`, the loop's code before `j` runs again and must not
+/// read the lanes either.
+fn read_after(
+    list: &[Option<Ins>],
+    flow: &Flow,
+    j: usize,
+    i: usize,
+    reg: &str,
+    mov: &Ins,
+) -> bool {
+    let Some(ins) = list[j].as_ref() else {
+        return true;
+    };
+    let mut alive = ins.mask;
+    let mut blocks: Vec<Block> = Vec::new();
+    for (k, other) in list.iter().enumerate().skip(j + 1) {
+        let Some(other) = other.as_ref() else {
+            continue;
+        };
+        match other.op.as_str() {
+            "rep" | "loop" => {
+                blocks.push(Block::Loop { entry: alive });
+                continue;
+            }
+            op if is_if(op) => {
+                blocks.push(Block::If {
+                    entry: alive,
+                    then_end: None,
+                });
+                continue;
+            }
+            "else" => {
+                match blocks.last_mut() {
+                    Some(Block::If { entry, then_end }) => {
+                        *then_end = Some(alive);
+                        alive = *entry;
+                    }
+                    Some(_) => {}
+                    None => blocks.push(Block::Other { resume: alive }),
+                }
+                continue;
+            }
+            "endrep" | "endloop" => {
+                match blocks.pop() {
+                    Some(Block::Loop { entry }) => alive = or(alive, entry),
+                    Some(b) => blocks.push(b),
+                    None => {
+                        if read_before_written(&list[flow.starts[k] + 1..j], reg, alive) {
+                            return true;
+                        }
+                    }
+                }
+                continue;
+            }
+            "endif" => {
+                match blocks.pop() {
+                    Some(Block::If { entry, then_end }) => {
+                        alive = or(alive, then_end.unwrap_or(entry));
+                    }
+                    Some(Block::Other { resume }) => alive = resume,
+                    Some(b) => blocks.push(b),
+                    None => {}
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if blocks.iter().any(|b| matches!(b, Block::Other { .. })) {
+            continue;
+        }
+        if k == i {
+            if mov.dst == reg {
+                // The copy writes over what it read: readers after it read the copy.
+                (0..4).for_each(|l| alive[l] &= !mov.mask[l]);
+            }
+            continue;
+        }
+        let r = reads(other, reg);
+        if (0..4).any(|l| alive[l] && r[l]) {
+            return true;
+        }
+        if other.dst == reg && (0..4).any(|l| alive[l] && other.mask[l]) {
+            if k < i && blocks.is_empty() {
+                return true;
+            }
+            // Written again: what follows on this path reads the new value.
+            (0..4).for_each(|l| alive[l] &= !other.mask[l]);
+        }
+        if alive == [false; 4] && blocks.is_empty() {
+            break;
+        }
+    }
+    false
+}
+
+/// Whether straight code (with loops and branches inside it) reads lanes `lanes` of `reg`
+/// before it writes them: a write inside a loop or an arm may not run, so it does not
+/// count.
 fn read_before_written(code: &[Option<Ins>], reg: &str, mut lanes: [bool; 4]) -> bool {
     let mut depth = 0usize;
     for ins in code.iter().flatten() {
         match ins.op.as_str() {
             "rep" | "loop" => depth += 1,
-            "endrep" | "endloop" => depth = depth.saturating_sub(1),
+            op if is_if(op) => depth += 1,
+            "endrep" | "endloop" | "endif" => depth = depth.saturating_sub(1),
+            "else" => {}
             _ => {
                 let r = reads(ins, reg);
                 if (0..4).any(|l| lanes[l] && r[l]) {
