@@ -784,3 +784,171 @@ fn d3d9_compile_accepts_the_corners_of_the_language_microsofts_compiler_accepts(
         "{err}"
     );
 }
+
+/// Branches kept as branches, where fxc keeps them, and with the values Microsoft's
+/// shaders (d3dcompiler_43, through msd3d) give through `d3d9 run`: a test of a `bool`
+/// uniform whose arms call functions is `if b#`, the bool in the table's BOOL set (and in
+/// the FLOAT4 set too where it is also read as a value, as fxc lists it); an arm that
+/// samples a texture is an `if_comp`; `[branch]` is refused where the profile has no flow
+/// control, and where an arm would take gradients of a computed value.
+#[test]
+fn d3d9_compile_keeps_branches_where_microsofts_compiler_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let compile = |name: &str, text: &str, profile: &str| -> (i32, String, String) {
+        let src = tmp.path().join(format!("{name}.hlsl"));
+        fs::write(&src, text).unwrap();
+        let out = tmp.path().join(format!("{name}.{profile}"));
+        let (code, listing, err) = shaderfs(&[
+            "d3d9",
+            "compile",
+            src.to_str().unwrap(),
+            "-T",
+            profile,
+            "-o",
+            out.to_str().unwrap(),
+            "--listing",
+        ]);
+        (
+            code,
+            String::from_utf8(listing).unwrap(),
+            format!("{err}{}", out.display()),
+        )
+    };
+    let run = |shader: &str, args: &[&str], reg: &str| -> Vec<f64> {
+        let mut all = vec!["d3d9", "run", shader];
+        all.extend_from_slice(args);
+        let (code, json, err) = shaderfs(&all);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        v["outputs"][reg]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let close = |got: &[f64], want: &[f64]| {
+        got.len() == want.len()
+            && got
+                .iter()
+                .zip(want)
+                .all(|(g, w)| (g - w).abs() <= 1e-6 * w.abs().max(1.0))
+    };
+
+    let bools = "bool UseA;\nbool UseB : register(b2);\nfloat4 k;\nfloat4 H(float4 x) { return x * k.w + 0.5; }\nfloat4 H2(float4 x) { return x * k.z + 0.25; }\nfloat4 main(float4 p : TEXCOORD0) : COLOR\n{\n    float4 r = p;\n    if (UseA) r = H(r); else r = H2(r);\n    if (!UseB) r = H(r) * 2; else r = H2(r) - 1;\n    return r * UseA + r;\n}\n";
+    // Microsoft's oC0 for k = (0.5, -2, 3, 0.75), TEXCOORD0 = (0.2, -1.5, 4, 1).
+    let want = [
+        (true, true, [2.4, -5.25, 19.5, 6.0]),
+        (true, false, [3.95, 0.125, 12.5, 5.75]),
+        (false, true, [1.8, -13.5, 36.0, 9.0]),
+        (false, false, [2.275, -5.375, 19.375, 5.875]),
+    ];
+    for (profile, input, output) in [
+        ("ps_3_0", "TEXCOORD0", "oC0"),
+        ("vs_2_0", "POSITION", "oPos"),
+    ] {
+        let text = if profile.starts_with("vs") {
+            bools.replace("p : TEXCOORD0) : COLOR", "p : POSITION) : POSITION")
+        } else {
+            bools.to_string()
+        };
+        let (code, listing, out) = compile("bools", &text, profile);
+        assert_eq!(code, 0, "{out}");
+        let out = out.lines().last().unwrap().to_string();
+        assert_eq!(listing.matches("if b0").count(), 1, "{listing}");
+        assert_eq!(listing.matches("if b2").count(), 1, "{listing}");
+        let rows: Vec<Vec<&str>> = listing
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        for row in [
+            ["//", "UseA", "b0", "1"],
+            ["//", "UseB", "b2", "1"],
+            ["//", "UseA", "c0", "1"],
+        ] {
+            assert!(rows.iter().any(|r| r == &row), "{row:?}\n{listing}");
+        }
+        for (a, b, o) in want {
+            let input = format!("{input}=0.2,-1.5,4,1");
+            let got = run(
+                &out,
+                &[
+                    "--set",
+                    &format!("b0={a}"),
+                    "--set",
+                    &format!("b2={b}"),
+                    "--set",
+                    &format!("c0={}", u8::from(a)),
+                    "--set",
+                    "k=0.5,-2,3,0.75",
+                    "--set",
+                    &input,
+                ],
+                output,
+            );
+            assert!(close(&got, &o), "{profile} UseA={a} UseB={b}: {got:?}");
+        }
+    }
+
+    let tex = "sampler2D s;\nfloat4 k;\nfloat4 main(float4 p : TEXCOORD0) : COLOR\n{\n    float4 r = p * k;\n    if (p.x > k.x)\n        r = tex2D(s, p.xy);\n    else if (p.y <= k.y)\n        r += tex2Dlod(s, float4(p.x, 0.25, 0, 0));\n    return r;\n}\n";
+    let (code, listing, out) = compile("tex", tex, "ps_3_0");
+    assert_eq!(code, 0, "{out}");
+    let out = out.lines().last().unwrap().to_string();
+    assert!(listing.contains("if_gt v0.x, c0.x"), "{listing}");
+    assert!(listing.contains("if_le v0.y, c0.y"), "{listing}");
+    assert!(listing.contains("texld oC0, v0"), "{listing}");
+    let inputs = tmp.path().join("tex.json");
+    fs::write(
+        &inputs,
+        r#"{"constants": {"k": [0.5, 0.4, 2, -1]}, "textures": {"s0": {"width": 2, "height": 2, "texels": [[1,0,0,1],[0,1,0,1],[0,0,1,1],[0.5,0.5,0.5,0.5]], "filter": "point", "address": "wrap"}}}"#,
+    )
+    .unwrap();
+    // Microsoft's oC0 at four texture coordinates, one down each path.
+    for (t, o) in [
+        ("0.7,0.2,1,1", [0.0, 1.0, 0.0, 1.0]),
+        ("0.3,0.2,1,1", [1.15, 0.08, 2.0, 0.0]),
+        ("0.3,0.9,1,1", [0.15, 0.36, 2.0, -1.0]),
+        ("0.9,0.9,-1,2", [0.5, 0.5, 0.5, 0.5]),
+    ] {
+        let got = run(
+            &out,
+            &[
+                "--inputs",
+                inputs.to_str().unwrap(),
+                "--set",
+                &format!("TEXCOORD0={t}"),
+            ],
+            "oC0",
+        );
+        assert!(close(&got, &o), "{t}: {got:?}");
+    }
+
+    // fxc: "error X3528: can't use flow control on this profile" for both.
+    let forced = "float4 k;\nfloat4 main(float4 p : TEXCOORD0) : COLOR\n{\n    float4 r = p;\n    [branch] if (p.x > k.x) r *= 2;\n    return r;\n}\n";
+    let (code, _, err) = compile("forced", forced, "ps_2_0");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("forced.hlsl(5,18): error: can't use flow control on this profile"),
+        "{err}"
+    );
+    let (code, _, err) = compile("forced_vs", &forced.replace("COLOR", "POSITION"), "vs_2_0");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("can't use flow control on this profile"),
+        "{err}"
+    );
+    // fxc: "error X3528: can't force branch with gradients on non-inputs".
+    let gradients = "sampler2D s;\nfloat4 k;\nfloat4 main(float4 p : TEXCOORD0) : COLOR\n{\n    float4 r = p;\n    [branch] if (p.x > k.x) r = tex2D(s, p.xy * 2);\n    return r;\n}\n";
+    let (code, _, err) = compile("gradients", gradients, "ps_3_0");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "gradients.hlsl(6,18): error: can't force branch with gradients on non-inputs"
+        ),
+        "{err}"
+    );
+    // Left to the compiler, that `if` is flattened, as fxc flattens it.
+    let (code, listing, out) = compile("flat", &gradients.replace("[branch] ", ""), "ps_3_0");
+    assert_eq!(code, 0, "{out}");
+    assert!(!listing.contains("if_"), "{listing}");
+}

@@ -320,6 +320,24 @@ pub struct Expr {
     pub loc: Loc,
 }
 
+impl Expr {
+    /// Where the expression's text begins: its leftmost operand's place (an expression's
+    /// own place is its operator's), where fxc places messages about a whole expression.
+    pub fn start(&self) -> super::token::Loc {
+        match &self.kind {
+            ExprKind::Binary(_, a, _)
+            | ExprKind::Assign(_, a, _)
+            | ExprKind::Ternary(a, _, _)
+            | ExprKind::Comma(a, _)
+            | ExprKind::Member(a, _)
+            | ExprKind::Method(a, _, _)
+            | ExprKind::Index(a, _) => a.start().min(self.loc),
+            ExprKind::Unary(UnOp::PostInc | UnOp::PostDec, a) => a.start().min(self.loc),
+            _ => self.loc,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
     /// An integer literal's value and whether it was `u`-suffixed.

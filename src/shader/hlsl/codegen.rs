@@ -651,8 +651,8 @@ fn allocate_uniforms(
 /// Registers of one of the integer register sets: of the `int` uniforms that count loops
 /// (`i#`), or of the `bool` uniforms kept branches test (`b#`). Those the source bound go
 /// where it said, the rest in order of declaration in the first free; each is an entry of
-/// the table (kept sorted by name, an entry of the `BOOL` set before the `FLOAT4` one of
-/// the same uniform, as fxc lists a `bool` both tested and read). Returns the registers
+/// the table (kept sorted by name, the `FLOAT4` entry of a uniform before its `BOOL` one,
+/// as fxc lists a `bool` both tested and read). Returns the registers
 /// and the first one free for `defi`s.
 fn allocate_set(
     p: &Program,
@@ -689,11 +689,15 @@ fn allocate_set(
                     .map(|&v| if v != 0.0 { u32::MAX } else { 0 })
                     .collect()
             });
-            entry.reserved = bound(u).filter(|_| !u.kept).map_or(0, |b| (b * 4 + 2) as u16);
+            entry.reserved = bound(u)
+                .filter(|_| !u.kept)
+                .map_or(0, |b| (b * 4 + 2) as u16);
         }
         constants.push(entry);
     }
-    constants.sort_by(|a, b| (&a.name, a.register_set.0).cmp(&(&b.name, b.register_set.0)));
+    // fxc lists a uniform's FLOAT4 entry before its BOOL one.
+    let key = |c: &Constant| (c.name.clone(), c.register_set != RegisterSet::FLOAT4);
+    constants.sort_by_key(key);
     (regs, taken.iter().max().map_or(0, |m| m + 1))
 }
 
@@ -876,6 +880,9 @@ fn prepare_loops(p: &mut Program) {
             }
         }
         stack.extend(node.args.iter().flatten().map(|c| c.node));
+        if let Op::Joined { br } = node.op {
+            stack.extend(condition_comps(p, br).iter().map(|c| c.node));
+        }
     }
     needed_after.sort_unstable();
     for lp in 0..p.loops.len() {
@@ -969,7 +976,11 @@ fn regions(p: &Program, profile: Profile, order: &[NodeId]) -> Vec<Region> {
             Op::After { lp, .. } => {
                 let l = &p.loops[lp as usize];
                 for (i, a) in node.args.iter().enumerate() {
-                    let at = if i % 2 == 0 { l.parent } else { Region::Loop(lp) };
+                    let at = if i % 2 == 0 {
+                        l.parent
+                    } else {
+                        Region::Loop(lp)
+                    };
                     meet(&mut late, a, at);
                 }
             }
@@ -1046,7 +1057,10 @@ fn share_gathers(p: &mut Program, profile: Profile) {
     };
     let mut count: HashMap<Vec<Comp>, usize> = HashMap::new();
     for &n in &needed {
-        if matches!(p.node(n).op, Op::After { .. } | Op::Joined { .. } | Op::Copy) {
+        if matches!(
+            p.node(n).op,
+            Op::After { .. } | Op::Joined { .. } | Op::Copy
+        ) {
             continue;
         }
         for a in &p.node(n).args {
@@ -1058,7 +1072,10 @@ fn share_gathers(p: &mut Program, profile: Profile) {
     }
     let mut copies: HashMap<Vec<Comp>, Vec<Comp>> = HashMap::new();
     for &n in &needed {
-        if matches!(p.node(n).op, Op::After { .. } | Op::Joined { .. } | Op::Copy) {
+        if matches!(
+            p.node(n).op,
+            Op::After { .. } | Op::Joined { .. } | Op::Copy
+        ) {
             continue;
         }
         let args = p.node(n).args.clone();
@@ -2002,7 +2019,8 @@ impl Gen<'_> {
             Condition::Compare(op, x, y) => {
                 let srcs = [self.resolve(&[x]), self.resolve(&[y])];
                 self.prepare_relative(&srcs);
-                let mut ops: Vec<Operand> = srcs.iter().map(|s| self.operand(s, &[0], false)).collect();
+                let mut ops: Vec<Operand> =
+                    srcs.iter().map(|s| self.operand(s, &[0], false)).collect();
                 let temps = self.fit_ports(&mut ops);
                 self.code.push(format!(
                     "if_{} {}, {}",
@@ -2020,7 +2038,11 @@ impl Gen<'_> {
                 (true, false)
             }
         };
-        let arms = if negated { [!first, first] } else { [first, !first] };
+        let arms = if negated {
+            [!first, first]
+        } else {
+            [first, !first]
+        };
         for (k, arm) in arms.into_iter().enumerate() {
             if k == 1 {
                 self.code.push("else".to_string());
@@ -2116,10 +2138,15 @@ impl Gen<'_> {
             self.places.insert(carried, place);
             *self.uses_left.entry(carried).or_default() += 1;
         }
-        // What the body reads from outside the loop stays until the loop ends.
+        // What the body reads from outside the loop stays until the loop ends: the
+        // operands of its instructions and what its branches test.
         let mut outside: Vec<NodeId> = Vec::new();
         for &m in body {
-            for src in self.live_srcs(m).1 {
+            let mut srcs = self.live_srcs(m).1;
+            if let Op::Joined { br } = p.node(m).op {
+                srcs.extend(condition_comps(p, br).iter().map(|&c| self.resolve(&[c])));
+            }
+            for src in srcs {
                 for c in src.comps {
                     if !p.within(self.regions[c.node as usize], Region::Loop(lp))
                         && !outside.contains(&c.node)

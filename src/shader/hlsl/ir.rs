@@ -442,10 +442,7 @@ impl Program {
     pub fn in_dynamic_arm(&self, mut r: Region) -> bool {
         loop {
             if let Region::Arm(br, _) = r {
-                if matches!(
-                    self.branches[br as usize].condition,
-                    Condition::Compare(..)
-                ) {
+                if matches!(self.branches[br as usize].condition, Condition::Compare(..)) {
                     return true;
                 }
             }

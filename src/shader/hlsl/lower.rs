@@ -9,7 +9,7 @@ use std::rc::Rc;
 use super::ast::{self, BinOp, ExprKind, Init, Item, StmtKind, TypeName, UnOp};
 use super::diag::Diagnostics;
 use super::ir::{
-    fold, Branch, Compare, Comp, Condition, Input, Loop, LoopCount, NodeId, Op, Output, Program,
+    fold, Branch, Comp, Compare, Condition, Input, Loop, LoopCount, NodeId, Op, Output, Program,
     Region, TexKind, Uniform,
 };
 use super::token::Loc;
@@ -155,7 +155,7 @@ struct LoopFlags {
 }
 
 /// How an `if` may stay a branch: what the instruction would test, whether the source
-/// asked for a branch (`[branch]`), and where the `if` is.
+/// asked for a branch (`[branch]`), and where its condition begins.
 #[derive(Clone, Copy)]
 struct Plan {
     condition: Condition,
@@ -1381,7 +1381,7 @@ impl<'a> Lowering<'a> {
             Some(condition) => Some(Plan {
                 condition,
                 forced,
-                loc: s.loc,
+                loc: cond.start(),
             }),
             None => {
                 if forced {
@@ -1391,7 +1391,7 @@ impl<'a> Lowering<'a> {
                         format!("{} branches on a bool uniform only", p.name())
                     };
                     self.error(
-                        s.loc,
+                        cond.start(),
                         format!("can't use flow control on this profile: [branch] needs a condition known at compile time ({what})"),
                     );
                 }
@@ -1450,7 +1450,10 @@ impl<'a> Lowering<'a> {
             Op::Cmp => {}
             _ => return None,
         }
-        let ge = match (self.program.constant(arg(1))?, self.program.constant(arg(2))?) {
+        let ge = match (
+            self.program.constant(arg(1))?,
+            self.program.constant(arg(2))?,
+        ) {
             (a, b) if a == 1.0 && b == 0.0 => true,
             (a, b) if a == 0.0 && b == 1.0 => false,
             _ => return None,
@@ -2475,7 +2478,10 @@ impl<'a> Lowering<'a> {
         self.pred = saved;
         self.env_pred = outer_env;
         let (calls2, nodes2) = (self.calls, self.program.nodes.len() as NodeId);
-        let arms = [(nodes0..nodes1, calls1 - calls0), (nodes1..nodes2, calls2 - calls1)];
+        let arms = [
+            (nodes0..nodes1, calls1 - calls0),
+            (nodes1..nodes2, calls2 - calls1),
+        ];
         let keep = kept.and_then(|(br, plan)| self.keep_branch(&plan, &arms).then_some(br));
         if let (Some((br, _)), None) = (kept, keep) {
             // Flattened after all: what its arms keep sits where the `if` is.

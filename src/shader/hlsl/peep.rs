@@ -288,9 +288,28 @@ fn copies_once(code: &mut Vec<String>, profile: Profile) -> bool {
         starts: &starts,
         elses: &elses,
     };
+    // A copy of lanes onto themselves does nothing.
+    let mut any = false;
+    for (line, ins) in code.iter_mut().zip(&list) {
+        let idle = ins.op == "mov"
+            && !ins.sat
+            && ins.srcs.first().is_some_and(|s| {
+                !s.neg
+                    && !s.abs
+                    && s.reg == ins.dst
+                    && (0..4).all(|l| !ins.mask[l] || usize::from(s.swz[l]) == l)
+            });
+        if idle {
+            line.clear();
+            any = true;
+        }
+    }
+    if any {
+        code.retain(|l| !l.is_empty());
+        return true;
+    }
     let mut list: Vec<Option<Ins>> = list.into_iter().map(Some).collect();
     let mut changed = vec![false; list.len()];
-    let mut any = false;
     let mut i = 0;
     while i < list.len() {
         if let Some(new) = retarget(&list, &flow, i, profile) {
@@ -343,7 +362,9 @@ fn parse_line(line: &str) -> Option<Ins> {
     if is_flow(op) {
         let srcs = if is_if(op) {
             let rest = line[op.len()..].trim();
-            rest.split(", ").map(parse_source).collect::<Option<Vec<_>>>()?
+            rest.split(", ")
+                .map(parse_source)
+                .collect::<Option<Vec<_>>>()?
         } else {
             Vec::new()
         };
@@ -547,9 +568,16 @@ fn retarget(
 /// (with the lanes alive as it began, and at the end of its `if` arm once in the `else`
 /// arm), or the other arm of the branch the writer is in, which runs on other paths.
 enum Block {
-    Loop { entry: [bool; 4] },
-    If { entry: [bool; 4], then_end: Option<[bool; 4]> },
-    Other { resume: [bool; 4] },
+    Loop {
+        entry: [bool; 4],
+    },
+    If {
+        entry: [bool; 4],
+        then_end: Option<[bool; 4]>,
+    },
+    Other {
+        resume: [bool; 4],
+    },
 }
 
 fn or(a: [bool; 4], b: [bool; 4]) -> [bool; 4] {
@@ -561,14 +589,7 @@ fn or(a: [bool; 4], b: [bool; 4]) -> [bool; 4] {
 /// where straight code writes it, or both arms of a branch do; a loop may run no times;
 /// at the end of a loop around `j`, the loop's code before `j` runs again and must not
 /// read the lanes either.
-fn read_after(
-    list: &[Option<Ins>],
-    flow: &Flow,
-    j: usize,
-    i: usize,
-    reg: &str,
-    mov: &Ins,
-) -> bool {
+fn read_after(list: &[Option<Ins>], flow: &Flow, j: usize, i: usize, reg: &str, mov: &Ins) -> bool {
     let Some(ins) = list[j].as_ref() else {
         return true;
     };
@@ -731,5 +752,68 @@ mod tests {
             "mul r0.xyz, r1, c1",
         ];
         assert_eq!(run(&code, "vs_2_0"), code);
+    }
+
+    #[test]
+    fn a_copy_after_endif_is_computed_by_both_arms() {
+        let code = [
+            "if_gt v0.x, c0.x",
+            "texld r1, v0, s0",
+            "mov r0, r1",
+            "else",
+            "mul r0, v0, c1",
+            "endif",
+            "mov oC0, r0",
+        ];
+        assert_eq!(
+            run(&code, "ps_3_0"),
+            [
+                "if_gt v0.x, c0.x",
+                "texld oC0, v0, s0",
+                "else",
+                "mul oC0, v0, c1",
+                "endif"
+            ]
+        );
+        // Without an else, the path around the arm still needs the old value.
+        let code = [
+            "mov r0, c2",
+            "if b0",
+            "mul r0, v0, c1",
+            "endif",
+            "mov oC0, r0",
+        ];
+        assert_eq!(run(&code, "ps_3_0"), code);
+    }
+
+    #[test]
+    fn a_write_in_one_arm_leaves_the_other_arms_reads_alone() {
+        // r1 is read after the branch on the path through the else arm only, which the
+        // then arm's copy does not reach; both arms write r2 before it is read again.
+        let code = [
+            "if b0",
+            "add r1, v0, c0",
+            "mov r2, r1",
+            "else",
+            "mov r2, r1",
+            "endif",
+            "mov oC0, r2",
+        ];
+        let out = run(&code, "ps_3_0");
+        assert_eq!(
+            out,
+            ["if b0", "add oC0, v0, c0", "else", "mov oC0, r1", "endif"]
+        );
+        // Read after the branch, on every path: the copy stays.
+        let code = [
+            "if b0",
+            "add r1, v0, c0",
+            "mov r2, r1",
+            "else",
+            "mov r2, c1",
+            "endif",
+            "add oC0, r2, r1",
+        ];
+        assert_eq!(run(&code, "ps_3_0"), code);
     }
 }

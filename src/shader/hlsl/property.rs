@@ -969,7 +969,14 @@ fn stmts_text(out: &mut String, stmts: &[Stmt], indent: usize) {
                 let _ = writeln!(out, "{pad}{target} {o} {};", expr_text(value));
             }
             Stmt::If(c, then, els) => {
-                let _ = writeln!(out, "{pad}if {} {{", cond_text(c));
+                // Every other `if` asks to stay a branch: `if_comp` where the profile has
+                // it (BRANCH is `[branch]` there, see [`options`]).
+                let branch = if (then.len() + els.len()) % 2 == 0 {
+                    "BRANCH "
+                } else {
+                    ""
+                };
+                let _ = writeln!(out, "{pad}{branch}if {} {{", cond_text(c));
                 stmts_text(out, then, indent + 1);
                 if !els.is_empty() {
                     let _ = writeln!(out, "{pad}}} else {{");
@@ -1797,14 +1804,23 @@ enum Outcome {
     Fail(String),
 }
 
+/// How the programs are compiled for `profile`: `BRANCH` is `[branch]` where the
+/// profile branches on comparisons (`if_comp`), and nothing where `[branch]` would be
+/// refused.
+fn options(profile: &str) -> Options {
+    let branch = matches!(profile, "ps_3_0" | "vs_3_0").then(|| "[branch]".to_string());
+    Options {
+        profile: profile.into(),
+        entry: "main".into(),
+        defines: vec![("BRANCH".into(), Some(branch.unwrap_or_default()))],
+        ..Options::default()
+    }
+}
+
 /// Our compilation of `p`: `Ok(None)` when it does not fit the profile.
 fn compile_prog(p: &Prog, profile: &str) -> Result<Option<Vec<u8>>, String> {
     let text = source(p);
-    let options = Options {
-        profile: profile.into(),
-        entry: "main".into(),
-        ..Options::default()
-    };
+    let options = options(profile);
     let compiled = match compile("property.hlsl", &text, None, &options) {
         Ok(c) => c,
         Err(f) => {
@@ -2178,12 +2194,7 @@ fn run_case(pi: usize, case: u64, stats: &mut Stats, verbose: bool) -> Result<()
     if verbose {
         let text = source(&prog);
         eprintln!("{text}");
-        let options = Options {
-            profile: profile.into(),
-            entry: "main".into(),
-            ..Options::default()
-        };
-        match compile("property.hlsl", &text, None, &options) {
+        match compile("property.hlsl", &text, None, &options(profile)) {
             Ok(c) => eprintln!("{}", c.asm),
             Err(f) => eprintln!("{}", f.render()),
         }
