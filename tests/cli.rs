@@ -784,3 +784,111 @@ fn d3d9_compile_accepts_the_corners_of_the_language_microsofts_compiler_accepts(
         "{err}"
     );
 }
+
+/// `CompileShader(ps_2_0, f())` (or `compile ps_2_0 f()`) as an item of a global's
+/// initializer list: fxc takes it as one component it never writes, so a uniform holding
+/// one has no default value in the table (not even its numbers), and a static holds 0
+/// there. Refused, as fxc refuses them, at the `CompileShader`: a target it does not
+/// know, a function not declared, arguments that are not its uniform parameters, and
+/// any of it inside a function. The verdicts are Microsoft's (d3dcompiler_43).
+#[test]
+fn d3d9_compile_takes_a_compiled_shader_in_a_globals_initializer_list_as_microsofts_compiler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let compile = |name: &str, text: &str| {
+        let src = tmp.path().join(format!("{name}.hlsl"));
+        fs::write(&src, text).unwrap();
+        let out = tmp.path().join(format!("{name}.pso"));
+        let (code, _, err) = shaderfs(&[
+            "d3d9",
+            "compile",
+            src.to_str().unwrap(),
+            "-T",
+            "ps_2_0",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        (code, err, out, src.display().to_string())
+    };
+    let (code, err, out, _) = compile(
+        "objects",
+        "float4 fun() { return 0; }\nfloat4 lit(uniform float a) { return a; }\nfloat k;\nfloat2 p = {5, CompileShader(ps_2_0, fun())};\nfloat2 q = {1, 2};\nfloat2x2 m = {compile vs_3_0 lit(k), 2, 3, 4};\nstatic float2 s = {7, CompileShader(ps_3_0, fun())};\nfloat4 main() : COLOR\n{\n    return float4(p + q + m[1], s);\n}\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, json, err) = shaderfs(&["d3d9", "ctab", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let table: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let defaults: Vec<(String, serde_json::Value)> = table["constants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["default_value"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        defaults,
+        [
+            ("m".to_string(), serde_json::Value::Null),
+            ("p".to_string(), serde_json::Value::Null),
+            ("q".to_string(), serde_json::json!([[1.0, 2.0, 0.0, 0.0]])),
+        ]
+    );
+    // Run with the table's defaults: q's (1, 2) alone; the static's shader is a zero.
+    let (code, json, err) = shaderfs(&["d3d9", "run", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let got = serde_json::from_slice::<serde_json::Value>(&json).unwrap()["outputs"]["oC0"].clone();
+    assert_eq!(got, serde_json::json!([1.0, 2.0, 7.0, 0.0]));
+
+    for (name, global, body, place, said) in [
+        (
+            "target",
+            "float2 p = {5, CompileShader(ps_9_9, fun())};",
+            "return p.xyxy;",
+            "(2,16)",
+            "unsupported compiler target 'ps_9_9'",
+        ),
+        (
+            "undeclared",
+            "float2 p = {5, CompileShader(ps_2_0, nothere())};",
+            "return p.xyxy;",
+            "(2,16)",
+            "undeclared identifier 'nothere'",
+        ),
+        (
+            "inputs",
+            "float4 two(float a) { return a; } float2 p = {5, CompileShader(ps_2_0, two(3))};",
+            "return p.xyxy;",
+            "(2,50)",
+            "'two': no overload has 1 uniform parameter",
+        ),
+        (
+            "local",
+            "float2 p = {5, 6};",
+            "float2 q = {5, CompileShader(ps_2_0, fun())}; return q.xyxy;",
+            "(5,20)",
+            "a compiled shader cannot stand inside a function",
+        ),
+        (
+            "value",
+            "float p = CompileShader(ps_2_0, fun());",
+            "return p;",
+            "(2,11)",
+            "a compiled shader is an object, not a value",
+        ),
+    ] {
+        let (code, err, _, src) = compile(
+            name,
+            &format!(
+                "float4 fun() {{ return 0; }}\n{global}\nfloat4 main() : COLOR\n{{\n    {body}\n}}\n"
+            ),
+        );
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(
+            err.contains(&format!("{src}{place}: error: {said}")),
+            "{name}: {err}"
+        );
+    }
+}

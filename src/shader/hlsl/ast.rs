@@ -346,7 +346,8 @@ pub enum ExprKind {
     /// `x.Sample(s, uv)`
     Method(Box<Expr>, String, Vec<Expr>),
     Index(Box<Expr>, Box<Expr>),
-    /// `compile ps_3_0 main(args)` in an effect's pass.
+    /// `compile ps_3_0 main(args)` or `CompileShader(ps_3_0, main(args))`: in an effect's
+    /// pass, or an item of a global's initializer list, where fxc lets it stand.
     Compile(String, Box<Expr>),
     /// `asm { … }` in an effect, kept as text.
     Asm(String),

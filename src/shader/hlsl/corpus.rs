@@ -12,13 +12,7 @@ use crate::shader::d3d9::ctab::ConstantTable;
 use crate::shader::d3d9::disasm;
 
 /// Sources Microsoft's compiler compiles that ours does not yet, and why.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "default-values.section19.ps_2_0",
-        "CompileShader() inside a numeric initializer list",
-    ),
-    ("default-values.section19.ps_3_0", "as for ps_2_0"),
-];
+const NOT_YET: &[(&str, &str)] = &[];
 
 /// Refusals of Microsoft's that ours does not make, and why.
 const ACCEPTED: &[(&str, &str)] = &[(

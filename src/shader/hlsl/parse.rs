@@ -1576,6 +1576,18 @@ impl<'t> Parser<'t, '_> {
                 let call = self.postfix()?;
                 ExprKind::Compile(profile, Box::new(call))
             }
+            // `CompileShader(ps_2_0, f())`, the function spelling of `compile ps_2_0 f()`;
+            // a keyword to fxc, so its first argument is a target, not a name to look up.
+            TokenKind::Ident
+                if t.text == "CompileShader" && self.peek_at(1).is_some_and(|n| n.is("(")) =>
+            {
+                self.pos += 2;
+                let (profile, _) = self.ident("a compiler target such as ps_2_0")?;
+                self.expect(",")?;
+                let call = self.postfix()?;
+                self.expect(")")?;
+                ExprKind::Compile(profile, Box::new(call))
+            }
             TokenKind::Ident => {
                 self.pos += 1;
                 if self.check("(") {
