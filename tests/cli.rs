@@ -892,3 +892,125 @@ fn d3d9_compile_takes_a_compiled_shader_in_a_globals_initializer_list_as_microso
         );
     }
 }
+
+/// Integer literals as d3dcompiler_43 reads them, each in the places a source puts one.
+/// Without a suffix, a decimal past 2147483647 or a hex or octal past 0xFFFFFFFF is left
+/// out by Microsoft's lexer, so the line reads as if it were not there: refused where that
+/// does not parse or check (`{X, 1}`, `return X;`), accepted where it does (`X + 1` is
+/// `+1`). Ours gives the same verdicts, and names the literal at its place: an error when
+/// refused, a warning when accepted. A `u` or `l` suffix keeps the low 32 bits. Every
+/// verdict and value here is Microsoft's.
+#[test]
+fn d3d9_compile_reads_integer_literals_as_microsofts_compiler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let compile = |text: &str| {
+        let src = tmp.path().join("literal.hlsl");
+        fs::write(&src, text).unwrap();
+        let out = tmp.path().join("literal.pso");
+        let _ = fs::remove_file(&out);
+        let (code, _, err) = shaderfs(&[
+            "d3d9",
+            "compile",
+            src.to_str().unwrap(),
+            "-T",
+            "ps_2_0",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        (code, err, out, src.display().to_string())
+    };
+    // X stands for the literal; the column is where it lands.
+    let forms = [
+        "float4 main() : COLOR { float2 aa = {X, 1}; return float4(aa, 0, 0); }",
+        "float4 main() : COLOR { float2 aa = {1, X}; return float4(aa, 0, 0); }",
+        "float4 main() : COLOR { float a = X; return a; }",
+        "float4 main() : COLOR { return X; }",
+        "float4 main() : COLOR { return float4(X, 1, 0, 0); }",
+        "float4 main() : COLOR { float2 aa = {(X), 1}; return float4(aa, 0, 0); }",
+        "float4 main() : COLOR { float aa[1] = {X}; return aa[0]; }",
+        "static const float g = X; float4 main() : COLOR { return g; }",
+        "float4 main() : COLOR { float a = X + 1; return a; }",
+    ];
+    let fits = [
+        "2147483647",
+        "3000000000u",
+        "3000000000U",
+        "3000000000l",
+        "3000000000L",
+        "3000000000ul",
+        "4294967296u",
+        "0x7FFFFFFF",
+        "0x80000000",
+        "0xFFFFFFFF",
+        "0x100000000u",
+        "037777777777",
+    ];
+    let left_out = [
+        "2147483648",
+        "3000000000",
+        "4294967295",
+        "4294967296",
+        "0x100000000",
+        "040000000000",
+    ];
+    for form in forms {
+        let col = form.find('X').unwrap() + 1;
+        for literal in fits {
+            let (code, err, _, _) = compile(&form.replace('X', literal));
+            assert_eq!(code, 0, "{literal} in {form}: {err}");
+            assert!(
+                !err.contains("integer literal"),
+                "{literal} in {form}: {err}"
+            );
+        }
+        for literal in left_out {
+            let (code, err, _, src) = compile(&form.replace('X', literal));
+            let said = format!("integer literal {literal} does not fit in ");
+            if form.contains("X + 1") {
+                // Microsoft's reads `+ 1`, and so does ours, with a word.
+                assert_eq!(code, 0, "{literal} in {form}: {err}");
+                assert!(
+                    err.contains(&format!("{src}(1,{col}): warning: {said}")),
+                    "{literal} in {form}: {err}"
+                );
+            } else {
+                assert_eq!(code, 2, "{literal} in {form}: {err}");
+                assert!(
+                    err.contains(&format!("{src}(1,{col}): error: {said}")),
+                    "{literal} in {form}: {err}"
+                );
+            }
+        }
+        // Past 64 bits, with or without a suffix, Microsoft's refuses it everywhere.
+        for literal in ["99999999999999999999", "99999999999999999999u"] {
+            let (code, err, _, src) = compile(&form.replace('X', literal));
+            assert_eq!(code, 2, "{literal} in {form}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "{src}(1,{col}): error: integer literal {literal} does not fit in 64 bits"
+                )),
+                "{literal} in {form}: {err}"
+            );
+        }
+    }
+    // The values: the low 32 bits, signed with `l`, and the literal left out of `X + 1`.
+    for (literal, want) in [
+        ("3000000000l", -1294967296.0),
+        ("0xFFFFFFFFl", -1.0),
+        ("4294967296u", 0.0),
+        ("0x100000001u", 1.0),
+        ("0xFFFFFFFF", 4294967296.0),
+        ("3000000000 + 1", 1.0),
+        ("0x100000000 - 2", -2.0),
+    ] {
+        let (code, err, out, _) = compile(&format!(
+            "float4 main() : COLOR {{ return float4({literal}, 0, 0, 0); }}"
+        ));
+        assert_eq!(code, 0, "{literal}: {err}");
+        let (code, json, err) = shaderfs(&["d3d9", "run", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        let got =
+            serde_json::from_slice::<serde_json::Value>(&json).unwrap()["outputs"]["oC0"].clone();
+        assert_eq!(got, serde_json::json!([want, 0.0, 0.0, 0.0]), "{literal}");
+    }
+}

@@ -322,8 +322,8 @@ pub struct Expr {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
-    /// An integer literal's value and whether it was `u`-suffixed.
-    Int(u64, bool),
+    /// An integer literal's 32 bits and whether it is unsigned ([`super::parse::IntLiteral`]).
+    Int(u32, bool),
     /// A float literal's value and its suffix (`h`, `f`, `l` or none).
     Float(f64, Option<char>),
     Bool(bool),

@@ -1690,7 +1690,7 @@ impl<'a> Lowering<'a> {
             .find(|a| a.name == "unroll")
             .and_then(|a| a.args.first())
             .and_then(|e| match e.kind {
-                ExprKind::Int(n, _) => Some(n.min(u64::from(u32::MAX)) as u32),
+                ExprKind::Int(n, _) => Some(n),
                 _ => None,
             });
         let limit = given.map_or(MAX_UNROLL, |n| n.clamp(1, 1 << 16));
@@ -2882,14 +2882,11 @@ impl<'a> Lowering<'a> {
 
     fn expr(&mut self, e: &ast::Expr) -> Option<Val> {
         match &e.kind {
-            ExprKind::Int(v, unsigned) => Some(self.scalar_val(
-                if *unsigned {
-                    Ty::Scalar(Base::Uint)
-                } else {
-                    Ty::INT
-                },
-                *v as f32,
-            )),
+            ExprKind::Int(v, unsigned) => Some(if *unsigned {
+                self.scalar_val(Ty::Scalar(Base::Uint), *v as f32)
+            } else {
+                self.scalar_val(Ty::INT, *v as i32 as f32)
+            }),
             ExprKind::Float(v, suffix) => {
                 let ty = if *suffix == Some('h') {
                     Ty::Scalar(Base::Half)
