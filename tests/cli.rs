@@ -785,6 +785,26 @@ fn d3d9_compile_accepts_the_corners_of_the_language_microsofts_compiler_accepts(
     );
 }
 
+/// `shaderfs d3d9 compile DIR/NAME.hlsl -T ps_2_0 -o DIR/NAME.pso` of `text`: the exit
+/// status, what it said, the shader's path (no file there when refused) and the source's
+/// name as messages give it.
+fn compile_ps_2_0(dir: &Path, name: &str, text: &str) -> (i32, String, std::path::PathBuf, String) {
+    let src = dir.join(format!("{name}.hlsl"));
+    fs::write(&src, text).unwrap();
+    let out = dir.join(format!("{name}.pso"));
+    let _ = fs::remove_file(&out);
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "compile",
+        src.to_str().unwrap(),
+        "-T",
+        "ps_2_0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    (code, err, out, src.display().to_string())
+}
+
 /// `CompileShader(ps_2_0, f())` (or `compile ps_2_0 f()`) as an item of a global's
 /// initializer list: fxc takes it as one component it never writes, so a uniform holding
 /// one has no default value in the table (not even its numbers), and a static holds 0
@@ -794,21 +814,7 @@ fn d3d9_compile_accepts_the_corners_of_the_language_microsofts_compiler_accepts(
 #[test]
 fn d3d9_compile_takes_a_compiled_shader_in_a_globals_initializer_list_as_microsofts_compiler() {
     let tmp = tempfile::tempdir().unwrap();
-    let compile = |name: &str, text: &str| {
-        let src = tmp.path().join(format!("{name}.hlsl"));
-        fs::write(&src, text).unwrap();
-        let out = tmp.path().join(format!("{name}.pso"));
-        let (code, _, err) = shaderfs(&[
-            "d3d9",
-            "compile",
-            src.to_str().unwrap(),
-            "-T",
-            "ps_2_0",
-            "-o",
-            out.to_str().unwrap(),
-        ]);
-        (code, err, out, src.display().to_string())
-    };
+    let compile = |name: &str, text: &str| compile_ps_2_0(tmp.path(), name, text);
     let (code, err, out, _) = compile(
         "objects",
         "float4 fun() { return 0; }\nfloat4 lit(uniform float a) { return a; }\nfloat k;\nfloat2 p = {5, CompileShader(ps_2_0, fun())};\nfloat2 q = {1, 2};\nfloat2x2 m = {compile vs_3_0 lit(k), 2, 3, 4};\nstatic float2 s = {7, CompileShader(ps_3_0, fun())};\nfloat4 main() : COLOR\n{\n    return float4(p + q + m[1], s);\n}\n",
@@ -903,22 +909,7 @@ fn d3d9_compile_takes_a_compiled_shader_in_a_globals_initializer_list_as_microso
 #[test]
 fn d3d9_compile_reads_integer_literals_as_microsofts_compiler() {
     let tmp = tempfile::tempdir().unwrap();
-    let compile = |text: &str| {
-        let src = tmp.path().join("literal.hlsl");
-        fs::write(&src, text).unwrap();
-        let out = tmp.path().join("literal.pso");
-        let _ = fs::remove_file(&out);
-        let (code, _, err) = shaderfs(&[
-            "d3d9",
-            "compile",
-            src.to_str().unwrap(),
-            "-T",
-            "ps_2_0",
-            "-o",
-            out.to_str().unwrap(),
-        ]);
-        (code, err, out, src.display().to_string())
-    };
+    let compile = |text: &str| compile_ps_2_0(tmp.path(), "literal", text);
     // X stands for the literal; the column is where it lands.
     let forms = [
         "float4 main() : COLOR { float2 aa = {X, 1}; return float4(aa, 0, 0); }",
