@@ -172,3 +172,54 @@ fn hlsl_saved_into_a_package_compiles_keeps_its_registers_and_reads_back() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A source that compiles with warnings is saved (`cp` succeeds), and its warnings, every
+/// one as `hlsl/NAME.hlsl(LINE,COL): warning: …`, are in `.shaderfs/errors` as one entry
+/// of the save, where a refusal's errors would be: nothing else tells the user of them.
+/// The file is a log: a later save without warnings adds nothing, and takes nothing back.
+#[test]
+fn hlsl_saved_with_warnings_is_saved_and_its_warnings_are_in_the_errors_file() {
+    if !can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let package = tmp.path().join("shaderpackage011.sdp");
+    write_package(&package);
+    let mnt = tmp.path().join("mnt");
+    let m = Mount::new(&package, &mnt, &[]);
+    let view = m.path("hlsl/SKY.pso.hlsl");
+    let errors = m.path(".shaderfs/errors");
+    assert_eq!(fs::read_to_string(&errors).unwrap(), "");
+
+    let warned = "float4 Tint;\n#pragma frobnicate\nfloat4 main(float4 uv : TEXCOORD0) : COLOR\n{\n    float2 two = uv;\n    return Tint * two.x;\n}\n";
+    let src = tmp.path().join("sky.hlsl");
+    fs::write(&src, warned).unwrap();
+    let (code, _, err) = sh(&format!("cp {} {}", src.display(), view.display()));
+    assert_eq!(code, 0, "{err}");
+    let stored = package_record(&package, "SKY.pso");
+    assert_eq!(kept_source::find(&stored).unwrap().unwrap().text, warned);
+    let log = fs::read_to_string(&errors).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(
+        lines[0].ends_with(
+            " hlsl/SKY.pso.hlsl: saved, with warnings: hlsl/SKY.pso.hlsl(2,9): warning: unknown pragma 'frobnicate' ignored"
+        ),
+        "{log}"
+    );
+    assert_eq!(
+        lines[1], "    hlsl/SKY.pso.hlsl(5,18): warning: implicit truncation of vector type",
+        "{log}"
+    );
+
+    // Fixed and saved again: saved, and the log has nothing new.
+    let clean = warned
+        .replace("#pragma frobnicate\n", "")
+        .replace("float2 two = uv;", "float2 two = uv.xy;");
+    fs::write(&src, &clean).unwrap();
+    let (code, _, err) = sh(&format!("cp {} {}", src.display(), view.display()));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fs::read_to_string(&view).unwrap(), clean);
+    assert_eq!(fs::read_to_string(&errors).unwrap(), log);
+    m.unmount();
+}

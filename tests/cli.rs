@@ -952,3 +952,224 @@ fn d3d9_compile_keeps_branches_where_microsofts_compiler_does() {
     assert_eq!(code, 0, "{out}");
     assert!(!listing.contains("if_"), "{listing}");
 }
+
+/// `shaderfs d3d9 compile DIR/NAME.hlsl -T ps_2_0 -o DIR/NAME.pso` of `text`: the exit
+/// status, what it said, the shader's path (no file there when refused) and the source's
+/// name as messages give it.
+fn compile_ps_2_0(dir: &Path, name: &str, text: &str) -> (i32, String, std::path::PathBuf, String) {
+    let src = dir.join(format!("{name}.hlsl"));
+    fs::write(&src, text).unwrap();
+    let out = dir.join(format!("{name}.pso"));
+    let _ = fs::remove_file(&out);
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "compile",
+        src.to_str().unwrap(),
+        "-T",
+        "ps_2_0",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    (code, err, out, src.display().to_string())
+}
+
+/// `CompileShader(ps_2_0, f())` (or `compile ps_2_0 f()`) as an item of a global's
+/// initializer list: fxc takes it as one component it never writes, so a uniform holding
+/// one has no default value in the table (not even its numbers), and a static holds 0
+/// there. Refused, as fxc refuses them, at the `CompileShader`: a target it does not
+/// know, a function not declared, arguments that are not its uniform parameters, and
+/// any of it inside a function. The verdicts are Microsoft's (d3dcompiler_43).
+#[test]
+fn d3d9_compile_takes_a_compiled_shader_in_a_globals_initializer_list_as_microsofts_compiler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let compile = |name: &str, text: &str| compile_ps_2_0(tmp.path(), name, text);
+    let (code, err, out, _) = compile(
+        "objects",
+        "float4 fun() { return 0; }\nfloat4 lit(uniform float a) { return a; }\nfloat k;\nfloat2 p = {5, CompileShader(ps_2_0, fun())};\nfloat2 q = {1, 2};\nfloat2x2 m = {compile vs_3_0 lit(k), 2, 3, 4};\nstatic float2 s = {7, CompileShader(ps_3_0, fun())};\nfloat4 main() : COLOR\n{\n    return float4(p + q + m[1], s);\n}\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, json, err) = shaderfs(&["d3d9", "ctab", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let table: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let defaults: Vec<(String, serde_json::Value)> = table["constants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["default_value"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        defaults,
+        [
+            ("m".to_string(), serde_json::Value::Null),
+            ("p".to_string(), serde_json::Value::Null),
+            ("q".to_string(), serde_json::json!([[1.0, 2.0, 0.0, 0.0]])),
+        ]
+    );
+    // Run with the table's defaults: q's (1, 2) alone; the static's shader is a zero.
+    let (code, json, err) = shaderfs(&["d3d9", "run", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let got = serde_json::from_slice::<serde_json::Value>(&json).unwrap()["outputs"]["oC0"].clone();
+    assert_eq!(got, serde_json::json!([1.0, 2.0, 7.0, 0.0]));
+
+    for (name, global, body, place, said) in [
+        (
+            "target",
+            "float2 p = {5, CompileShader(ps_9_9, fun())};",
+            "return p.xyxy;",
+            "(2,16)",
+            "unsupported compiler target 'ps_9_9'",
+        ),
+        (
+            "undeclared",
+            "float2 p = {5, CompileShader(ps_2_0, nothere())};",
+            "return p.xyxy;",
+            "(2,16)",
+            "undeclared identifier 'nothere'",
+        ),
+        (
+            "inputs",
+            "float4 two(float a) { return a; } float2 p = {5, CompileShader(ps_2_0, two(3))};",
+            "return p.xyxy;",
+            "(2,50)",
+            "'two': no overload has 1 uniform parameter",
+        ),
+        (
+            "local",
+            "float2 p = {5, 6};",
+            "float2 q = {5, CompileShader(ps_2_0, fun())}; return q.xyxy;",
+            "(5,20)",
+            "a compiled shader cannot stand inside a function",
+        ),
+        (
+            "value",
+            "float p = CompileShader(ps_2_0, fun());",
+            "return p;",
+            "(2,11)",
+            "a compiled shader is an object, not a value",
+        ),
+    ] {
+        let (code, err, _, src) = compile(
+            name,
+            &format!(
+                "float4 fun() {{ return 0; }}\n{global}\nfloat4 main() : COLOR\n{{\n    {body}\n}}\n"
+            ),
+        );
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(
+            err.contains(&format!("{src}{place}: error: {said}")),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// Integer literals as d3dcompiler_43 reads them, each in the places a source puts one.
+/// Without a suffix, a decimal past 2147483647 or a hex or octal past 0xFFFFFFFF is left
+/// out by Microsoft's lexer, so the line reads as if it were not there: refused where that
+/// does not parse or check (`{X, 1}`, `return X;`), accepted where it does (`X + 1` is
+/// `+1`). Ours gives the same verdicts, and names the literal at its place: an error when
+/// refused, a warning when accepted. A `u` or `l` suffix keeps the low 32 bits. Every
+/// verdict and value here is Microsoft's.
+#[test]
+fn d3d9_compile_reads_integer_literals_as_microsofts_compiler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let compile = |text: &str| compile_ps_2_0(tmp.path(), "literal", text);
+    // X stands for the literal; the column is where it lands.
+    let forms = [
+        "float4 main() : COLOR { float2 aa = {X, 1}; return float4(aa, 0, 0); }",
+        "float4 main() : COLOR { float2 aa = {1, X}; return float4(aa, 0, 0); }",
+        "float4 main() : COLOR { float a = X; return a; }",
+        "float4 main() : COLOR { return X; }",
+        "float4 main() : COLOR { return float4(X, 1, 0, 0); }",
+        "float4 main() : COLOR { float2 aa = {(X), 1}; return float4(aa, 0, 0); }",
+        "float4 main() : COLOR { float aa[1] = {X}; return aa[0]; }",
+        "static const float g = X; float4 main() : COLOR { return g; }",
+        "float4 main() : COLOR { float a = X + 1; return a; }",
+    ];
+    let fits = [
+        "2147483647",
+        "3000000000u",
+        "3000000000U",
+        "3000000000l",
+        "3000000000L",
+        "3000000000ul",
+        "4294967296u",
+        "0x7FFFFFFF",
+        "0x80000000",
+        "0xFFFFFFFF",
+        "0x100000000u",
+        "037777777777",
+    ];
+    let left_out = [
+        "2147483648",
+        "3000000000",
+        "4294967295",
+        "4294967296",
+        "0x100000000",
+        "040000000000",
+    ];
+    for form in forms {
+        let col = form.find('X').unwrap() + 1;
+        for literal in fits {
+            let (code, err, _, _) = compile(&form.replace('X', literal));
+            assert_eq!(code, 0, "{literal} in {form}: {err}");
+            assert!(
+                !err.contains("integer literal"),
+                "{literal} in {form}: {err}"
+            );
+        }
+        for literal in left_out {
+            let (code, err, _, src) = compile(&form.replace('X', literal));
+            let said = format!("integer literal {literal} does not fit in ");
+            if form.contains("X + 1") {
+                // Microsoft's reads `+ 1`, and so does ours, with a word.
+                assert_eq!(code, 0, "{literal} in {form}: {err}");
+                assert!(
+                    err.contains(&format!("{src}(1,{col}): warning: {said}")),
+                    "{literal} in {form}: {err}"
+                );
+            } else {
+                assert_eq!(code, 2, "{literal} in {form}: {err}");
+                assert!(
+                    err.contains(&format!("{src}(1,{col}): error: {said}")),
+                    "{literal} in {form}: {err}"
+                );
+            }
+        }
+        // Past 64 bits, with or without a suffix, Microsoft's refuses it everywhere.
+        for literal in ["99999999999999999999", "99999999999999999999u"] {
+            let (code, err, _, src) = compile(&form.replace('X', literal));
+            assert_eq!(code, 2, "{literal} in {form}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "{src}(1,{col}): error: integer literal {literal} does not fit in 64 bits"
+                )),
+                "{literal} in {form}: {err}"
+            );
+        }
+    }
+    // The values: the low 32 bits, signed with `l`, and the literal left out of `X + 1`.
+    for (literal, want) in [
+        ("3000000000l", -1294967296.0),
+        ("0xFFFFFFFFl", -1.0),
+        ("4294967296u", 0.0),
+        ("0x100000001u", 1.0),
+        ("0xFFFFFFFF", 4294967296.0),
+        ("3000000000 + 1", 1.0),
+        ("0x100000000 - 2", -2.0),
+    ] {
+        let (code, err, out, _) = compile(&format!(
+            "float4 main() : COLOR {{ return float4({literal}, 0, 0, 0); }}"
+        ));
+        assert_eq!(code, 0, "{literal}: {err}");
+        let (code, json, err) = shaderfs(&["d3d9", "run", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        let got =
+            serde_json::from_slice::<serde_json::Value>(&json).unwrap()["outputs"]["oC0"].clone();
+        assert_eq!(got, serde_json::json!([want, 0.0, 0.0, 0.0]), "{literal}");
+    }
+}

@@ -1,5 +1,7 @@
 //! `.shaderfs/errors`: the diagnostics of refused saves and unreadable views, where the
-//! user finds them after `cp` or an editor reported only "Invalid argument".
+//! user finds them after `cp` or an editor reported only "Invalid argument", and the
+//! warnings of saves that succeeded, which nothing else reports. It is a log, newest last:
+//! a later save adds to it and takes nothing back, as the times on its lines say.
 
 use std::collections::VecDeque;
 use std::time::SystemTime;

@@ -213,6 +213,10 @@ pub enum Edit<'a> {
 pub struct Rewrite {
     pieces: Vec<Piece>,
     len: usize,
+    /// What the format warns of in a save it accepts (a compiler's warnings), one message
+    /// per save: the commit records it in `.shaderfs/errors`, since `close()` succeeds and
+    /// says nothing.
+    warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,7 +237,18 @@ impl Rewrite {
         Rewrite {
             pieces: vec![Piece::New(bytes)],
             len,
+            warnings: Vec::new(),
         }
+    }
+
+    /// The same rewrite, with `warnings` to record once it is committed.
+    pub fn with_warnings(mut self, warnings: Vec<String>) -> Rewrite {
+        self.warnings.extend(warnings);
+        self
+    }
+
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Append a range of the current archive (joined to the previous range when they

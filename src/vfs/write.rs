@@ -410,6 +410,9 @@ impl Vfs {
             _ => self.superseded.forget_archive(id),
         }
         log::info!("committed {user_path} into {}", mounted.path.display());
+        for warning in rewrite.warnings() {
+            self.report(&user_path, &format!("saved, with warnings: {warning}"));
+        }
         snapshot::retire(old);
         Ok(inval)
     }

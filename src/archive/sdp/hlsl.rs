@@ -8,7 +8,8 @@
 //! ([`Options::keep_registers`]). Shader model 1 is refused (the compiler does not emit it
 //! yet). `#include` is refused: a package holds no files to include, and the daemon reads
 //! nothing of the host's file system on a save's behalf. Errors are the compiler's own,
-//! `hlsl/NAME.hlsl(LINE,COL): error: …`, every one of them.
+//! `hlsl/NAME.hlsl(LINE,COL): error: …`, every one of them; so are the warnings of a
+//! source that compiles, which the save carries to `.shaderfs/errors`.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -31,11 +32,13 @@ pub(super) fn source_of(data: &[u8]) -> Result<Vec<u8>, ViewError> {
 }
 
 /// The bytecode the `hlsl/` view at `view_path` stands for once `content` is saved over
-/// the shader `current`.
+/// the shader `current`; the compiler's warnings, if any, are pushed to `warnings` as one
+/// message, `hlsl/NAME.hlsl(LINE,COL): warning: …` a line.
 pub(super) fn compile_over(
     view_path: &str,
     current: &[u8],
     content: &[u8],
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<u8>, ViewError> {
     let text = std::str::from_utf8(content).map_err(|e| {
         ViewError::Invalid(format!(
@@ -75,9 +78,9 @@ pub(super) fn compile_over(
         ))
     })?
     .map_err(|failed| ViewError::Invalid(failed.render().trim_end().to_string()))?;
-    let warnings = compiled.diagnostics.render(&compiled.sources);
-    if !warnings.is_empty() {
-        log::warn!("{}", warnings.trim_end());
+    let said = compiled.diagnostics.render(&compiled.sources);
+    if !said.is_empty() {
+        warnings.push(said.trim_end().to_string());
     }
     kept_source::with_source(&compiled.bytecode, text)
         .map_err(|e| ViewError::Invalid(e.to_string()))

@@ -203,12 +203,13 @@ fn profile_of(data: &[u8]) -> String {
 }
 
 /// The bytecode a view's new content stands for, given the record's current bytecode
-/// (`None` for a new record).
+/// (`None` for a new record); what the HLSL compiler warns of goes to `warnings`.
 fn bytecode_from(
     view: View,
     name: &str,
     current: Option<&[u8]>,
     content: &[u8],
+    warnings: &mut Vec<String>,
 ) -> Result<Vec<u8>, ViewError> {
     let code = match view {
         View::Shader => {
@@ -233,7 +234,7 @@ fn bytecode_from(
                         .into(),
                 )
             })?;
-            hlsl::compile_over(&format!("hlsl/{name}.hlsl"), current, content)?
+            hlsl::compile_over(&format!("hlsl/{name}.hlsl"), current, content, warnings)?
         }
         View::Ctab => {
             let current = current.ok_or_else(|| {
@@ -310,11 +311,13 @@ pub fn pack(inputs: &[PackInput<'_>]) -> Result<Vec<u8>, PackError> {
         } else {
             View::Shader
         };
+        // Bytecode, asm and tables: nothing here compiles HLSL, so nothing warns.
+        let none = &mut Vec::new();
         let mut code =
-            bytecode_from(view, input.name, None, input.content).map_err(content(false))?;
+            bytecode_from(view, input.name, None, input.content, none).map_err(content(false))?;
         if let Some(table) = input.table {
-            code =
-                bytecode_from(View::Ctab, input.name, Some(&code), table).map_err(content(true))?;
+            code = bytecode_from(View::Ctab, input.name, Some(&code), table, none)
+                .map_err(content(true))?;
         }
         records.push((field, code));
     }
@@ -689,13 +692,20 @@ impl Archive for Package {
     fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError> {
         let mut records = self.current();
         let replaced: Vec<u8>;
+        let mut warnings = Vec::new();
         match *edit {
             Edit::Write { key, data } => {
                 let (i, view) = unkey(key);
                 let view = view
                     .ok_or_else(|| ViewError::NotPermitted("archive.json is read-only".into()))?;
                 let r = self.record(i)?;
-                replaced = bytecode_from(view, &self.names[i], Some(self.data(r)), data)?;
+                replaced = bytecode_from(
+                    view,
+                    &self.names[i],
+                    Some(self.data(r)),
+                    data,
+                    &mut warnings,
+                )?;
                 records[i].1 = &replaced;
             }
             Edit::Create {
@@ -710,12 +720,20 @@ impl Archive for Package {
                 if view == View::Hlsl {
                     // The source of a shader that kept none: saved over that shader.
                     let i = self.source_target(name).map_err(ViewError::NotPermitted)?;
-                    replaced = bytecode_from(view, &self.names[i], Some(records[i].1), data)?;
+                    replaced = bytecode_from(
+                        view,
+                        &self.names[i],
+                        Some(records[i].1),
+                        data,
+                        &mut warnings,
+                    )?;
                     records[i].1 = &replaced;
-                    return self.serialise(records).map(Rewrite::whole);
+                    return self
+                        .serialise(records)
+                        .map(|bytes| Rewrite::whole(bytes).with_warnings(warnings));
                 }
                 let (base, field) = view.new_record_name(name)?;
-                replaced = bytecode_from(view, base, None, data)?;
+                replaced = bytecode_from(view, base, None, data, &mut warnings)?;
                 let at = position.unwrap_or(records.len()).min(records.len());
                 records.insert(at, (field, &replaced));
             }
@@ -745,6 +763,7 @@ impl Archive for Package {
                 }
             }
         }
-        self.serialise(records).map(Rewrite::whole)
+        self.serialise(records)
+            .map(|bytes| Rewrite::whole(bytes).with_warnings(warnings))
     }
 }

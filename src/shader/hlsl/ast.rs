@@ -340,8 +340,8 @@ impl Expr {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExprKind {
-    /// An integer literal's value and whether it was `u`-suffixed.
-    Int(u64, bool),
+    /// An integer literal's 32 bits and whether it is unsigned ([`super::parse::IntLiteral`]).
+    Int(u32, bool),
     /// A float literal's value and its suffix (`h`, `f`, `l` or none).
     Float(f64, Option<char>),
     Bool(bool),
@@ -364,7 +364,8 @@ pub enum ExprKind {
     /// `x.Sample(s, uv)`
     Method(Box<Expr>, String, Vec<Expr>),
     Index(Box<Expr>, Box<Expr>),
-    /// `compile ps_3_0 main(args)` in an effect's pass.
+    /// `compile ps_3_0 main(args)` or `CompileShader(ps_3_0, main(args))`: in an effect's
+    /// pass, or an item of a global's initializer list, where fxc lets it stand.
     Compile(String, Box<Expr>),
     /// `asm { … }` in an effect, kept as text.
     Asm(String),

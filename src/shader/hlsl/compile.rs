@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::diag::Diagnostics;
+use super::diag::{Diagnostics, Severity};
 use super::lower::{Lowering, Profile};
 use super::token::{FileId, Loc, SourceFile, Sources, Token};
 use super::{codegen, parse, pp};
@@ -124,7 +124,18 @@ pub fn compile_with(
     } else {
         options.entry.as_str()
     };
-    let tokens = tokens(&mut sources, main, options, loader, &mut diags);
+    let mut tokens = tokens(&mut sources, main, options, loader, &mut diags);
+    let left_out = parse::leave_out_wide_ints(&mut tokens, &mut diags);
+    let failed = |mut diagnostics: Diagnostics, sources: Sources| {
+        // What failed may be what followed a literal left out: each is an error then.
+        for &i in &left_out {
+            diagnostics.list[i].severity = Severity::Error;
+        }
+        Failed {
+            diagnostics,
+            sources,
+        }
+    };
     let result = super::with_stack(|| {
         let program = parse::parse(&tokens, &mut diags);
         if diags.has_errors() {
@@ -152,10 +163,7 @@ pub fn compile_with(
         }
     });
     let Some(generated) = result else {
-        return Err(Failed {
-            diagnostics: diags,
-            sources,
-        });
+        return Err(failed(diags, sources));
     };
     let place = Loc {
         file: main,
@@ -179,10 +187,7 @@ pub fn compile_with(
                     line.trim()
                 ),
             );
-            return Err(Failed {
-                diagnostics: diags,
-                sources,
-            });
+            return Err(failed(diags, sources));
         }
     };
     let bytecode = match ctab::replace_ctab(&bytecode, &generated.table.encode()) {
@@ -192,10 +197,7 @@ pub fn compile_with(
                 place,
                 format!("the constant table could not be written: {e}"),
             );
-            return Err(Failed {
-                diagnostics: diags,
-                sources,
-            });
+            return Err(failed(diags, sources));
         }
     };
     Ok(Compiled {

@@ -12,19 +12,10 @@ use crate::shader::d3d9::ctab::ConstantTable;
 use crate::shader::d3d9::disasm;
 
 /// Sources Microsoft's compiler compiles that ours does not yet, and why.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "default-values.section19.ps_2_0",
-        "CompileShader() inside a numeric initializer list",
-    ),
-    ("default-values.section19.ps_3_0", "as for ps_2_0"),
-];
+const NOT_YET: &[(&str, &str)] = &[];
 
 /// Refusals of Microsoft's that ours does not make, and why.
-const ACCEPTED: &[(&str, &str)] = &[(
-    "initializer-numeric.section6",
-    "d3dcompiler_43 refuses 3000000000 without a suffix (a syntax error at the comma); ours reads it as an int that wraps",
-)];
+const ACCEPTED: &[(&str, &str)] = &[];
 
 /// Constant tables that differ from Microsoft's, and how.
 const TABLES_DIFFER: &[(&str, &str)] = &[];

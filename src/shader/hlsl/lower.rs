@@ -540,6 +540,7 @@ impl<'a> Lowering<'a> {
                 Some(Init::Expr(_) | Init::List(..)) if !ty.is_object() => {
                     let init = d.init.as_ref().unwrap();
                     match self.initializer(init, &ty) {
+                        Some(_) if Self::holds_shader(init) => None,
                         Some(c) => {
                             let vals: Option<Vec<f32>> =
                                 c.iter().map(|&c| self.program.constant(c)).collect();
@@ -1737,6 +1738,13 @@ impl<'a> Lowering<'a> {
                 let mut flat = Vec::new();
                 self.flatten_init(items, &mut flat);
                 for e in flat {
+                    if let ExprKind::Compile(target, call) = &e.kind {
+                        // One component, zero to a static; a uniform holding one has no
+                        // default value (see `holds_shader`).
+                        self.shader_object(target, call, e.loc)?;
+                        comps.push((self.program.konst(0.0), Some(Base::Float)));
+                        continue;
+                    }
                     let v = self.expr(e)?;
                     comps.extend(v.comps.iter().map(|&c| (c, v.ty.base())));
                 }
@@ -1757,6 +1765,71 @@ impl<'a> Lowering<'a> {
                 Some(self.convert_all(comps, &from, &targets))
             }
             Init::SamplerState(..) => None,
+        }
+    }
+
+    /// `CompileShader(target, f(args))` as an item of a global's initializer list, where
+    /// fxc accepts it as one component it never writes (a zero to a static). It checks that
+    /// the target is one it knows and that `f` is declared above with as many `uniform`
+    /// parameters as `args`, and no more: `f` is not compiled, so its body may use what
+    /// the target lacks.
+    fn shader_object(&mut self, target: &str, call: &ast::Expr, loc: Loc) -> Option<()> {
+        /// The targets `CompileShader(target, f())` and `compile target f()` name that
+        /// d3dcompiler_43 accepts outside an effect (found by trying each: no `_2_x`, no
+        /// `level_9_2`, but `vs_1_0` and the shader model 4 and 5 stages).
+        const COMPILE_TARGETS: &str = "vs_1_0 vs_1_1 vs_2_0 vs_2_a vs_2_sw vs_3_0 vs_3_sw \
+            vs_4_0 vs_4_1 vs_5_0 vs_4_0_level_9_1 vs_4_0_level_9_3 ps_1_0 ps_1_1 ps_1_2 ps_1_3 \
+            ps_1_4 ps_2_0 ps_2_a ps_2_b ps_2_sw ps_3_0 ps_3_sw ps_4_0 ps_4_1 ps_5_0 \
+            ps_4_0_level_9_1 ps_4_0_level_9_3 gs_4_0 gs_4_1 gs_5_0 hs_5_0 ds_5_0 cs_4_0 cs_4_1 \
+            cs_5_0";
+        if !self.frames.is_empty() {
+            self.error(
+                loc,
+                "a compiled shader cannot stand inside a function: only a global's initializer list or an effect's pass may hold one",
+            );
+            return None;
+        }
+        if !COMPILE_TARGETS.split_whitespace().any(|t| t == target) {
+            self.error(
+                loc,
+                format!("unsupported compiler target '{target}': expected a profile such as ps_2_0, vs_3_0 or ps_4_0"),
+            );
+            return None;
+        }
+        let ExprKind::Call(name, args) = &call.kind else {
+            self.error(
+                call.loc,
+                "expected a call of the shader's function after the target, such as main()",
+            );
+            return None;
+        };
+        let Some(fs) = self.functions.get(name.as_str()) else {
+            self.error(loc, format!("undeclared identifier '{name}'"));
+            return None;
+        };
+        let uniforms =
+            |f: &&ast::Function| f.params.iter().filter(|p| p.ty.modifiers.uniform).count();
+        if !fs.iter().any(|f| uniforms(f) == args.len()) {
+            let s = if args.len() == 1 { "" } else { "s" };
+            self.error(
+                loc,
+                format!(
+                    "'{name}': no overload has {} uniform parameter{s}: a compiled shader's arguments fill its uniform parameters, not its inputs",
+                    args.len()
+                ),
+            );
+            return None;
+        }
+        Some(())
+    }
+
+    /// Whether an initializer holds a compiled shader (`{5, CompileShader(ps_2_0, f())}`).
+    /// fxc then writes no default value for the uniform at all, not even for its numbers.
+    fn holds_shader(init: &Init) -> bool {
+        match init {
+            Init::Expr(e) => matches!(e.kind, ExprKind::Compile(..)),
+            Init::List(items, _) => items.iter().any(Self::holds_shader),
+            Init::SamplerState(..) => false,
         }
     }
 
@@ -1786,7 +1859,7 @@ impl<'a> Lowering<'a> {
             .find(|a| a.name == "unroll")
             .and_then(|a| a.args.first())
             .and_then(|e| match e.kind {
-                ExprKind::Int(n, _) => Some(n.min(u64::from(u32::MAX)) as u32),
+                ExprKind::Int(n, _) => Some(n),
                 _ => None,
             });
         let limit = given.map_or(MAX_UNROLL, |n| n.clamp(1, 1 << 16));
@@ -3093,14 +3166,11 @@ impl<'a> Lowering<'a> {
 
     fn expr(&mut self, e: &ast::Expr) -> Option<Val> {
         match &e.kind {
-            ExprKind::Int(v, unsigned) => Some(self.scalar_val(
-                if *unsigned {
-                    Ty::Scalar(Base::Uint)
-                } else {
-                    Ty::INT
-                },
-                *v as f32,
-            )),
+            ExprKind::Int(v, unsigned) => Some(if *unsigned {
+                self.scalar_val(Ty::Scalar(Base::Uint), *v as f32)
+            } else {
+                self.scalar_val(Ty::INT, *v as i32 as f32)
+            }),
             ExprKind::Float(v, suffix) => {
                 let ty = if *suffix == Some('h') {
                     Ty::Scalar(Base::Half)
@@ -3254,7 +3324,14 @@ impl<'a> Lowering<'a> {
             }
             ExprKind::Call(name, args) => self.call(name, args, e.loc),
             ExprKind::Method(object, name, args) => self.method(object, name, args, e.loc),
-            ExprKind::Compile(..) | ExprKind::Asm(_) | ExprKind::List(_) => {
+            ExprKind::Compile(..) => {
+                self.error(
+                    e.loc,
+                    "a compiled shader is an object, not a value: it may stand only in an effect's pass or as an item of a global's initializer list",
+                );
+                None
+            }
+            ExprKind::Asm(_) | ExprKind::List(_) => {
                 self.error(
                     e.loc,
                     "this is allowed only in an effect's state assignment",

@@ -1522,12 +1522,21 @@ impl<'t> Parser<'t, '_> {
         let kind = match t.kind {
             TokenKind::Int => {
                 self.pos += 1;
-                let (value, unsigned) = int_value(&t.text).ok_or_else(|| {
-                    self.diags
-                        .error(loc, format!("'{}' is not a valid integer", t.text));
-                    Failed
-                })?;
-                ExprKind::Int(value, unsigned)
+                match int_literal(&t.text) {
+                    Ok(IntLiteral::Value(value, unsigned)) => ExprKind::Int(value, unsigned),
+                    // `compile` takes them out first; a parse without that refuses them.
+                    Ok(IntLiteral::LeftOut) => {
+                        self.diags.error(
+                            loc,
+                            format!("integer literal {} does not fit in 32 bits", t.text),
+                        );
+                        return Err(Failed);
+                    }
+                    Err(message) => {
+                        self.diags.error(loc, message);
+                        return Err(Failed);
+                    }
+                }
             }
             TokenKind::Float => {
                 self.pos += 1;
@@ -1576,6 +1585,18 @@ impl<'t> Parser<'t, '_> {
                 let call = self.postfix()?;
                 ExprKind::Compile(profile, Box::new(call))
             }
+            // `CompileShader(ps_2_0, f())`, the function spelling of `compile ps_2_0 f()`;
+            // a keyword to fxc, so its first argument is a target, not a name to look up.
+            TokenKind::Ident
+                if t.text == "CompileShader" && self.peek_at(1).is_some_and(|n| n.is("(")) =>
+            {
+                self.pos += 2;
+                let (profile, _) = self.ident("a compiler target such as ps_2_0")?;
+                self.expect(",")?;
+                let call = self.postfix()?;
+                self.expect(")")?;
+                ExprKind::Compile(profile, Box::new(call))
+            }
             TokenKind::Ident => {
                 self.pos += 1;
                 if self.check("(") {
@@ -1608,22 +1629,86 @@ fn merge(into: &mut Modifiers, m: Modifiers) {
     into.nointerpolation |= m.nointerpolation;
 }
 
-/// An integer literal's value (C's bases: `0x` hex, a leading `0` octal) and whether it
-/// has a `u` suffix. Too large for 32 bits is still a value; the checker names it.
-pub fn int_value(text: &str) -> Option<(u64, bool)> {
+/// An integer literal as d3dcompiler_43 reads it (C's bases: `0x` hex, a leading `0`
+/// octal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntLiteral {
+    /// Its low 32 bits and whether it is unsigned: a `u` suffix makes it so, and so does a
+    /// hex or octal value past `int`'s range (`0xFFFFFFFF`, as in C). A suffixed literal
+    /// keeps only its low 32 bits (`4294967296u` is 0; `3000000000l` is a negative int).
+    Value(u32, bool),
+    /// Wider than its type without a suffix (`3000000000`, `0x100000000`): fxc's lexer
+    /// leaves such a literal out (see [`leave_out_wide_ints`]).
+    LeftOut,
+}
+
+/// A literal's [`IntLiteral`], or what is wrong with its text.
+pub fn int_literal(text: &str) -> Result<IntLiteral, String> {
     let digits = text.trim_end_matches(['u', 'U', 'l', 'L']);
-    let unsigned = text[digits.len()..].contains(['u', 'U']);
-    let value = if let Some(hex) = digits
+    let suffix = &text[digits.len()..];
+    let (value, decimal) = if let Some(hex) = digits
         .strip_prefix("0x")
         .or_else(|| digits.strip_prefix("0X"))
     {
-        u64::from_str_radix(hex, 16).ok()?
+        (u64::from_str_radix(hex, 16), false)
     } else if digits.len() > 1 && digits.starts_with('0') {
-        u64::from_str_radix(&digits[1..], 8).ok()?
+        (u64::from_str_radix(&digits[1..], 8), false)
     } else {
-        digits.parse().ok()?
+        (digits.parse(), true)
     };
-    Some((value, unsigned))
+    let value = value.map_err(|e| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => {
+            format!("integer literal {text} does not fit in 64 bits")
+        }
+        _ => format!("'{text}' is not a valid integer"),
+    })?;
+    let bits = value as u32;
+    Ok(if suffix.contains(['u', 'U']) {
+        IntLiteral::Value(bits, true)
+    } else if !suffix.is_empty() || value <= i32::MAX as u64 {
+        IntLiteral::Value(bits, false)
+    } else if !decimal && value <= u64::from(u32::MAX) {
+        IntLiteral::Value(bits, true)
+    } else {
+        IntLiteral::LeftOut
+    })
+}
+
+/// Takes out the integer literals fxc's lexer leaves out ([`IntLiteral::LeftOut`]), with a
+/// warning at each, and returns the warnings' places in `diags`. d3dcompiler_43 reads the
+/// source as if such a literal were not there: `{3000000000, 1}` is a syntax error at the
+/// comma, `return 3000000000;` returns nothing, and `3000000000 + 1` is `+1`, compiled
+/// without a word. Ours reads it the same, so it accepts and refuses what fxc does, and
+/// says why: when the compilation fails, [`super::compile::compile_with`] makes these
+/// warnings errors, because what fails after a literal left out is the literal's doing.
+pub fn leave_out_wide_ints(tokens: &mut Vec<Token>, diags: &mut Diagnostics) -> Vec<usize> {
+    let mut at = Vec::new();
+    tokens.retain(|t| {
+        if t.kind != TokenKind::Int || int_literal(&t.text) != Ok(IntLiteral::LeftOut) {
+            return true;
+        }
+        let t32 = t.text.parse::<u64>().ok().filter(|&v| v <= u64::from(u32::MAX));
+        let (what, fix) = if t.text.starts_with('0') {
+            ("does not fit in 32 bits (0xFFFFFFFF at most)", String::new())
+        } else if t32.is_some() {
+            (
+                "does not fit in a 32-bit int (2147483647 at most) without a u suffix",
+                format!(": write {0}u for an unsigned int, or {0}.0 for a float", t.text),
+            )
+        } else {
+            ("does not fit in 32 bits", format!(": write {}.0 for a float", t.text))
+        };
+        at.push(diags.list.len());
+        diags.warning(
+            t.loc,
+            format!(
+                "integer literal {} {what}, and Microsoft's compiler reads the source as if it were not there, so this one does too{fix}",
+                t.text
+            ),
+        );
+        false
+    });
+    at
 }
 
 /// A float literal's value and its suffix letter, lower-cased.
@@ -1817,9 +1902,9 @@ mod tests {
 
     #[test]
     fn literals() {
-        assert_eq!(int_value("0x1Fu"), Some((31, true)));
-        assert_eq!(int_value("017"), Some((15, false)));
-        assert_eq!(int_value("0"), Some((0, false)));
+        assert_eq!(int_literal("0x1Fu"), Ok(IntLiteral::Value(31, true)));
+        assert_eq!(int_literal("017"), Ok(IntLiteral::Value(15, false)));
+        assert_eq!(int_literal("0"), Ok(IntLiteral::Value(0, false)));
         assert_eq!(float_value("2.h"), Some((2.0, Some('h'))));
         assert_eq!(float_value(".5"), Some((0.5, None)));
         assert_eq!(float_value("1e-3f"), Some((0.001, Some('f'))));
