@@ -1173,3 +1173,200 @@ fn d3d9_compile_reads_integer_literals_as_microsofts_compiler() {
         assert_eq!(got, serde_json::json!([want, 0.0, 0.0, 0.0]), "{literal}");
     }
 }
+
+/// Loops that leave at run time, kept as loops where the profile can leave one
+/// (`break_comp`, ps_3_0 and vs_3_0) as fxc keeps them, with the values Microsoft's
+/// shaders (d3dcompiler_43, through msd3d) give through `d3d9 run`: a count from an `int`
+/// uniform and a `break`; a `while` whose end unrolling cannot see (`rep` 255 times at
+/// most, leaving where the condition fails); a `do` loop; `continue` and `break`
+/// together. vs_2_0 has no breaks: there such a loop is refused, with fxc's warning.
+#[test]
+fn d3d9_compile_keeps_loops_that_leave_at_run_time_as_microsofts_compiler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let compile = |name: &str, text: &str, profile: &str| -> (i32, String, String) {
+        let src = tmp.path().join(format!("{name}.hlsl"));
+        fs::write(&src, text).unwrap();
+        let out = tmp.path().join(format!("{name}.{profile}"));
+        let (code, listing, err) = shaderfs(&[
+            "d3d9",
+            "compile",
+            src.to_str().unwrap(),
+            "-T",
+            profile,
+            "-o",
+            out.to_str().unwrap(),
+            "--listing",
+        ]);
+        assert!(code != 0 || out.exists());
+        (
+            code,
+            String::from_utf8(listing).unwrap(),
+            format!("{err}\n{}", out.display()),
+        )
+    };
+    let run = |out: &str, args: &[&str], reg: &str| -> serde_json::Value {
+        let path = out.lines().last().unwrap();
+        let mut all = vec!["d3d9", "run", path];
+        all.extend_from_slice(args);
+        let (code, json, err) = shaderfs(&all);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_slice::<serde_json::Value>(&json).unwrap()["outputs"][reg].clone()
+    };
+
+    let (code, listing, out) = compile(
+        "count",
+        "int count;\nfloat4 step;\nfloat limit;\nfloat4 main(float4 p : TEXCOORD0) : COLOR\n{\n    float4 sum = p;\n    for (int i = 0; i < count; i++) {\n        sum += step * i;\n        if (sum.x > limit) break;\n    }\n    return sum;\n}\n",
+        "ps_3_0",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(listing.matches("rep i0").count(), 1, "{listing}");
+    assert!(listing.contains("break_gt"), "{listing}");
+    for (count, limit, t, want) in [
+        (
+            "5",
+            "3",
+            "0.5,0,0,0",
+            serde_json::json!([3.5, 6.0, 9.0, 12.0]),
+        ),
+        (
+            "5",
+            "100",
+            "0.5,0,0,0",
+            serde_json::json!([10.5, 20.0, 30.0, 40.0]),
+        ),
+        (
+            "200",
+            "1",
+            "0.5,1,0,0",
+            serde_json::json!([1.0499999523162842, 1.0, 0.0, 0.0]),
+        ),
+    ] {
+        let step = if count == "200" {
+            "0.01,0,0,0"
+        } else {
+            "1,2,3,4"
+        };
+        let got = run(
+            &out,
+            &[
+                "--set",
+                &format!("count={count}"),
+                "--set",
+                &format!("step={step}"),
+                "--set",
+                &format!("limit={limit}"),
+                "--set",
+                &format!("TEXCOORD0={t}"),
+            ],
+            "oC0",
+        );
+        assert_eq!(got, want, "count={count} limit={limit}");
+    }
+
+    let doubling = "float4 k;\nfloat4 main(float4 p : TEXCOORD0) : COLOR\n{\n    float4 x = p;\n    while (x.x < k.x) x *= 2;\n    return x;\n}\n";
+    let vertex = doubling.replace("p : TEXCOORD0) : COLOR", "p : POSITION) : POSITION");
+    for (profile, text, input, output) in [
+        ("ps_3_0", doubling.to_string(), "TEXCOORD0", "oC0"),
+        ("vs_3_0", vertex.clone(), "POSITION", "o0"),
+    ] {
+        let (code, listing, out) = compile("doubling", &text, profile);
+        assert_eq!(code, 0, "{out}");
+        assert!(listing.contains("defi i0, 255, 0, 0, 0"), "{listing}");
+        assert!(listing.contains("break_ge r0.x, c0.x"), "{listing}");
+        for (k, want) in [
+            (
+                "10",
+                serde_json::json!([19.200000762939453, 64.0, 128.0, 192.0]),
+            ),
+            (
+                "-1",
+                serde_json::json!([0.30000001192092896, 1.0, 2.0, 3.0]),
+            ),
+        ] {
+            let got = run(
+                &out,
+                &[
+                    "--set",
+                    &format!("k={k},0,0,0"),
+                    "--set",
+                    &format!("{input}=0.3,1,2,3"),
+                ],
+                output,
+            );
+            assert_eq!(got, want, "{profile} k={k}");
+        }
+    }
+    let (code, _, err) = compile("doubling", &vertex, "vs_2_0");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("warning: cannot map loop to shader target"),
+        "{err}"
+    );
+    assert!(err.contains("error: unable to unroll loop"), "{err}");
+
+    let (code, listing, out) = compile(
+        "until",
+        "float4 k;\nfloat4 main(float4 p : TEXCOORD0) : COLOR\n{\n    float4 x = p;\n    do { x = x * 1.5 + k.y; } while (x.x < k.x);\n    return x;\n}\n",
+        "ps_3_0",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(listing.contains("rep i0"), "{listing}");
+    for (k, want) in [
+        (
+            "10,0.5,0,0",
+            serde_json::json!([13.80781364440918, 21.78125, 33.171875, 44.5625]),
+        ),
+        (
+            "-1,0.5,0,0",
+            serde_json::json!([0.9500000476837158, 2.0, 3.5, 5.0]),
+        ),
+    ] {
+        let got = run(
+            &out,
+            &["--set", &format!("k={k}"), "--set", "TEXCOORD0=0.3,1,2,3"],
+            "oC0",
+        );
+        assert_eq!(got, want, "k={k}");
+    }
+
+    let (code, _, out) = compile(
+        "skips",
+        "int count;\nfloat4 step;\nfloat4 main(float4 p : TEXCOORD0) : COLOR\n{\n    float4 sum = 0;\n    for (int i = 0; i < count; i++) {\n        if (p.y > i) continue;\n        sum += step * i;\n        if (sum.w > p.z) break;\n    }\n    return sum;\n}\n",
+        "ps_3_0",
+    );
+    assert_eq!(code, 0, "{out}");
+    for (count, step, t, want) in [
+        (
+            "6",
+            "1,2,3,4",
+            "0,2.5,30,0",
+            serde_json::json!([12.0, 24.0, 36.0, 48.0]),
+        ),
+        (
+            "6",
+            "1,2,3,4",
+            "0,2.5,10,0",
+            serde_json::json!([3.0, 6.0, 9.0, 12.0]),
+        ),
+        (
+            "10",
+            "1,2,3,-4",
+            "0,-1,10,0",
+            serde_json::json!([45.0, 90.0, 135.0, -180.0]),
+        ),
+    ] {
+        let got = run(
+            &out,
+            &[
+                "--set",
+                &format!("count={count}"),
+                "--set",
+                &format!("step={step}"),
+                "--set",
+                &format!("TEXCOORD0={t}"),
+            ],
+            "oC0",
+        );
+        assert_eq!(got, want, "count={count} t={t}");
+    }
+}

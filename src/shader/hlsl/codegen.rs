@@ -359,11 +359,22 @@ pub fn generate(
             *g.uses_left.entry(c.node).or_default() += 1;
         }
     }
-    for &br in &kept {
-        for c in condition_comps(p, br) {
-            for c in g.resolve(&[c]).comps {
-                *g.uses_left.entry(c.node).or_default() += 1;
-            }
+    let mut kept_loops: Vec<u32> = needed
+        .iter()
+        .filter_map(|&n| match p.node(n).op {
+            Op::After { lp, .. } => Some(lp),
+            _ => None,
+        })
+        .collect();
+    kept_loops.sort_unstable();
+    kept_loops.dedup();
+    let tests = kept
+        .iter()
+        .flat_map(|&br| condition_comps(p, br))
+        .chain(kept_loops.iter().flat_map(|&lp| exit_comps(p, lp)));
+    for c in tests {
+        for c in g.resolve(&[c]).comps {
+            *g.uses_left.entry(c.node).or_default() += 1;
         }
     }
     g.hint(&needed);
@@ -877,6 +888,7 @@ fn prepare_loops(p: &mut Program) {
             if !needed_after.contains(&a) {
                 needed_after.push(a);
                 stack.push(a);
+                stack.extend(exit_comps(p, lp).iter().map(|c| c.node));
             }
         }
         stack.extend(node.args.iter().flatten().map(|c| c.node));
@@ -983,6 +995,9 @@ fn regions(p: &Program, profile: Profile, order: &[NodeId]) -> Vec<Region> {
                     };
                     meet(&mut late, a, at);
                 }
+                for c in exit_comps(p, lp) {
+                    meet(&mut late, &[c], Region::Loop(lp));
+                }
             }
             Op::Joined { br } => {
                 meet(&mut late, &node.args[0], Region::Arm(br, true));
@@ -1027,6 +1042,34 @@ fn condition_comps(p: &Program, br: u32) -> Vec<Comp> {
         Condition::Compare(_, x, y) => vec![x, y],
         Condition::Bool { .. } => Vec::new(),
     }
+}
+
+/// A `break_comp` made, and what to free and release once it is written.
+struct Break {
+    line: String,
+    free: Vec<(u32, Vec<u8>)>,
+    release: Vec<Src>,
+}
+
+/// The values a test compares.
+fn test_comps(test: Condition) -> Vec<Comp> {
+    match test {
+        Condition::Compare(_, x, y) => vec![x, y],
+        Condition::Bool { .. } => Vec::new(),
+    }
+}
+
+/// The values a kept loop's exits compare.
+fn exit_comps(p: &Program, lp: u32) -> Vec<Comp> {
+    let l = &p.loops[lp as usize];
+    [l.exit_first, l.exit_last]
+        .into_iter()
+        .flatten()
+        .flat_map(|c| match c {
+            Condition::Compare(_, x, y) => vec![x, y],
+            Condition::Bool { .. } => Vec::new(),
+        })
+        .collect()
 }
 
 /// Every [`Op::Joined`] node of each branch, by branch.
@@ -1165,6 +1208,9 @@ fn live_nodes(p: &Program, profile: Profile) -> (Vec<NodeId>, HashMap<NodeId, u8
             }
             args.extend(condition_comps(p, br).into_iter().map(|c| vec![c]));
         }
+        if let Op::After { lp, .. } = node.op {
+            args.extend(exit_comps(p, lp).into_iter().map(|c| vec![c]));
+        }
         args
     };
     // Depth-first, post-order, without recursion (graphs can be deep).
@@ -1208,11 +1254,14 @@ fn live_nodes(p: &Program, profile: Profile) -> (Vec<NodeId>, HashMap<NodeId, u8
             continue;
         }
         let node = p.node(n);
-        if let Op::Joined { br } = node.op {
-            for c in condition_comps(p, br) {
-                let c = resolve_in(p, profile, &[c]).comps[0];
-                *live.entry(c.node).or_default() |= 1 << c.lane;
-            }
+        let tests = match node.op {
+            Op::Joined { br } => condition_comps(p, br),
+            Op::After { lp, .. } => exit_comps(p, lp),
+            _ => Vec::new(),
+        };
+        for c in tests {
+            let c = resolve_in(p, profile, &[c]).comps[0];
+            *live.entry(c.node).or_default() |= 1 << c.lane;
         }
         let cw = is_componentwise(node.op);
         for a in &node.args {
@@ -1950,20 +1999,20 @@ impl Gen<'_> {
     /// The nodes of `list` that run in `region`, in order; a kept loop or branch of the
     /// region is written out where its first result is met.
     fn emit_list(&mut self, list: &[NodeId], region: Region) {
-        let mut loops: HashSet<u32> = HashSet::new();
-        let mut branches: HashSet<u32> = HashSet::new();
         for &n in list {
             let node = self.p.node(n);
+            // A loop's or branch's results have their places once it is written out.
+            let done = self.places.contains_key(&n);
             match node.op {
                 Op::After { lp, .. } => {
-                    if self.p.loops[lp as usize].parent == region && loops.insert(lp) {
+                    if self.p.loops[lp as usize].parent == region && !done {
                         let body = self.inside(list, Region::Loop(lp));
                         self.emit_loop(lp, &body);
                     }
                     continue;
                 }
                 Op::Joined { br } => {
-                    if self.p.branches[br as usize].parent == region && branches.insert(br) {
+                    if self.p.branches[br as usize].parent == region && !done {
                         self.emit_branch(br, list);
                     }
                     continue;
@@ -1976,6 +2025,72 @@ impl Gen<'_> {
             if !self.places.contains_key(&n) && !matches!(node.op, Op::Const(_)) {
                 self.emit_node(n);
             }
+        }
+    }
+
+    /// The nodes of `list` that `comps` are made of, in order.
+    fn needs(&self, list: &[NodeId], comps: &[Comp]) -> Vec<NodeId> {
+        let mut want: HashSet<NodeId> = HashSet::new();
+        let mut stack: Vec<NodeId> = comps
+            .iter()
+            .flat_map(|&c| self.resolve(&[c]).comps)
+            .map(|c| c.node)
+            .collect();
+        while let Some(n) = stack.pop() {
+            if want.insert(n) {
+                for src in self.live_srcs(n).1 {
+                    stack.extend(src.comps.iter().map(|c| c.node));
+                }
+            }
+        }
+        list.iter().copied().filter(|n| want.contains(n)).collect()
+    }
+
+    /// `break_comp` of a loop's exit test, written by [`Self::write_break`] once what
+    /// comes between is: the registers it reads stay taken until then. An operand in
+    /// lanes of `moved` (a chunk's register, about to take its next value) is copied
+    /// aside first, so the test reads the value it names.
+    fn break_line(&mut self, test: Condition, moved: &[(u32, u8)]) -> Break {
+        let Condition::Compare(op, x, y) = test else {
+            return Break {
+                line: "break".to_string(),
+                free: Vec::new(),
+                release: Vec::new(),
+            };
+        };
+        let srcs = [self.resolve(&[x]), self.resolve(&[y])];
+        self.prepare_relative(&srcs);
+        let mut ops: Vec<Operand> = srcs.iter().map(|s| self.operand(s, &[0], false)).collect();
+        let mut aside = Vec::new();
+        for o in &mut ops {
+            if let Reg::Temp(r) = o.reg {
+                if moved.contains(&(r, o.swz[0])) {
+                    let t = self.alloc(&[0], None);
+                    self.code
+                        .push(format!("mov r{t}.x, r{r}.{}", LANES[usize::from(o.swz[0])]));
+                    o.reg = Reg::Temp(t);
+                    o.swz = [0; 4];
+                    aside.push(t);
+                }
+            }
+        }
+        let mut free = self.fit_ports(&mut ops);
+        free.extend(aside.into_iter().map(|t| (t, vec![0])));
+        free.append(&mut self.pending_free);
+        Break {
+            line: format!("break_{} {}, {}", op.suffix(), ops[0].text(), ops[1].text()),
+            free,
+            release: srcs.into_iter().collect(),
+        }
+    }
+
+    fn write_break(&mut self, b: Break) {
+        self.code.push(b.line);
+        for (r, lanes) in b.free {
+            self.free(r, &lanes);
+        }
+        for src in &b.release {
+            self.release(&src.comps);
         }
     }
 
@@ -2139,8 +2254,19 @@ impl Gen<'_> {
             *self.uses_left.entry(carried).or_default() += 1;
         }
         // What the body reads from outside the loop stays until the loop ends: the
-        // operands of its instructions and what its branches test.
+        // operands of its instructions and what its branches and exits test.
         let mut outside: Vec<NodeId> = Vec::new();
+        let exits: Vec<Src> = exit_comps(p, lp)
+            .iter()
+            .map(|&c| self.resolve(&[c]))
+            .collect();
+        for c in exits.iter().flat_map(|s| &s.comps) {
+            if !p.within(self.regions[c.node as usize], Region::Loop(lp))
+                && !outside.contains(&c.node)
+            {
+                outside.push(c.node);
+            }
+        }
         for &m in body {
             let mut srcs = self.live_srcs(m).1;
             if let Op::Joined { br } = p.node(m).op {
@@ -2172,6 +2298,14 @@ impl Gen<'_> {
         };
         self.code.push(format!("rep i{count}"));
         self.a0 = [None; 4];
+        if let Some(test) = l.exit_first {
+            // What the first exit compares (made of the values as the iteration starts
+            // and of outside values alone), then the exit, then the rest of the body.
+            let wanted = self.needs(body, &test_comps(test));
+            self.emit_list(&wanted, Region::Loop(lp));
+            let b = self.break_line(test, &[]);
+            self.write_break(b);
+        }
         self.emit_list(body, Region::Loop(lp));
         // The new values into the chunks' registers; a lane that keeps its value is left.
         let mut ends: Vec<(u32, u8, Comp)> = Vec::new();
@@ -2188,7 +2322,13 @@ impl Gen<'_> {
                 }
             }
         }
+        // The last exit reads its operands as the body left them, before the chunks'
+        // registers take their new values, and leaves once they have them.
+        let last = l.exit_last.map(|test| self.break_line(test, &carried_regs));
         self.moves(&ends, &carried_regs);
+        if let Some(b) = last {
+            self.write_break(b);
+        }
         for &k in &chunks {
             let a = l.after[k];
             let srcs = self.live_srcs(a).1;

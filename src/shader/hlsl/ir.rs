@@ -227,6 +227,14 @@ pub struct Loop {
     /// Lanes of each chunk that hold integers whatever the loop does (a variable of an
     /// integer type always does).
     pub integral: Vec<u8>,
+    /// Leave the loop as an iteration starts, where this holds (`break_comp` first in the
+    /// body): a `while` loop's condition, false. It reads the values as the iteration
+    /// starts.
+    pub exit_first: Option<Condition>,
+    /// Leave the loop once an iteration has ended and its values are in place, where this
+    /// holds (`break_comp` last in the body): a `break` ran, or a `do` loop's condition
+    /// is false. The values then are those the `break` left.
+    pub exit_last: Option<Condition>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

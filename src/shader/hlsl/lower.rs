@@ -67,6 +67,12 @@ impl Profile {
             self.major >= 2
         }
     }
+
+    /// Whether the model can leave a loop at a run-time condition (`break_comp`): dynamic
+    /// flow control, vs_2_x (vs_2_a), vs_3_0 and ps_3_0.
+    pub fn has_breaks(self) -> bool {
+        self.major >= 3 || (!self.pixel && self.major == 2 && self.minor > 0)
+    }
 }
 
 /// Loop iterations unrolled at most, as fxc's own bound on unrolling.
@@ -152,6 +158,15 @@ struct LoopFlags {
     /// Every path of the branch being lowered has broken out, or continued.
     ended_break: bool,
     ended_continue: bool,
+}
+
+/// The conditions a kept loop tests besides its count: `first` as each iteration starts
+/// (a `while` loop's), `last` once its body has run (a `do` loop's). Each leaves the loop
+/// where it is false.
+#[derive(Clone, Copy, Default)]
+struct Exits<'e> {
+    first: Option<&'e ast::Expr>,
+    last: Option<&'e ast::Expr>,
 }
 
 /// How an `if` may stay a branch: what the instruction would test, whether the source
@@ -1422,6 +1437,15 @@ impl<'a> Lowering<'a> {
         }
     }
 
+    /// The test under which code leaves, for a boolean condition under which it goes on
+    /// (`while (x < k)` leaves where `x >= k`).
+    fn leave_unless(&mut self, c: Comp) -> Condition {
+        match self.comparison(c) {
+            Condition::Compare(op, x, y) => Condition::Compare(op.negated(), x, y),
+            other => other,
+        }
+    }
+
     /// The test `if_comp` makes of a boolean (0 or 1) condition: the comparison it was
     /// lowered from where it can be read back (`x - y >= 0` is `x >= y`, `x + 0.5 >= 0`
     /// is `x >= -0.5`, `d >= 0` is `d >= -d`), else `c != -c`, true where `c` is not 0,
@@ -1553,7 +1577,7 @@ impl<'a> Lowering<'a> {
                     self.stmt(i);
                 }
                 if !self.real_loop(s, cond.as_ref(), step.as_ref(), body) {
-                    self.unroll(s, cond.as_ref(), step.as_ref(), body, false);
+                    self.unroll_or_keep(s, cond.as_ref(), step.as_ref(), body, false);
                 }
                 // What the initializer declares stays visible after the loop, as fxc
                 // scopes it for shader models 2 and 3 (`for (int i …) …; return i;`); a
@@ -1570,8 +1594,8 @@ impl<'a> Lowering<'a> {
                     outer.extend(declared);
                 }
             }
-            StmtKind::While(cond, body) => self.unroll(s, Some(cond), None, body, false),
-            StmtKind::Do(body, cond) => self.unroll(s, Some(cond), None, body, true),
+            StmtKind::While(cond, body) => self.unroll_or_keep(s, Some(cond), None, body, false),
+            StmtKind::Do(body, cond) => self.unroll_or_keep(s, Some(cond), None, body, true),
             StmtKind::Switch(value, cases) => self.switch(value, cases),
             StmtKind::Break | StmtKind::Continue => {
                 let Some(g) = (if self.loops.is_empty() {
@@ -1843,7 +1867,10 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    fn unroll(
+    /// A loop unrolled; one that does not end within the bound unrolling sees is kept as
+    /// a loop instead where the profile can leave one at run time
+    /// ([`Self::unbounded_loop`]), and refused elsewhere.
+    fn unroll_or_keep(
         &mut self,
         stmt: &'a ast::Stmt,
         cond: Option<&'a ast::Expr>,
@@ -1851,7 +1878,46 @@ impl<'a> Lowering<'a> {
         body: &'a ast::Stmt,
         body_first: bool,
     ) {
+        let keepable = self.profile.has_breaks()
+            && !leaves(body)
+            && !stmt.attributes.iter().any(|a| a.name == "unroll");
+        if !keepable {
+            let mark = self.diags.list.len();
+            let endless = self.unroll(stmt, cond, step, body, body_first);
+            if endless && self.profile.has_loops() && !self.profile.has_breaks() {
+                // Said before the refusal it explains, as fxc says it (X3552).
+                self.warn(
+                    stmt.loc,
+                    format!("cannot map loop to shader target: {} does not support breaks (no dynamic flow control), so the loop was to unroll", self.profile.name()),
+                );
+                self.diags.list[mark..].rotate_right(1);
+            }
+            return;
+        }
+        let saved = self.values();
+        let mark = self.diags.list.len();
+        let kills = self.program.kills.len();
+        if self.unroll(stmt, cond, step, body, body_first) {
+            self.restore(&saved);
+            self.diags.list.truncate(mark);
+            self.program.kills.truncate(kills);
+            if !self.unbounded_loop(cond, step, body, body_first) {
+                self.unroll(stmt, cond, step, body, body_first);
+            }
+        }
+    }
+
+    /// Whether it stopped for not ending within a bound (the error said).
+    fn unroll(
+        &mut self,
+        stmt: &'a ast::Stmt,
+        cond: Option<&'a ast::Expr>,
+        step: Option<&'a ast::Expr>,
+        body: &'a ast::Stmt,
+        body_first: bool,
+    ) -> bool {
         let loc = stmt.loc;
+        let mut endless = false;
         // `[unroll(n)]` allows n iterations; otherwise fxc's own limit.
         let given = stmt
             .attributes
@@ -1875,6 +1941,7 @@ impl<'a> Lowering<'a> {
                 run_time += 1;
                 if run_time > MAX_RUN_TIME_ITERATIONS {
                     self.error(loc, format!("unable to unroll loop, loop does not appear to terminate in a timely manner ({MAX_RUN_TIME_ITERATIONS} iterations after one left at a run-time condition)"));
+                    endless = true;
                     break;
                 }
             }
@@ -1940,6 +2007,7 @@ impl<'a> Lowering<'a> {
             }
         }
         self.loops.pop();
+        endless
     }
 
     /// A `for` loop kept as a loop (`rep`), where the profile has one and fxc keeps it:
@@ -1962,7 +2030,7 @@ impl<'a> Lowering<'a> {
             return false;
         }
         let wanted = stmt.attributes.iter().any(|a| a.name == "loop");
-        if jumps(body) || leaves(body) {
+        if jumps(body) && !self.profile.has_breaks() || leaves(body) {
             return false;
         }
         let saved = self.values();
@@ -1982,7 +2050,7 @@ impl<'a> Lowering<'a> {
         let mut all: Vec<(usize, String)> = saved.0.keys().cloned().collect();
         all.sort();
         let first_node = self.program.nodes.len() as u32;
-        let first = self.loop_body(count, &all, body, step);
+        let first = self.loop_body(count, &all, body, Some(step), Exits::default());
         let changed: Vec<(usize, String)> = all
             .iter()
             .filter(|k| self.var_comps(k) != first.start.get(*k))
@@ -2030,6 +2098,10 @@ impl<'a> Lowering<'a> {
                 .flatten()
                 .copied()
                 .collect();
+            // The condition as an iteration starts (after the step, a counter a `break`
+            // stopped reads the break's test).
+            let start = Values(first.start.clone(), None, None, None);
+            self.restore(&start);
             counters_kept
                 && match self.condition(cond) {
                     Some(c) => !self.depends_on(c, &others),
@@ -2042,7 +2114,7 @@ impl<'a> Lowering<'a> {
         if !fits {
             return false;
         }
-        let run = self.loop_body(count, &changed, body, step);
+        let run = self.loop_body(count, &changed, body, Some(step), Exits::default());
         let unchanged = all
             .iter()
             .filter(|k| !changed.contains(k))
@@ -2052,7 +2124,22 @@ impl<'a> Lowering<'a> {
             self.program.kills.truncate(kills);
             return false;
         }
-        // Close it: each chunk's value after the loop.
+        // A counter of a loop run a known number of times ends where the trial run of its
+        // condition and step left it, unless a `break` may stop it sooner.
+        let finals = finals.filter(|_| self.program.loops[run.lp as usize].exit_last.is_none());
+        self.close_loop(run, &saved, finals.as_ref(), &counters);
+        true
+    }
+
+    /// A lowered loop closed: each chunk's value after the loop is an [`Op::After`] node,
+    /// the variables hold them; `finals` are the values of `counters` where known.
+    fn close_loop(
+        &mut self,
+        run: LoopRun,
+        saved: &Values,
+        finals: Option<&Values>,
+        counters: &[(usize, String)],
+    ) {
         let mut carried = Vec::new();
         let mut after = Vec::new();
         let mut out: HashMap<(usize, String), Vec<Comp>> = HashMap::new();
@@ -2077,11 +2164,9 @@ impl<'a> Lowering<'a> {
         let lp = &mut self.program.loops[run.lp as usize];
         lp.carried = carried;
         lp.after = after;
-        self.restore(&saved);
+        self.restore(saved);
         for (key, comps) in out {
-            // A counter of a loop run a known number of times ends where the trial run
-            // of its condition and step left it.
-            let comps = match &finals {
+            let comps = match finals {
                 Some(f) if counters.contains(&key) => f.0.get(&key).cloned().unwrap_or(comps),
                 _ => comps,
             };
@@ -2089,6 +2174,67 @@ impl<'a> Lowering<'a> {
                 var.comps = comps;
             }
         }
+    }
+
+    /// A loop that does not end within a bound unrolling can see (its condition reads what
+    /// the body computes at run time), kept as fxc keeps one where the profile can leave
+    /// a loop at a run-time condition: `rep` 255 times at most, leaving where the
+    /// condition fails (as an iteration starts, or for a `do` loop once it ends) or a
+    /// `break` runs. Whether it was: if not, nothing has changed.
+    fn unbounded_loop(
+        &mut self,
+        cond: Option<&'a ast::Expr>,
+        step: Option<&'a ast::Expr>,
+        body: &'a ast::Stmt,
+        body_first: bool,
+    ) -> bool {
+        if !self.profile.has_breaks() || leaves(body) {
+            return false;
+        }
+        let exits = if body_first {
+            Exits {
+                first: None,
+                last: cond,
+            }
+        } else {
+            Exits {
+                first: cond,
+                last: None,
+            }
+        };
+        let saved = self.values();
+        let mark = self.diags.list.len();
+        let kills = self.program.kills.len();
+        let errors = self.diags.errors();
+        // Which variables the body changes: found by lowering it with every variable
+        // carried, then thrown away.
+        let mut all: Vec<(usize, String)> = saved.0.keys().cloned().collect();
+        all.sort();
+        let first = self.loop_body(LoopCount::Const(255), &all, body, step, exits);
+        let changed: Vec<(usize, String)> = all
+            .iter()
+            .filter(|k| self.var_comps(k) != first.start.get(*k))
+            .cloned()
+            .collect();
+        let fits = self.diags.errors() == errors && self.program.kills.len() == kills;
+        self.restore(&saved);
+        self.diags.list.truncate(mark);
+        self.program.kills.truncate(kills);
+        if !fits {
+            return false;
+        }
+        let run = self.loop_body(LoopCount::Const(255), &changed, body, step, exits);
+        let unchanged = all
+            .iter()
+            .filter(|k| !changed.contains(k))
+            .all(|k| self.var_comps(k) == saved.0.get(k));
+        if !unchanged || self.program.kills.len() != kills || self.diags.errors() != errors {
+            self.restore(&saved);
+            self.diags.list.truncate(mark);
+            self.program.kills.truncate(kills);
+            return false;
+        }
+        self.close_loop(run, &saved, None, &[]);
         true
     }
 
@@ -2228,7 +2374,8 @@ impl<'a> Lowering<'a> {
         count: LoopCount,
         vars: &[(usize, String)],
         body: &'a ast::Stmt,
-        step: &'a ast::Expr,
+        step: Option<&'a ast::Expr>,
+        exits: Exits<'a>,
     ) -> LoopRun {
         let lp = self.program.loops.len() as u32;
         self.program.loops.push(Loop {
@@ -2238,6 +2385,8 @@ impl<'a> Lowering<'a> {
             after: Vec::new(),
             carried_nodes: Vec::new(),
             integral: Vec::new(),
+            exit_first: None,
+            exit_last: None,
         });
         let mut chunks = Vec::new();
         let mut start = HashMap::new();
@@ -2274,9 +2423,38 @@ impl<'a> Lowering<'a> {
             start.insert(key.clone(), comps);
         }
         let outer = std::mem::replace(&mut self.region, Region::Loop(lp));
+        // The condition tested as an iteration starts: leave where it is false.
+        if let Some(c) = exits.first.and_then(|c| self.condition(c)) {
+            if self.program.constant(c).is_none() {
+                let test = self.leave_unless(c);
+                self.program.loops[lp as usize].exit_first = Some(test);
+            }
+        }
+        // A `break` leaves with the values it left; a `continue` skips the rest of the
+        // body, not the step.
+        self.loops.push(LoopFlags::default());
         self.stmt(body);
+        let flags = self.loops.pop().unwrap_or_default();
         let after_body = self.values();
-        self.expr(step);
+        self.loops.push(LoopFlags {
+            broken: flags.broken,
+            ..LoopFlags::default()
+        });
+        if let Some(step) = step {
+            self.expr(step);
+        }
+        let mut leave = flags.broken;
+        if let Some(c) = exits.last.and_then(|c| self.condition(c)) {
+            let g = self.guard();
+            let nc = self.not(c);
+            let stop = self.and(g, nc);
+            leave = Some(self.or(leave, stop));
+        }
+        self.loops.pop();
+        if let Some(b) = leave.filter(|&b| self.program.constant(b) != Some(0.0)) {
+            let test = self.comparison(b);
+            self.program.loops[lp as usize].exit_last = Some(test);
+        }
         self.region = outer;
         LoopRun {
             lp,

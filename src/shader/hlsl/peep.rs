@@ -350,9 +350,14 @@ fn is_if(op: &str) -> bool {
     op == "if" || op.starts_with("if_")
 }
 
-/// An instruction that starts, divides or ends a block.
+/// `break` or `break_comp`: leaves the loop around it.
+fn is_break(op: &str) -> bool {
+    op == "break" || op.starts_with("break_")
+}
+
+/// An instruction that starts, divides or ends a block, or leaves one.
 fn is_flow(op: &str) -> bool {
-    is_loop(op) || is_if(op) || op == "else" || op == "endif"
+    is_loop(op) || is_if(op) || is_break(op) || op == "else" || op == "endif"
 }
 
 /// An instruction, or a block's start, middle or end (with the operands an `if` tests:
@@ -360,7 +365,7 @@ fn is_flow(op: &str) -> bool {
 fn parse_line(line: &str) -> Option<Ins> {
     let op = line.split(' ').next().unwrap_or(line);
     if is_flow(op) {
-        let srcs = if is_if(op) {
+        let srcs = if is_if(op) || is_break(op) && op != "break" {
             let rest = line[op.len()..].trim();
             rest.split(", ")
                 .map(parse_source)
