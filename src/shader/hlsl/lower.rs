@@ -200,6 +200,10 @@ pub struct Lowering<'a> {
     region: Region,
     /// Functions inlined so far: an arm that calls one is worth a branch to fxc.
     calls: u32,
+    /// What each guarded assignment chose between: its result, the guard, the value
+    /// assigned. Where the guard holds (on the paths still running a loop, say) the
+    /// result is that value ([`Self::rebuild`]).
+    chosen: HashMap<Comp, (Comp, Comp)>,
     /// The condition the code being lowered runs under (an enclosing `if`'s), if any.
     pred: Option<Comp>,
     /// The guard under which the variables hold what they are now: an `if` lowers each
@@ -234,6 +238,7 @@ impl<'a> Lowering<'a> {
             loops: Vec::new(),
             region: Region::Top,
             calls: 0,
+            chosen: HashMap::new(),
             pred: None,
             env_pred: None,
             row_major_default: false,
@@ -2612,6 +2617,14 @@ impl<'a> Lowering<'a> {
         if let Some(&m) = memo.get(&c) {
             return m;
         }
+        // A guarded assignment where its guard holds: the value assigned.
+        if let Some(&(g, v)) = self.chosen.get(&c) {
+            if self.known(g, facts, signs, 8) == Some(1.0) {
+                let out = self.rebuild(v, facts, signs, memo);
+                memo.insert(c, out);
+                return out;
+            }
+        }
         // Bounded: a condition whose history is long is left as it is (the loop then
         // takes its run-time exit), rather than costing time with every iteration.
         if memo.len() > 2048 {
@@ -4283,7 +4296,15 @@ impl<'a> Lowering<'a> {
         let new = match self.guard() {
             g if g == self.env_pred => value.to_vec(),
             None => value.to_vec(),
-            Some(g) => self.select(&vec![g; value.len()], value, &old),
+            Some(g) => {
+                let new = self.select(&vec![g; value.len()], value, &old);
+                for ((&n, &v), &o) in new.iter().zip(value).zip(&old) {
+                    if n != v && n != o {
+                        self.chosen.entry(n).or_insert((g, v));
+                    }
+                }
+                new
+            }
         };
         let var = self.scopes[p.scope].get_mut(&p.name).unwrap();
         for (k, &i) in p.comps.iter().enumerate() {

@@ -21,7 +21,8 @@
 //!
 //! A failure prints the profile and case number (rerun just that case with
 //! `PROPERTY_CASE=ps_2_0:123`), the source (and a shrunk one), the inputs, and ours
-//! against the expected values with their error bounds.
+//! against the expected values with their error bounds. `PROPERTY_CASES=N` runs N
+//! programs per profile instead of the usual number.
 
 use std::fmt::Write as _;
 
@@ -253,6 +254,9 @@ enum Stmt {
     For(usize, u32, Vec<Stmt>),
     /// Only in functions, inside an `if`.
     Return(Expr),
+    /// Only in loops, inside an `if`.
+    Break,
+    Continue,
 }
 
 #[derive(Debug, Clone)]
@@ -370,6 +374,8 @@ struct Gen<'a> {
     scope: Scope,
     /// Operations left to generate: keeps programs within the profile's limits.
     budget: u32,
+    /// A loop's body is being generated: an `if` in it may `break` or `continue`.
+    in_loop: bool,
 }
 
 impl Gen<'_> {
@@ -667,7 +673,14 @@ impl Gen<'_> {
 
     fn if_stmt(&mut self, nest: u32, ret: Option<u8>) -> Stmt {
         let c = self.cond(1, 2);
-        let then = self.block(nest, ret);
+        let mut then = self.block(nest, ret);
+        if self.in_loop && self.rng.chance(0.35) {
+            then.push(if self.rng.chance(0.6) {
+                Stmt::Break
+            } else {
+                Stmt::Continue
+            });
+        }
         let els = if self.rng.chance(0.5) {
             self.block(nest, ret)
         } else {
@@ -685,7 +698,9 @@ impl Gen<'_> {
             index: i,
             width: 1,
         });
+        self.in_loop = true;
         let body = self.block(1, None);
+        self.in_loop = false;
         self.scope.vars.pop();
         Stmt::For(i, count, body)
     }
@@ -764,6 +779,7 @@ fn generate(rng: &mut Rng, vertex: bool, small: bool) -> Prog {
             loops: 0,
         },
         budget: if small { 22 } else { 45 },
+        in_loop: false,
     };
     for _ in 0..g.rng.range(0, 2) {
         let f = g.func();
@@ -996,6 +1012,12 @@ fn stmts_text(out: &mut String, stmts: &[Stmt], indent: usize) {
             Stmt::Return(e) => {
                 let _ = writeln!(out, "{pad}return {};", expr_text(e));
             }
+            Stmt::Break => {
+                let _ = writeln!(out, "{pad}break;");
+            }
+            Stmt::Continue => {
+                let _ = writeln!(out, "{pad}continue;");
+            }
         }
     }
 }
@@ -1173,6 +1195,9 @@ struct Frame {
     loops: Vec<f64>,
     /// Set by a `return` that ran.
     ret: Option<Vec<V>>,
+    /// The locals as a `break` or `continue` that ran left them, and which it was (true
+    /// for `break`): the rest of the iteration runs flattened, not live.
+    jump: Option<(bool, Vec<Vec<V>>)>,
 }
 
 struct Eval<'a> {
@@ -1675,9 +1700,10 @@ impl Eval<'_> {
 
     fn stmts(&mut self, stmts: &[Stmt]) {
         for s in stmts {
-            // Code after a `return` that ran still runs, flattened: evaluated, not live.
+            // Code after a `return`, `break` or `continue` that ran still runs,
+            // flattened: evaluated, not live.
             let was = self.live;
-            if self.frame().ret.is_some() {
+            if self.frame().ret.is_some() || self.frame().jump.is_some() {
                 self.live = false;
             }
             self.stmt(s);
@@ -1751,10 +1777,25 @@ impl Eval<'_> {
                 if self.frame().loops.len() <= i {
                     self.frame().loops.resize(i + 1, 0.0);
                 }
+                // After a `break` ran, the rest of the loop runs flattened, not live,
+                // and the locals are what the `break` left.
+                let was = self.live;
+                let mut left: Option<Vec<Vec<V>>> = None;
                 for k in 0..*n {
                     self.frame().loops[i] = f64::from(k);
+                    self.live = was && left.is_none();
                     self.stmts(body);
+                    if let Some((brk, at)) = self.frame().jump.take() {
+                        self.settle(&at);
+                        if brk {
+                            left = Some(at);
+                        }
+                    }
+                    if let Some(at) = &left {
+                        self.settle(at);
+                    }
                 }
+                self.live = was;
             }
             Stmt::Return(e) => {
                 let v = self.expr(e);
@@ -1762,7 +1803,35 @@ impl Eval<'_> {
                     self.frame().ret = Some(v);
                 }
             }
+            Stmt::Break | Stmt::Continue => {
+                if self.live && self.frame().jump.is_none() {
+                    let at = self.frame().locals.clone();
+                    self.frame().jump = Some((matches!(s, Stmt::Break), at));
+                }
+            }
         }
+    }
+
+    /// The locals back to what a `break` or `continue` left (`at`): flattened code after
+    /// it chose them over what it computed.
+    fn settle(&mut self, at: &[Vec<V>]) {
+        let now = std::mem::take(&mut self.frame().locals);
+        let settled = at
+            .iter()
+            .zip(&now)
+            .map(|(a, b)| {
+                if a.len() != b.len() {
+                    // Declared since: nothing was left.
+                    return b.clone();
+                }
+                a.iter()
+                    .zip(b)
+                    .map(|(&x, &y)| if x.v == y.v && x.e == y.e { x } else { self.choose(x, y) })
+                    .collect()
+            })
+            .chain(now.iter().skip(at.len()).cloned())
+            .collect();
+        self.frame().locals = settled;
     }
 }
 
@@ -2023,6 +2092,7 @@ fn nth_expr<'a>(e: &'a mut Expr, n: &mut usize) -> Option<&'a mut Expr> {
 fn stmt_root<'a>(stmts: &'a mut [Stmt], r: &mut usize) -> Option<&'a mut Expr> {
     for s in stmts.iter_mut() {
         match s {
+            Stmt::Break | Stmt::Continue => {}
             Stmt::Decl(_, _, e) | Stmt::Assign { value: e, .. } | Stmt::Return(e) => {
                 if *r == 0 {
                     return Some(e);
@@ -2160,6 +2230,13 @@ const PROFILES: [&str; 4] = ["vs_2_0", "vs_3_0", "ps_2_0", "ps_3_0"];
 
 /// Programs per profile: fewer in a debug build, where the compiler is much slower.
 fn cases() -> u64 {
+    // A longer run by hand: PROPERTY_CASES=20000.
+    if let Some(n) = std::env::var("PROPERTY_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return n;
+    }
     if cfg!(debug_assertions) {
         300
     } else {
