@@ -37,6 +37,8 @@ enum Reg {
     /// `c#[a0.x]`: a constant register at the offset a lane of the address register
     /// holds.
     RelConst(u32, u8),
+    /// `c#[aL]`: a constant register at the offset the loop counter holds.
+    RelLoop(u32),
 }
 
 impl Reg {
@@ -50,6 +52,7 @@ impl Reg {
             Reg::Face => "vFace".into(),
             Reg::Sampler(n) => format!("s{n}"),
             Reg::RelConst(n, l) => format!("c{n}[a0.{}]", LANES[usize::from(l)]),
+            Reg::RelLoop(n) => format!("c{n}[aL]"),
         }
     }
 }
@@ -105,7 +108,7 @@ impl Operand {
     fn file(&self) -> Option<RegisterType> {
         Some(match self.reg {
             Reg::Temp(_) => RegisterType::Temp,
-            Reg::Const(_) | Reg::RelConst(..) => RegisterType::Const,
+            Reg::Const(_) | Reg::RelConst(..) | Reg::RelLoop(_) => RegisterType::Const,
             Reg::Input(_) => RegisterType::Input,
             Reg::Texture(_) => RegisterType::AddrOrTexture,
             _ => return None,
@@ -193,8 +196,8 @@ struct Gen<'p> {
     bool_regs: HashMap<u32, u32>,
     /// The `i#` register of each loop count: an `int` uniform's, or a `defi`'s.
     int_regs: HashMap<u32, u32>,
-    /// `defi`s: register and count.
-    defis: Vec<(u32, u32)>,
+    /// `defi`s: register, and count, start and step (a `rep`'s start and step are 0).
+    defis: Vec<(u32, [u32; 3])>,
     /// The first `i#` register no uniform takes.
     int_base: u32,
     /// The first register of each uniform in use.
@@ -211,6 +214,7 @@ pub fn generate(
     flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
+    loop_counters(&mut fixed, profile);
     prepare_loops(&mut fixed);
     super::fuse::mads(&mut fixed);
     super::fuse::doubles(&mut fixed);
@@ -230,7 +234,7 @@ pub fn generate(
                 used_offsets.entry(var).or_insert(1);
             }
             // A run-time index may name any register of the uniform.
-            Op::Relative { var, .. } => {
+            Op::Relative { var, .. } | Op::LoopRelative { var, .. } => {
                 let all = p.uniforms[var as usize].registers;
                 let e = used_offsets.entry(var).or_insert(0);
                 *e = (*e).max(all);
@@ -474,8 +478,8 @@ pub fn generate(
         let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
         let _ = writeln!(asm, "def c{}, {}", g.def_base + i as u32, v.join(", "));
     }
-    for (r, count) in &g.defis {
-        let _ = writeln!(asm, "defi i{r}, {count}, 0, 0, 0");
+    for (r, [count, start, step]) in &g.defis {
+        let _ = writeln!(asm, "defi i{r}, {count}, {start}, {step}, 0");
     }
     for (_, d) in &dcls {
         let _ = writeln!(asm, "{d}");
@@ -865,6 +869,91 @@ fn default_dwords(ty: &Ty, row_major: bool, values: &[f32]) -> Vec<u32> {
     out
 }
 
+/// Vertex shaders: a kept loop whose counter (a whole number from a constant start, up
+/// by 1 each iteration, with no early exit, and no kept loop inside it, as `aL` is the
+/// innermost loop's) indexes uniform arrays runs as `loop aL`, and those reads become
+/// `c#[aL]` ([`Op::LoopRelative`]; a constant added to the counter moves the register),
+/// as fxc writes them. The counter is then carried only where something else reads it.
+fn loop_counters(p: &mut Program, profile: Profile) {
+    if profile.pixel {
+        return;
+    }
+    for lp in 0..p.loops.len() as u32 {
+        let l = &p.loops[lp as usize];
+        let nested = p
+            .loops
+            .iter()
+            .any(|o| !o.after.is_empty() && p.within(o.parent, Region::Loop(lp)));
+        if l.exit_first.is_some() || l.exit_last.is_some() || l.after.is_empty() || nested {
+            continue;
+        }
+        let counter = (0..l.carried.len()).find_map(|k| {
+            let (init, next) = &l.carried[k];
+            let start = p.constant(*init.first()?)?;
+            if init.len() != 1
+                || l.integral[k] & 1 == 0
+                || start != start.trunc()
+                || !(0.0..=255.0).contains(&start)
+            {
+                return None;
+            }
+            let c = Comp {
+                node: l.carried_nodes[k],
+                lane: 0,
+            };
+            let step = p.node(next[0].node);
+            let lane = usize::from(next[0].lane);
+            let up = step.op == Op::Add
+                && [(0, 1), (1, 0)].iter().any(|&(a, b)| {
+                    step.args[a][lane] == c && p.constant(step.args[b][lane]) == Some(1.0)
+                });
+            up.then_some((c, start as u32))
+        });
+        let Some((counter, start)) = counter else {
+            continue;
+        };
+        // A count from an `int` uniform counts from 0 (D3DX sets an int register to
+        // (n, 0, 1, 0)).
+        if matches!(l.count, LoopCount::Uniform(_)) && start != 0 {
+            continue;
+        }
+        let mut any = false;
+        for n in 0..p.nodes.len() {
+            let Op::Relative { var, offset } = p.nodes[n].op else {
+                continue;
+            };
+            let addr = p.nodes[n].args[0][0];
+            let moved = if addr == counter {
+                Some(0.0)
+            } else {
+                let a = p.node(addr.node);
+                let lane = usize::from(addr.lane);
+                (a.op == Op::Add)
+                    .then(|| {
+                        [(0, 1), (1, 0)].iter().find_map(|&(x, y)| {
+                            (a.args[x][lane] == counter)
+                                .then(|| p.constant(a.args[y][lane]))
+                                .flatten()
+                        })
+                    })
+                    .flatten()
+            };
+            let Some(m) = moved.filter(|m| *m == m.trunc()) else {
+                continue;
+            };
+            let Ok(offset) = u32::try_from(i64::from(offset) + m as i64) else {
+                continue;
+            };
+            p.nodes[n].op = Op::LoopRelative { lp, var, offset };
+            p.nodes[n].args.clear();
+            any = true;
+        }
+        if any {
+            p.loops[lp as usize].al_start = Some(start);
+        }
+    }
+}
+
 /// The chunks of kept loops that are needed, made roots: a chunk is needed when code
 /// after the loop reads it, or the body does (its [`Op::Carried`] node). Each needed
 /// chunk's [`Op::After`] then reads the start and end values of every needed chunk of
@@ -936,7 +1025,7 @@ fn regions(p: &Program, profile: Profile, order: &[NodeId]) -> Vec<Region> {
     for &n in order {
         let node = p.node(n);
         early[n as usize] = match node.op {
-            Op::Carried { lp, .. } => Region::Loop(lp),
+            Op::Carried { lp, .. } | Op::LoopRelative { lp, .. } => Region::Loop(lp),
             Op::After { lp, .. } => p.loops[lp as usize].parent,
             Op::Joined { br } => p.branches[br as usize].parent,
             _ => node
@@ -963,7 +1052,9 @@ fn regions(p: &Program, profile: Profile, order: &[NodeId]) -> Vec<Region> {
     for &n in order.iter().rev() {
         let node = p.node(n);
         let place = match node.op {
-            Op::Carried { .. } | Op::After { .. } | Op::Joined { .. } => early[n as usize],
+            Op::Carried { .. } | Op::After { .. } | Op::Joined { .. } | Op::LoopRelative { .. } => {
+                early[n as usize]
+            }
             _ => {
                 let first = early[n as usize];
                 let mut best = late[n as usize].unwrap_or(first);
@@ -1521,6 +1612,7 @@ impl Gen<'_> {
                     | Op::Carried { .. }
                     | Op::After { .. }
                     | Op::Relative { .. }
+                    | Op::LoopRelative { .. }
             ) {
                 continue;
             }
@@ -2158,6 +2250,9 @@ impl Gen<'_> {
         } else {
             [first, !first]
         };
+        // What an arm computes is there on its own path only: read after it, or in the
+        // other arm, it is computed again.
+        let known: HashSet<NodeId> = self.places.keys().copied().collect();
         for (k, arm) in arms.into_iter().enumerate() {
             if k == 1 {
                 self.code.push("else".to_string());
@@ -2178,6 +2273,7 @@ impl Gen<'_> {
                 let src = self.live_srcs(*j).1[which].clone();
                 self.release(&src.comps);
             }
+            self.places.retain(|n, _| known.contains(n));
         }
         if self.code.last().is_some_and(|l| l == "else") {
             self.code.pop();
@@ -2287,17 +2383,29 @@ impl Gen<'_> {
         }
         let count = match l.count {
             LoopCount::Uniform(var) => self.int_regs[&var],
-            LoopCount::Const(n) => match self.defis.iter().find(|d| d.1 == n) {
-                Some(d) => d.0,
-                None => {
-                    let r = self.int_base + self.defis.len() as u32;
-                    self.defis.push((r, n));
-                    r
+            LoopCount::Const(n) => {
+                let want = match l.al_start {
+                    Some(start) => [n, start, 1],
+                    None => [n, 0, 0],
+                };
+                match self.defis.iter().find(|d| d.1 == want) {
+                    Some(d) => d.0,
+                    None => {
+                        let r = self.int_base + self.defis.len() as u32;
+                        self.defis.push((r, want));
+                        r
+                    }
                 }
-            },
+            }
         };
-        self.code.push(format!("rep i{count}"));
+        let (open, close) = match l.al_start {
+            Some(_) => (format!("loop aL, i{count}"), "endloop"),
+            None => (format!("rep i{count}"), "endrep"),
+        };
+        self.code.push(open);
         self.a0 = [None; 4];
+        // What the body computes is not there after a loop that ran no times.
+        let known: HashSet<NodeId> = self.places.keys().copied().collect();
         if let Some(test) = l.exit_first {
             // What the first exit compares (made of the values as the iteration starts
             // and of outside values alone), then the exit, then the rest of the body.
@@ -2336,8 +2444,9 @@ impl Gen<'_> {
                 self.release(&src.comps);
             }
         }
-        self.code.push("endrep".to_string());
+        self.code.push(close.to_string());
         self.a0 = [None; 4];
+        self.places.retain(|n, _| known.contains(n));
         for &n in &outside {
             self.release(&[Comp { node: n, lane: 0 }]);
         }
@@ -2356,7 +2465,14 @@ impl Gen<'_> {
     /// negation of a whole operand is computed); else what it negates or takes the
     /// absolute value of, with the modifier.
     fn comp_src(&self, c: Comp) -> Src {
-        if self.places.contains_key(&c.node) || self.is_const(c).is_some() {
+        // Computed, and at this lane: a negation computed for the lanes others read
+        // does not hold this one.
+        let computed = self.places.contains_key(&c.node)
+            && self
+                .live
+                .get(&c.node)
+                .is_none_or(|&m| m & (1 << c.lane) != 0);
+        if computed || self.is_const(c).is_some() {
             return Src {
                 comps: vec![c],
                 neg: false,
@@ -2473,6 +2589,13 @@ impl Gen<'_> {
 
     /// Where a relative read is when `a0.x` holds its offset: `c#[a0.x]`.
     fn relative_place(&self, n: NodeId) -> Option<Place> {
+        if let Op::LoopRelative { var, offset, .. } = self.p.node(n).op {
+            return Some(Place {
+                reg: Reg::RelLoop(self.uniform_regs.get(&var).copied().unwrap_or(0) + offset),
+                lanes: [0, 1, 2, 3],
+                bcast: 0,
+            });
+        }
         let Op::Relative { var, offset } = self.p.node(n).op else {
             return None;
         };
@@ -2638,8 +2761,9 @@ impl Gen<'_> {
             | Op::Carried { .. }
             | Op::After { .. }
             | Op::Joined { .. } => return,
-            // Read where they are, through `a0.x`, by the instructions that use them.
-            Op::Relative { .. } => return,
+            // Read where they are, through `a0.x` or `aL`, by the instructions that
+            // use them.
+            Op::Relative { .. } | Op::LoopRelative { .. } => return,
         };
         let componentwise = matches!(
             node.op,

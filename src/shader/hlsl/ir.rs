@@ -58,6 +58,13 @@ pub enum Op {
         var: u32,
         offset: u32,
     },
+    /// Register `offset` of uniform `var` moved by the counter of kept loop `lp` (`c#[aL]`,
+    /// vertex shaders), which then runs as `loop aL`: four lanes, no operands.
+    LoopRelative {
+        lp: u32,
+        var: u32,
+        offset: u32,
+    },
     /// The sampler of uniform `var` (one lane, for texture reads only).
     Sampler(u32),
     // Component-wise, as wide as their operands.
@@ -235,6 +242,9 @@ pub struct Loop {
     /// holds (`break_comp` last in the body): a `break` ran, or a `do` loop's condition
     /// is false. The values then are those the `break` left.
     pub exit_last: Option<Condition>,
+    /// The loop runs as `loop aL` with its counter starting here (the code generator
+    /// sets it, where uniform arrays are read at the counter: [`Op::LoopRelative`]).
+    pub al_start: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -351,7 +361,7 @@ impl Program {
                 let v = f32::from_bits(bits);
                 v == v.trunc()
             }
-            Op::Uniform { var, .. } | Op::Relative { var, .. } => matches!(
+            Op::Uniform { var, .. } | Op::Relative { var, .. } | Op::LoopRelative { var, .. } => matches!(
                 self.uniforms[var as usize].ty.base(),
                 Some(super::types::Base::Int | super::types::Base::Uint | super::types::Base::Bool)
             ),

@@ -2339,7 +2339,11 @@ impl<'a> Lowering<'a> {
             }
             match node.op {
                 Op::Tex(_) | Op::Exp | Op::Log | Op::Pow | Op::SinCos => reads.costly = true,
-                Op::Input(_) | Op::Uniform { .. } | Op::Sampler(_) | Op::Relative { .. } => {
+                Op::Input(_)
+                | Op::Uniform { .. }
+                | Op::Sampler(_)
+                | Op::Relative { .. }
+                | Op::LoopRelative { .. } => {
                     reads.run_time = true
                 }
                 _ => {}
@@ -2392,6 +2396,7 @@ impl<'a> Lowering<'a> {
             integral: Vec::new(),
             exit_first: None,
             exit_last: None,
+            al_start: None,
         });
         let mut chunks = Vec::new();
         let mut start = HashMap::new();

@@ -1624,6 +1624,11 @@ impl Eval<'_> {
                 // exp2(b·log2(a)).
                 if a.v < 0.125 || a.v <= 4.0 * a.e {
                     self.ill("pow of a small or negative base");
+                    // The hardware's log of 0 is -inf: pow(0, 0) is NaN there, which a
+                    // vertex shader's arithmetic choice spreads from an untaken side.
+                    if !self.live && a.v <= 0.0 {
+                        self.untaken_wild = true;
+                    }
                 }
                 let l = a.v.log2();
                 let el = std::f64::consts::LOG2_E * a.e / (a.v - a.e).max(TINY)
