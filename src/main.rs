@@ -281,7 +281,8 @@ enum D3d9Command {
         shader: PathBuf,
         /// NAME=VALUES, after the inputs file: a register (c3=1,2,3,4, i0=3,0,1,0, b0=true,
         /// v0=...), a constant's CTAB name (tint=1,0,0,1), an input semantic
-        /// (TEXCOORD0=0.5,0.5,0,0), vPos=x,y or vFace=-1. Missing components are 0.
+        /// (TEXCOORD0=0.5,0.5,0,0), vPos=x,y or vFace=-1. Missing components are 0, but an
+        /// int constant's given by name take D3DX's (n, 0, 1, 0): count, start, step.
         #[arg(long = "set", value_name = "NAME=VALUES")]
         set: Vec<String>,
         /// A JSON file of constants, inputs and textures (see above).

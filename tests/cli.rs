@@ -1370,3 +1370,94 @@ fn d3d9_compile_keeps_loops_that_leave_at_run_time_as_microsofts_compiler() {
         assert_eq!(got, want, "count={count} t={t}");
     }
 }
+
+/// A vertex shader's loop over a uniform array at its counter is `loop aL` reading
+/// `c#[aL]`, as fxc writes it, and gives what Microsoft's shaders (d3dcompiler_43, through
+/// msd3d) give through `d3d9 run`; the count set by name is what D3DX sets, (n, 0, 1, 0).
+#[test]
+fn d3d9_compile_loops_over_uniform_arrays_with_al_as_microsofts_compiler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arrays = [
+        "--set",
+        "c0=1,2,3,4",
+        "--set",
+        "c1=0.5,0.25,2,1",
+        "--set",
+        "c2=-1,3,0,2",
+        "--set",
+        "c3=4,4,4,4",
+        "--set",
+        "c4=0,1,0,1",
+        "--set",
+        "c5=2,2,-2,2",
+        "--set",
+        "c6=0.1,0.2,0.3,0.4",
+        "--set",
+        "c7=9,8,7,6",
+        "--set",
+        "POSITION=0.5,1,2,3",
+    ];
+    let compile = |name: &str, text: &str, profile: &str| -> (String, std::path::PathBuf) {
+        let src = tmp.path().join(format!("{name}.hlsl"));
+        fs::write(&src, text).unwrap();
+        let out = tmp.path().join(format!("{name}.{profile}"));
+        let (code, listing, err) = shaderfs(&[
+            "d3d9",
+            "compile",
+            src.to_str().unwrap(),
+            "-T",
+            profile,
+            "-o",
+            out.to_str().unwrap(),
+            "--listing",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        (String::from_utf8(listing).unwrap(), out)
+    };
+    // As f32, the precision the shader computes in (JSON's text of an f32 may read back
+    // one f64 ulp away).
+    let run = |out: &Path, more: &[&str], reg: &str| -> Vec<f32> {
+        let mut all = vec!["d3d9", "run", out.to_str().unwrap()];
+        all.extend_from_slice(&arrays);
+        all.extend_from_slice(more);
+        let (code, json, err) = shaderfs(&all);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        v["outputs"][reg]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect()
+    };
+    let sum = "int count;\nfloat4 arr[8];\nfloat4 main(float4 p : POSITION) : POSITION\n{\n    float4 sum = p;\n    for (int i = 0; i < count; i++)\n        sum += arr[i] * p.x;\n    return sum;\n}\n";
+    for profile in ["vs_2_0", "vs_3_0"] {
+        let (listing, out) = compile("sum", sum, profile);
+        assert_eq!(listing.matches("loop aL, i0").count(), 1, "{listing}");
+        assert!(listing.contains("c0[aL]"), "{listing}");
+        assert!(!listing.contains("mova"), "{listing}");
+        let reg = if profile == "vs_2_0" { "oPos" } else { "o0" };
+        for (n, want) in [
+            ("0", [0.5, 1.0, 2.0, 3.0]),
+            ("3", [0.75, 3.625, 4.5, 6.5]),
+            ("8", [8.3, 11.225, 9.15, 13.2]),
+        ] {
+            let count = format!("count={n}");
+            assert_eq!(
+                run(&out, &["--set", &count], reg),
+                want,
+                "{profile} count={n}"
+            );
+        }
+    }
+    // A known count from 1, registers either side of the counter: `defi` holds the
+    // start and step; the one before the first, an offset below 0, goes through a0.
+    let (listing, out) = compile(
+        "around",
+        "float4 arr[8];\nfloat4 main(float4 p : POSITION) : POSITION\n{\n    float4 sum = p;\n    [loop] for (int i = 1; i < 6; i++)\n        sum += arr[i + 1] * p.x + i * arr[i - 1];\n    return sum;\n}\n",
+        "vs_3_0",
+    );
+    assert!(listing.contains("defi i0, 5, 1, 1, 0"), "{listing}");
+    assert!(listing.contains("c1[aL]"), "{listing}");
+    assert_eq!(run(&out, &[], "o0"), [18.05, 38.6, 26.15, 40.7]);
+}

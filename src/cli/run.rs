@@ -220,9 +220,13 @@ fn set_value(
                     c.float.insert(index + r, four(&v, at));
                 }
                 RegisterSet::INT4 => {
+                    // As D3DX's constant table sets an int: the lanes not given are
+                    // (…, 0, 1, 0), a loop counter's start and step (Wine's d3dx9
+                    // `set`, D3DXRS_INT4).
+                    let unset = [0, 0, 1, 0];
                     c.int.insert(
                         index + r,
-                        std::array::from_fn(|i| v.get(at + i).copied().unwrap_or(0.0) as i32),
+                        std::array::from_fn(|i| v.get(at + i).map_or(unset[i], |&x| x as i32)),
                     );
                 }
                 RegisterSet::BOOL => {

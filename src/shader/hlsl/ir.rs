@@ -361,10 +361,16 @@ impl Program {
                 let v = f32::from_bits(bits);
                 v == v.trunc()
             }
-            Op::Uniform { var, .. } | Op::Relative { var, .. } | Op::LoopRelative { var, .. } => matches!(
-                self.uniforms[var as usize].ty.base(),
-                Some(super::types::Base::Int | super::types::Base::Uint | super::types::Base::Bool)
-            ),
+            Op::Uniform { var, .. } | Op::Relative { var, .. } | Op::LoopRelative { var, .. } => {
+                matches!(
+                    self.uniforms[var as usize].ty.base(),
+                    Some(
+                        super::types::Base::Int
+                            | super::types::Base::Uint
+                            | super::types::Base::Bool
+                    )
+                )
+            }
             // x - frac(x), which floor makes, and x + frac(-x), which ceil makes.
             Op::Add
                 if self.minus_frac_of(arg(0), arg(1))

@@ -2343,9 +2343,7 @@ impl<'a> Lowering<'a> {
                 | Op::Uniform { .. }
                 | Op::Sampler(_)
                 | Op::Relative { .. }
-                | Op::LoopRelative { .. } => {
-                    reads.run_time = true
-                }
+                | Op::LoopRelative { .. } => reads.run_time = true,
                 _ => {}
             }
             if reads.costly && reads.run_time {

@@ -1831,7 +1831,13 @@ impl Eval<'_> {
                 }
                 a.iter()
                     .zip(b)
-                    .map(|(&x, &y)| if x.v == y.v && x.e == y.e { x } else { self.choose(x, y) })
+                    .map(|(&x, &y)| {
+                        if x.v == y.v && x.e == y.e {
+                            x
+                        } else {
+                            self.choose(x, y)
+                        }
+                    })
                     .collect()
             })
             .chain(now.iter().skip(at.len()).cloned())
