@@ -2471,7 +2471,7 @@ impl Gen<'_> {
             && self
                 .live
                 .get(&c.node)
-                .is_none_or(|&m| m & (1 << c.lane) != 0);
+                .map_or(true, |&m| m & (1 << c.lane) != 0);
         if computed || self.is_const(c).is_some() {
             return Src {
                 comps: vec![c],
