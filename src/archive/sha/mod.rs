@@ -45,6 +45,7 @@ pub mod edit;
 pub mod effect;
 pub mod generate;
 pub mod grammar;
+pub mod hlsl;
 pub mod states;
 
 #[cfg(test)]
@@ -60,6 +61,7 @@ use serde::{Deserialize, Serialize};
 
 use self::check::{Finding, Severity, STREAM_FORMATS, STREAM_FORMAT_NAME};
 use self::effect::{Effect, Lines, ParseError, Stage};
+use self::hlsl::{HlslShader, Outcome};
 use super::{file_has_extension, json_view};
 use crate::vfs::name::Namer;
 use crate::vfs::{
@@ -93,6 +95,10 @@ impl Format for ShaFormat {
             )));
         }
         let parsed = effect::parse(&map);
+        let hlsl = match &parsed {
+            Ok(effect) => hlsl::Shaders::new(&map, effect),
+            Err(_) => hlsl::Shaders::new(&map, &Effect::default()),
+        };
         let file = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -103,10 +109,11 @@ impl Format for ShaFormat {
             directives: grammar::directive_lines(&map),
             map,
             parsed,
+            hlsl,
             writable: ctx.writable,
             entries: Vec::new(),
             views: Vec::new(),
-            stems: Vec::new(),
+            stems: Stems::default(),
             pass_files: Vec::new(),
         };
         sha.build_tree();
@@ -123,6 +130,11 @@ enum View {
     Decl(usize),
     Bytecode(usize),
     Pass(usize, usize),
+    /// An HLSL shader (an index into [`hlsl::Shaders::list`]): its compiled code as asm,
+    /// its bytecode, and the source of the function it compiles.
+    HlslAsm(usize),
+    HlslBytecode(usize),
+    HlslSource(usize),
 }
 
 /// An opened effect.
@@ -134,12 +146,14 @@ struct Sha {
     /// The preprocessor's lines, for the macros a block's bytecode view expands.
     directives: Vec<Range<usize>>,
     parsed: Result<Effect, ParseError>,
+    /// The shaders `compile` statements make, compiled when first read.
+    hlsl: hlsl::Shaders,
     writable: bool,
     entries: Vec<Entry>,
     /// The view of each file key (the key is the index).
     views: Vec<View>,
     /// Each shader's file stem (`vertex`, `pixel`, `vertex.vs2`).
-    stems: Vec<String>,
+    stems: Stems,
     /// Each technique's pass files (`passes/T0/P0.json`).
     pass_files: Vec<Vec<String>>,
 }
@@ -154,6 +168,94 @@ fn raw_stem(stage: Stage, first: bool, name: &[u8]) -> Vec<u8> {
         raw.extend_from_slice(&name[..name.len().min(200)]);
     }
     raw
+}
+
+/// A shader of the tree: an asm block (an index into [`Effect::shaders`]) or an HLSL
+/// shader (into [`hlsl::Shaders::list`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShaderRef {
+    Asm(usize),
+    Hlsl(usize),
+}
+
+/// Each shader's file stem (`vertex`, `pixel`, `vertex.vs2`).
+#[derive(Debug, Default)]
+struct Stems {
+    /// The shaders, asm and HLSL, in the order they stand in the text, with their stems.
+    order: Vec<(ShaderRef, String)>,
+    asm: Vec<String>,
+    hlsl: Vec<String>,
+}
+
+/// The stems of the shaders of `text`: the first of a stage is `vertex`/`pixel`, others
+/// add their variable's name (an HLSL shader set in a pass, its function's).
+fn stems(text: &[u8], effect: &Effect, hlsl: &[HlslShader]) -> Stems {
+    let mut shaders: Vec<(usize, ShaderRef, Stage, &[u8])> = effect
+        .shaders
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            (
+                s.span.start,
+                ShaderRef::Asm(i),
+                s.stage,
+                &text[s.name.clone()],
+            )
+        })
+        .collect();
+    shaders.extend(hlsl.iter().enumerate().map(|(i, s)| {
+        let name = s.variable.as_ref().unwrap_or(&s.function);
+        (s.at, ShaderRef::Hlsl(i), s.stage, &text[name.clone()])
+    }));
+    shaders.sort_by_key(|s| s.0);
+    let mut namer = Namer::new();
+    for reserved in ["archive", "effect", "passes"] {
+        namer.reserve(reserved);
+    }
+    let mut seen = [false, false];
+    let mut out = Stems {
+        order: Vec::new(),
+        asm: vec![String::new(); effect.shaders.len()],
+        hlsl: vec![String::new(); hlsl.len()],
+    };
+    for (_, shader, stage, name) in shaders {
+        let slot = &mut seen[stage as usize];
+        let stem = namer.name(&raw_stem(stage, !*slot, name));
+        *slot = true;
+        match shader {
+            ShaderRef::Asm(i) => out.asm[i] = stem.clone(),
+            ShaderRef::Hlsl(i) => out.hlsl[i] = stem.clone(),
+        }
+        out.order.push((shader, stem));
+    }
+    out
+}
+
+fn bytecode_extension(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Vertex => "vso",
+        Stage::Pixel => "pso",
+    }
+}
+
+/// Every finding of `text`: the effect's own checks, and the errors of its HLSL shaders
+/// on lines those leave alone (where D3DX's parse already stops, or a name is not
+/// declared, the compiler only says it again).
+fn all_findings(text: &[u8], effect: &Effect, hlsl: &hlsl::Shaders) -> Vec<Finding> {
+    let lines = Lines::new(text);
+    let mut out = check::check(text, effect);
+    let taken: std::collections::HashSet<usize> = out
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| lines.position(f.offset).0)
+        .collect();
+    out.extend(
+        hlsl.errors(text, effect)
+            .into_iter()
+            .filter(|f| !taken.contains(&lines.position(f.offset).0)),
+    );
+    out.sort_by_key(|f| f.offset);
+    out
 }
 
 impl Sha {
@@ -183,6 +285,9 @@ impl Sha {
             View::Asm(i) | View::Bytecode(i) => Some(effect.shaders.get(i)?.asm.clone()),
             View::Decl(i) => Some(effect.shaders.get(i)?.decl.as_ref()?.body.clone()),
             View::Pass(t, p) => Some(effect.techniques.get(t)?.passes.get(p)?.span.clone()),
+            // Compiled from the whole text: its globals, structs, other functions.
+            View::HlslAsm(_) | View::HlslBytecode(_) => None,
+            View::HlslSource(i) => Some(hlsl::view(self.text(), self.hlsl.function(i)?)),
         }
     }
 
@@ -193,34 +298,34 @@ impl Sha {
         let Ok(effect) = self.parsed.clone() else {
             return;
         };
-        let mut stems = Namer::new();
-        for reserved in ["archive", "effect", "passes"] {
-            stems.reserve(reserved);
-        }
-        let mut seen = [false, false];
-        for (i, shader) in effect.shaders.iter().enumerate() {
-            let slot = &mut seen[shader.stage as usize];
-            let stem = stems.name(&raw_stem(
-                shader.stage,
-                !*slot,
-                &self.map[shader.name.clone()],
-            ));
-            *slot = true;
-            self.file(
-                format!("{stem}.asm"),
-                View::Asm(i),
-                true,
-                Some(shader.asm.len() as u64),
-            );
-            if shader.decl.is_some() {
-                self.file(format!("{stem}.decl.json"), View::Decl(i), false, None);
+        self.stems = stems(self.text(), &effect, &self.hlsl.list);
+        for (shader, stem) in self.stems.order.clone() {
+            match shader {
+                ShaderRef::Asm(i) => {
+                    let shader = &effect.shaders[i];
+                    self.file(
+                        format!("{stem}.asm"),
+                        View::Asm(i),
+                        true,
+                        Some(shader.asm.len() as u64),
+                    );
+                    if shader.decl.is_some() {
+                        self.file(format!("{stem}.decl.json"), View::Decl(i), false, None);
+                    }
+                    let ext = bytecode_extension(shader.stage);
+                    self.file(format!("{stem}.{ext}"), View::Bytecode(i), false, None);
+                }
+                ShaderRef::Hlsl(i) => {
+                    // The asm a compiler wrote is read, not edited: pixel.hlsl is.
+                    self.file(format!("{stem}.asm"), View::HlslAsm(i), false, None);
+                    let ext = bytecode_extension(self.hlsl.list[i].stage);
+                    self.file(format!("{stem}.{ext}"), View::HlslBytecode(i), false, None);
+                    if let Some(f) = self.hlsl.function(i) {
+                        let len = hlsl::view(self.text(), f).len() as u64;
+                        self.file(format!("{stem}.hlsl"), View::HlslSource(i), true, Some(len));
+                    }
+                }
             }
-            let ext = match shader.stage {
-                Stage::Vertex => "vso",
-                Stage::Pixel => "pso",
-            };
-            self.file(format!("{stem}.{ext}"), View::Bytecode(i), false, None);
-            self.stems.push(stem);
         }
         if effect.techniques.is_empty() {
             return;
@@ -261,12 +366,10 @@ impl Sha {
         format!("{}:{line}:{column}: {message}", self.file)
     }
 
-    fn finding(&self, lines: &Lines, f: &Finding, stems: &[String]) -> String {
+    fn finding(&self, lines: &Lines, f: &Finding, stems: &Stems) -> String {
         let mut s = self.located(lines, f.offset, &f.message);
-        if let Some((i, line, column)) = f.block {
-            if let Some(stem) = stems.get(i) {
-                s.push_str(&format!(" ({stem}.asm:{line}:{column})"));
-            }
+        if let Some((path, line, column)) = in_view(f, stems) {
+            s.push_str(&format!(" ({path}:{line}:{column})"));
         }
         s
     }
@@ -274,7 +377,7 @@ impl Sha {
     /// What the game's effect compiler would refuse, and what it would only warn about.
     fn findings(&self, effect: &Effect) -> (Vec<String>, Vec<String>) {
         let (mut problems, mut warnings) = (Vec::new(), Vec::new());
-        for f in check::check(self.text(), effect) {
+        for f in all_findings(self.text(), effect, &self.hlsl) {
             let message = self.finding(&self.lines, &f, &self.stems);
             match f.severity {
                 Severity::Error => problems.push(message),
@@ -304,24 +407,49 @@ impl Sha {
                     name,
                 }
             });
-        let shaders = effect
-            .shaders
+        let shaders = self
+            .stems
+            .order
             .iter()
-            .zip(&self.stems)
-            .map(|(s, stem)| ShaderJson {
-                variable: lossy(&s.name),
-                stage: s.stage.word(),
-                version: check::version_word(t, &s.asm),
-                line: line(s.span.start),
-                asm: format!("{stem}.asm"),
-                decl: s.decl.as_ref().map(|_| format!("{stem}.decl.json")),
-                bytecode: format!(
-                    "{stem}.{}",
-                    match s.stage {
-                        Stage::Vertex => "vso",
-                        Stage::Pixel => "pso",
+            .map(|(shader, stem)| match *shader {
+                ShaderRef::Asm(i) => {
+                    let s = &effect.shaders[i];
+                    ShaderJson {
+                        variable: Some(lossy(&s.name)),
+                        stage: s.stage.word(),
+                        version: check::version_word(t, &s.asm),
+                        line: line(s.span.start),
+                        asm: format!("{stem}.asm"),
+                        decl: s.decl.as_ref().map(|_| format!("{stem}.decl.json")),
+                        bytecode: format!("{stem}.{}", bytecode_extension(s.stage)),
+                        hlsl: None,
                     }
-                ),
+                }
+                ShaderRef::Hlsl(i) => {
+                    let s = &self.hlsl.list[i];
+                    let f = self.hlsl.function(i);
+                    let not_compiled = match self.hlsl.outcome(t, effect, i) {
+                        Outcome::NotYet(why) => Some(why.clone()),
+                        _ => None,
+                    };
+                    ShaderJson {
+                        variable: s.variable.as_ref().map(lossy),
+                        stage: s.stage.word(),
+                        version: Some(lossy(&s.profile)),
+                        line: line(s.at),
+                        asm: format!("{stem}.asm"),
+                        decl: None,
+                        bytecode: format!("{stem}.{}", bytecode_extension(s.stage)),
+                        hlsl: Some(HlslJson {
+                            function: lossy(&s.function),
+                            profile: lossy(&s.profile),
+                            arguments: s.args.iter().map(lossy).collect(),
+                            line: f.map(|f| line(f.span.start)),
+                            source: f.map(|_| format!("{stem}.hlsl")),
+                            not_compiled,
+                        }),
+                    }
+                }
             })
             .collect();
         let techniques = effect
@@ -424,6 +552,55 @@ impl Sha {
             .map_err(|f| ViewError::Corrupt(self.finding(&self.lines, &f, &self.stems)))
     }
 
+    /// HLSL shader `i` compiled: its bytecode, or the listing of it (`listing`). EIO
+    /// with every error when it does not compile, or with why it is not compiled yet.
+    fn compiled(&self, i: usize, listing: bool) -> Result<Blob, ViewError> {
+        let effect = self.effect()?;
+        match self.hlsl.outcome(self.text(), effect, i) {
+            Outcome::Compiled { bytecode, .. } if !listing => Ok(Blob::owned(bytecode.clone())),
+            Outcome::Compiled { listing, .. } => Ok(Blob::owned(listing.clone().into_bytes())),
+            Outcome::Refused(findings) => Err(ViewError::Corrupt(
+                findings
+                    .iter()
+                    .map(|f| self.finding(&self.lines, f, &self.stems))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )),
+            Outcome::NotYet(why) => {
+                let shader = &self.hlsl.list[i];
+                Err(ViewError::Corrupt(self.located(
+                    &self.lines,
+                    shader.profile.start,
+                    &not_checked(self.text(), shader, why),
+                )))
+            }
+        }
+    }
+
+    /// The HLSL shaders the compiler cannot compile yet, as `check` reports them.
+    fn not_compiled(&self) -> Vec<Problem> {
+        let Ok(effect) = &self.parsed else {
+            return Vec::new();
+        };
+        (0..self.hlsl.list.len())
+            .filter_map(|i| match self.hlsl.outcome(self.text(), effect, i) {
+                Outcome::NotYet(why) => {
+                    let shader = &self.hlsl.list[i];
+                    let (line, column) = self.lines.position(shader.profile.start);
+                    let mut problem =
+                        Problem::in_text(line, column, not_checked(self.text(), shader, why));
+                    problem.path = Some(format!(
+                        "{}.{}",
+                        self.stems.hlsl[i],
+                        bytecode_extension(shader.stage)
+                    ));
+                    Some(problem)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The new text of a pass edit.
     fn edit_pass(&self, t: usize, p: usize, data: &[u8]) -> Result<Vec<u8>, ViewError> {
         let effect = self.effect()?;
@@ -467,6 +644,57 @@ impl Sha {
         Ok(new)
     }
 
+    /// The new text of a save of HLSL shader `i`'s function: the view's bytes replaced,
+    /// every other byte kept. What is written must be whole declarations, one of them the
+    /// function: a `{` or `}` too many would change the items around it.
+    fn edit_function(&self, i: usize, data: &[u8]) -> Result<Vec<u8>, ViewError> {
+        let f = self.hlsl.function(i).ok_or_else(|| missing(i))?;
+        let range = hlsl::view(self.text(), f);
+        let new = edit::splice(self.text(), range.clone(), data);
+        let Ok(effect) = effect::parse(&new) else {
+            // The whole text's check says where it stops making sense.
+            return Ok(new);
+        };
+        let written = range.start..range.start + data.len();
+        let lines = Lines::new(&new);
+        let stem = &self.stems.hlsl[i];
+        let spans = effect
+            .textures
+            .iter()
+            .map(|x| &x.span)
+            .chain(effect.strings.iter().map(|x| &x.span))
+            .chain(effect.shaders.iter().map(|x| &x.span))
+            .chain(effect.techniques.iter().map(|x| &x.span))
+            .chain(effect.others.iter().map(|x| &x.span));
+        for span in spans {
+            let overlaps = span.start < written.end && written.start < span.end;
+            if overlaps && (span.start < written.start || span.end > written.end) {
+                let at = span.start.max(written.start);
+                return Err(ViewError::Invalid(self.located(
+                    &lines,
+                    at,
+                    &format!(
+                        "{stem}.hlsl: this declaration runs out of what {stem}.hlsl holds                          (a '{{' or '}}' too many or too few?)"
+                    ),
+                )));
+            }
+        }
+        let name = &self.text()[self.hlsl.list[i].function.clone()];
+        let defined = effect.others.iter().any(|o| {
+            written.start <= o.span.start
+                && o.span.end <= written.end
+                && hlsl::definition(&new, &o.span).is_some_and(|d| &new[d.name.clone()] == name)
+        });
+        if !defined {
+            return Err(ViewError::Invalid(format!(
+                "{stem}.hlsl: no definition of '{}' in it: the effect compiles that function \
+                 (rename it in effect.fx)",
+                String::from_utf8_lossy(name)
+            )));
+        }
+        Ok(new)
+    }
+
     /// The whole new text must be an effect the game accepts.
     fn validate(&self, new: Vec<u8>) -> Result<Vec<u8>, ViewError> {
         let lines = Lines::new(&new);
@@ -487,35 +715,54 @@ impl Sha {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        let findings: Vec<Finding> = check::check(&new, &effect)
+        let shaders = hlsl::Shaders::new(&new, &effect);
+        let findings: Vec<Finding> = all_findings(&new, &effect, &shaders)
             .into_iter()
             .filter(|f| f.severity == Severity::Error || !had.contains(&f.severity))
             .collect();
+        // Named as the tree of the new text would name its views.
+        let stems = stems(&new, &effect, &shaders.list);
         if findings.is_empty() {
+            for (i, shader) in shaders.list.iter().enumerate() {
+                if let Outcome::NotYet(why) = shaders.outcome(&new, &effect, i) {
+                    log::warn!(
+                        "{}: saved, but not checked ({}.{})",
+                        self.located(
+                            &lines,
+                            shader.profile.start,
+                            &not_checked(&new, shader, why)
+                        ),
+                        stems.hlsl[i],
+                        bytecode_extension(shader.stage)
+                    );
+                }
+            }
             return Ok(new);
         }
-        // Name the views of the new text (the stems the tree would give it).
-        let mut namer = Namer::new();
-        for reserved in ["archive", "effect", "passes"] {
-            namer.reserve(reserved);
-        }
-        let mut seen = [false, false];
-        let stems: Vec<String> = effect
-            .shaders
-            .iter()
-            .map(|s| {
-                let slot = &mut seen[s.stage as usize];
-                let stem = namer.name(&raw_stem(s.stage, !*slot, &new[s.name.clone()]));
-                *slot = true;
-                stem
-            })
-            .collect();
         let messages: Vec<String> = findings
             .iter()
             .map(|f| self.finding(&lines, f, &stems))
             .collect();
         Err(ViewError::Invalid(messages.join("\n")))
     }
+}
+
+/// What is said of an HLSL shader the compiler cannot compile yet.
+fn not_checked(text: &[u8], shader: &HlslShader, why: &str) -> String {
+    format!(
+        "{} is not checked: shaderfs cannot compile it yet ({why})",
+        hlsl::describe(text, shader)
+    )
+}
+
+/// The view and the place in it a finding is about: a line of an asm block, or of the
+/// function an HLSL shader compiles.
+fn in_view(f: &Finding, stems: &Stems) -> Option<(String, usize, usize)> {
+    if let Some((i, line, column)) = f.block {
+        return Some((format!("{}.asm", stems.asm.get(i)?), line, column));
+    }
+    let (i, line, column) = f.source?;
+    Some((format!("{}.hlsl", stems.hlsl.get(i)?), line, column))
 }
 
 /// A technique or pass without a name is known by its index (as D3DX's
@@ -569,14 +816,36 @@ struct StreamJson {
 
 #[derive(Serialize)]
 struct ShaderJson {
-    variable: String,
+    /// The shader variable (`vSdr`); none for a `compile` in a pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    variable: Option<String>,
     stage: &'static str,
+    /// The asm block's version line as written, or the profile an HLSL shader is
+    /// compiled for.
     version: Option<String>,
     line: usize,
     asm: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     decl: Option<String>,
     bytecode: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hlsl: Option<HlslJson>,
+}
+
+/// What an HLSL shader compiles: `compile PROFILE FUNCTION(ARGUMENTS)`.
+#[derive(Serialize)]
+struct HlslJson {
+    function: String,
+    profile: String,
+    /// The arguments as written, given to the function's uniform parameters.
+    arguments: Vec<String>,
+    /// The function's line; `null` when the effect defines no such function.
+    line: Option<usize>,
+    /// The view that shows the function (`pixel.hlsl`).
+    source: Option<String>,
+    /// Why shaderfs cannot compile it yet (the profile), so it is not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_compiled: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -658,22 +927,26 @@ impl Archive for Sha {
                 return problems;
             }
         };
-        check::check(self.text(), effect)
+        all_findings(self.text(), effect, &self.hlsl)
             .into_iter()
             .filter(|f| f.severity == Severity::Error)
             .map(|f| {
                 let (line, column) = self.lines.position(f.offset);
+                // An error in an asm block or an HLSL function: the view to edit, and
+                // the place in it.
+                let place = in_view(&f, &self.stems);
                 let mut problem = Problem::in_text(line, column, f.message);
-                // An asm error: the view to edit, and the place in it.
-                if let Some((i, line, column)) = f.block {
-                    if let Some(stem) = self.stems.get(i) {
-                        problem.message += &format!(" ({stem}.asm:{line}:{column})");
-                        problem.path = Some(format!("{stem}.asm"));
-                    }
+                if let Some((path, line, column)) = place {
+                    problem.message += &format!(" ({path}:{line}:{column})");
+                    problem.path = Some(path);
                 }
                 problem
             })
             .collect()
+    }
+
+    fn unchecked(&self) -> Vec<Problem> {
+        self.not_compiled()
     }
 
     fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
@@ -691,6 +964,12 @@ impl Archive for Sha {
             View::Decl(i) => self.decl_json(i),
             View::Bytecode(i) => self.bytecode(i),
             View::Pass(t, p) => self.pass_json(t, p),
+            View::HlslAsm(i) => self.compiled(i, true),
+            View::HlslBytecode(i) => self.compiled(i, false),
+            View::HlslSource(i) => {
+                let f = self.hlsl.function(i).ok_or_else(|| missing(i))?;
+                Ok(Blob::Archive(self.map.clone(), hlsl::view(self.text(), f)))
+            }
         }
     }
 
@@ -751,6 +1030,16 @@ impl Archive for Sha {
                 new
             }
             Some(View::Pass(t, p)) => self.edit_pass(t, p, data)?,
+            Some(View::HlslSource(i)) => self.edit_function(i, data)?,
+            Some(View::HlslAsm(i) | View::HlslBytecode(i)) => {
+                return Err(ViewError::NotPermitted(format!(
+                    "this is the code {}.hlsl compiles to: edit {0}.hlsl (or effect.fx)",
+                    self.stems
+                        .hlsl
+                        .get(i)
+                        .map_or("the shader's", String::as_str)
+                )))
+            }
             _ => {
                 return Err(ViewError::NotPermitted(
                     "this view is read-only; edit effect.fx, the .asm files or passes/".into(),

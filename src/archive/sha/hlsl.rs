@@ -1,0 +1,825 @@
+//! The HLSL shaders of an effect: the `compile` statements of its passes and shader
+//! variables (`PixelShader = compile ps_2_0 shade(0.5);`, `vertexshader vs = compile
+//! vs_2_0 main();`), the functions they name, and each compiled as D3DX's effect compiler
+//! compiles it when the game loads the effect.
+//!
+//! D3DX compiles the function a `compile` names as the entry point of the effect's HLSL
+//! (its globals, structs, samplers and other functions), and gives the statement's
+//! arguments to the function's `uniform` parameters, in order. As d3dx9_31 does it:
+//! `shade(0.5)` of `float4 shade(float2 uv : TEXCOORD0, uniform float k)` is `shade`
+//! with `k` = 0.5, a constant folded into the code (a `def`); a global given as an
+//! argument stays in the constant table under its own name; a parameter without
+//! `uniform` takes no argument; a count other than the uniform parameters' (less those
+//! with a default) is error X3013, "function does not take N parameters".
+//!
+//! The compiler is given the same: the effect's text with what is not HLSL (the asm
+//! shader variables, the techniques) blanked out, every line and column where it was, and
+//! after the last line a function that calls the named one with the arguments in place,
+//! compiled as the entry point ([`ENTRY`]). Its messages are put back on the `.sha`'s
+//! lines; one about the appended function is put on the `compile` statement.
+//!
+//! Whether the compiler compiles a profile at all is learnt by compiling a one-line
+//! shader for it: where it does not (shader model 1, until its back end lands), a shader
+//! for that profile is [`Outcome::NotYet`], neither refused nor passed, with the
+//! compiler's reason. Nothing here names the models it lacks, so once the compiler takes
+//! them, their shaders are compiled and checked like any other.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+use super::check::{Finding, Severity};
+use super::effect::{Effect, Kind, Lexer, Lines, Stage, Token};
+use crate::shader::d3d9::disasm;
+use crate::shader::hlsl::compile::{compile_with, Failed, Options};
+use crate::shader::hlsl::diag;
+use crate::shader::hlsl::pp;
+
+/// The function appended to the text, which calls the named one: the entry point.
+pub const ENTRY: &str = "__shaderfs_compile";
+
+/// One `compile` statement, or the shaders of several that say the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HlslShader {
+    pub stage: Stage,
+    /// From `compile` to the `)` that closes the arguments.
+    pub statement: Range<usize>,
+    pub profile: Range<usize>,
+    /// The function's name in the statement.
+    pub function: Range<usize>,
+    /// Each argument's text.
+    pub args: Vec<Range<usize>>,
+    /// `pixelshader NAME = compile …;`: the variable.
+    pub variable: Option<Range<usize>>,
+    /// Where it stands among the effect's shaders: the variable's item, or the statement.
+    pub at: usize,
+}
+
+/// A function definition of the effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    /// The item: from its first token to the `}` that closes its body (and a `;`).
+    pub span: Range<usize>,
+    pub name: Range<usize>,
+    /// The return type, without modifiers (`float4`, `VS_OUT`, `void`).
+    pub returns: Range<usize>,
+    pub params: Vec<Param>,
+    /// Between the parameters' `)` and the body's `{`: the return semantic, if any.
+    pub semantic: Range<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    pub span: Range<usize>,
+    pub name: Range<usize>,
+    pub uniform: bool,
+    /// The value after `=`.
+    pub default: Option<Range<usize>>,
+}
+
+/// What compiling a shader gave.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Compiled {
+        bytecode: Vec<u8>,
+        /// The disassembly the `.asm` view shows.
+        listing: String,
+    },
+    /// Why D3DX would refuse it: the compiler's errors, at places of the `.sha`.
+    Refused(Vec<Finding>),
+    /// The compiler does not compile the profile yet: why (its own words).
+    NotYet(String),
+}
+
+/// The HLSL shaders of one effect text, each compiled once, when first asked for.
+pub struct Shaders {
+    pub list: Vec<HlslShader>,
+    functions: Vec<Option<Function>>,
+    outcomes: Vec<OnceLock<Outcome>>,
+}
+
+impl Shaders {
+    pub fn new(text: &[u8], effect: &Effect) -> Shaders {
+        let list = find(text, effect);
+        let functions = list
+            .iter()
+            .map(|s| function(text, effect, &text[s.function.clone()], s.args.len()))
+            .collect();
+        let outcomes = list.iter().map(|_| OnceLock::new()).collect();
+        Shaders {
+            list,
+            functions,
+            outcomes,
+        }
+    }
+
+    /// The function shader `i` compiles, if the effect defines it.
+    pub fn function(&self, i: usize) -> Option<&Function> {
+        self.functions.get(i)?.as_ref()
+    }
+
+    /// Shader `i` of `text` (the text these shaders were found in) compiled.
+    pub fn outcome(&self, text: &[u8], effect: &Effect, i: usize) -> &Outcome {
+        self.outcomes[i].get_or_init(|| compile(text, effect, &self.list[i], self.function(i), i))
+    }
+
+    /// Every error of every shader, in file order, each place once.
+    pub fn errors(&self, text: &[u8], effect: &Effect) -> Vec<Finding> {
+        let mut out: Vec<Finding> = Vec::new();
+        for i in 0..self.list.len() {
+            if let Outcome::Refused(findings) = self.outcome(text, effect, i) {
+                for f in findings {
+                    if !out
+                        .iter()
+                        .any(|o| o.offset == f.offset && same_cause(&o.message, &f.message))
+                    {
+                        out.push(f.clone());
+                    }
+                }
+            }
+        }
+        out.sort_by_key(|f| f.offset);
+        out
+    }
+}
+
+/// Two messages of one error seen from two shaders (`pixel shader a (ps_2_0): X` and
+/// `pixel shader a (ps_3_0): X`).
+fn same_cause(a: &str, b: &str) -> bool {
+    let cause = |m: &str| m.split_once("): ").map_or(m, |(_, c)| c).to_string();
+    cause(a) == cause(b)
+}
+
+/// `pixel shader shade (ps_2_0)`
+pub fn describe(text: &[u8], shader: &HlslShader) -> String {
+    format!(
+        "{} shader {} ({})",
+        shader.stage.word(),
+        lossy(text, &shader.function),
+        lossy(text, &shader.profile)
+    )
+}
+
+fn lossy(text: &[u8], range: &Range<usize>) -> String {
+    String::from_utf8_lossy(&text[range.clone()]).into_owned()
+}
+
+/// The tokens of `range` (directives left out; none past a lexing error).
+fn tokens(text: &[u8], range: &Range<usize>) -> Vec<Token> {
+    let mut lx = Lexer::new(&text[..range.end.min(text.len())], range.start);
+    let mut out = Vec::new();
+    while let Ok(Some(t)) = lx.next() {
+        if t.kind != Kind::Directive {
+            out.push(t);
+        }
+    }
+    out
+}
+
+fn is_ident(text: &[u8], t: &Token, word: &str) -> bool {
+    t.kind == Kind::Ident && text[t.span.clone()].eq_ignore_ascii_case(word.as_bytes())
+}
+
+/// `compile PROFILE NAME ( ARGS )` at the start of `tokens`: the statement's parts, and
+/// how many tokens it took.
+fn statement(text: &[u8], tokens: &[Token]) -> Option<(Parts, usize)> {
+    let [compile, profile, function, open, ..] = tokens else {
+        return None;
+    };
+    if !is_ident(text, compile, "compile")
+        || profile.kind != Kind::Ident
+        || function.kind != Kind::Ident
+        || open.kind != Kind::Punct(b'(')
+    {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut args = Vec::new();
+    let mut arg: Option<Range<usize>> = None;
+    for (n, t) in tokens.iter().enumerate().skip(3) {
+        match t.kind {
+            Kind::Punct(b'(' | b'[' | b'{') => {
+                depth += 1;
+                if depth == 1 {
+                    continue;
+                }
+            }
+            Kind::Punct(b')' | b']' | b'}') => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    args.extend(arg);
+                    let parts = Parts {
+                        statement: compile.span.start..t.span.end,
+                        profile: profile.span.clone(),
+                        function: function.span.clone(),
+                        args,
+                    };
+                    return Some((parts, n + 1));
+                }
+            }
+            Kind::Punct(b',') if depth == 1 => {
+                args.push(arg.take()?);
+                continue;
+            }
+            _ => {}
+        }
+        arg = Some(arg.map_or(t.span.clone(), |a| a.start..t.span.end));
+    }
+    None
+}
+
+struct Parts {
+    statement: Range<usize>,
+    profile: Range<usize>,
+    function: Range<usize>,
+    args: Vec<Range<usize>>,
+}
+
+/// The stage a profile compiles for (`vs_…`, `ps_…`).
+fn profile_stage(profile: &[u8]) -> Option<Stage> {
+    match profile.get(..3).map(|p| p.to_ascii_lowercase()) {
+        Some(p) if p == b"vs_" => Some(Stage::Vertex),
+        Some(p) if p == b"ps_" => Some(Stage::Pixel),
+        _ => None,
+    }
+}
+
+/// The `compile` statements of `effect`, in file order; statements that say the same
+/// (profile, function and arguments, token for token) are one shader, as they compile to
+/// one. A statement whose profile is of the other stage than its state or variable is
+/// left out (the effect check refuses it).
+pub fn find(text: &[u8], effect: &Effect) -> Vec<HlslShader> {
+    let mut out: Vec<HlslShader> = Vec::new();
+    let add = |shader: HlslShader, out: &mut Vec<HlslShader>| {
+        let words = |r: &Range<usize>| -> Vec<Vec<u8>> {
+            tokens(text, r)
+                .iter()
+                .map(|t| text[t.span.clone()].to_vec())
+                .collect()
+        };
+        let same = out.iter().any(|s| {
+            s.variable.is_none()
+                && shader.variable.is_none()
+                && words(&s.statement) == words(&shader.statement)
+        });
+        if !same {
+            out.push(shader);
+        }
+    };
+    let mut candidates: Vec<(usize, HlslShader)> = Vec::new();
+    for technique in &effect.techniques {
+        for pass in &technique.passes {
+            for a in &pass.states {
+                let state = &text[a.state.clone()];
+                let stage = if state.eq_ignore_ascii_case(b"vertexshader") {
+                    Stage::Vertex
+                } else if state.eq_ignore_ascii_case(b"pixelshader") {
+                    Stage::Pixel
+                } else {
+                    continue;
+                };
+                let toks = tokens(text, &a.value);
+                let Some((parts, used)) = statement(text, &toks) else {
+                    continue;
+                };
+                if used != toks.len() || profile_stage(&text[parts.profile.clone()]) != Some(stage)
+                {
+                    continue;
+                }
+                candidates.push((
+                    parts.statement.start,
+                    HlslShader {
+                        stage,
+                        at: parts.statement.start,
+                        statement: parts.statement,
+                        profile: parts.profile,
+                        function: parts.function,
+                        args: parts.args,
+                        variable: None,
+                    },
+                ));
+            }
+        }
+    }
+    for other in &effect.others {
+        let toks = tokens(text, &other.span);
+        let [kind, name, equals, rest @ ..] = toks.as_slice() else {
+            continue;
+        };
+        let stage = if is_ident(text, kind, "vertexshader") {
+            Stage::Vertex
+        } else if is_ident(text, kind, "pixelshader") {
+            Stage::Pixel
+        } else {
+            continue;
+        };
+        if name.kind != Kind::Ident || equals.kind != Kind::Punct(b'=') {
+            continue;
+        }
+        let Some((parts, used)) = statement(text, rest) else {
+            continue;
+        };
+        let ends = match &rest[used..] {
+            [] => true,
+            [semi] => semi.kind == Kind::Punct(b';'),
+            _ => false,
+        };
+        if !ends || profile_stage(&text[parts.profile.clone()]) != Some(stage) {
+            continue;
+        }
+        candidates.push((
+            other.span.start,
+            HlslShader {
+                stage,
+                at: other.span.start,
+                statement: parts.statement,
+                profile: parts.profile,
+                function: parts.function,
+                args: parts.args,
+                variable: Some(name.span.clone()),
+            },
+        ));
+    }
+    candidates.sort_by_key(|(at, _)| *at);
+    for (_, shader) in candidates {
+        add(shader, &mut out);
+    }
+    out
+}
+
+/// Words that may stand before a function's return type.
+const FUNCTION_MODIFIERS: &[&str] = &["static", "inline", "extern", "precise", "const"];
+
+/// The definition of function `name` among the effect's items: of several (overloads),
+/// the first whose uniform parameters take `args` arguments, or else the first.
+pub fn function(text: &[u8], effect: &Effect, name: &[u8], args: usize) -> Option<Function> {
+    let defined: Vec<Function> = effect
+        .others
+        .iter()
+        .filter(|o| o.name.as_ref().is_some_and(|n| &text[n.clone()] == name))
+        .filter_map(|o| definition(text, &o.span))
+        .filter(|f| &text[f.name.clone()] == name)
+        .collect();
+    let fits = |f: &Function| {
+        let uniform: Vec<&Param> = f.params.iter().filter(|p| p.uniform).collect();
+        let defaults = uniform
+            .iter()
+            .rev()
+            .take_while(|p| p.default.is_some())
+            .count();
+        (uniform.len() - defaults..=uniform.len()).contains(&args)
+    };
+    defined
+        .iter()
+        .find(|f| fits(f))
+        .or(defined.first())
+        .cloned()
+}
+
+/// The item at `span` as a function definition, if it is one.
+pub fn definition(text: &[u8], span: &Range<usize>) -> Option<Function> {
+    let toks = tokens(text, span);
+    let mut i = 0;
+    // Attributes (`[maxtempreg(8)]`) and modifiers.
+    loop {
+        match toks.get(i)? {
+            t if t.kind == Kind::Punct(b'[') => {
+                i += toks[i..].iter().position(|t| t.kind == Kind::Punct(b']'))? + 1;
+            }
+            t if FUNCTION_MODIFIERS.iter().any(|m| is_ident(text, t, m)) => i += 1,
+            _ => break,
+        }
+    }
+    let returns_start = toks.get(i)?.span.start;
+    let open = toks
+        .iter()
+        .position(|t| t.kind == Kind::Punct(b'('))
+        .filter(|&o| o > i)?;
+    let name = &toks[open - 1];
+    if name.kind != Kind::Ident || open - 1 <= i {
+        return None;
+    }
+    let returns = returns_start..toks[open - 2].span.end;
+    // The parameters, to the `)` that closes them.
+    let mut depth = 0usize;
+    let mut angle = 0usize;
+    let mut params = Vec::new();
+    let mut current: Vec<&Token> = Vec::new();
+    let mut close = None;
+    for (n, t) in toks.iter().enumerate().skip(open) {
+        match t.kind {
+            Kind::Punct(b'(' | b'[' | b'{') => {
+                depth += 1;
+                if depth == 1 {
+                    continue;
+                }
+            }
+            Kind::Punct(b')' | b']' | b'}') => {
+                depth -= 1;
+                if depth == 0 {
+                    params.extend(param(text, &current));
+                    close = Some(n);
+                    break;
+                }
+            }
+            Kind::Punct(b'<')
+                if depth == 1
+                    && current.last().is_some_and(|p| {
+                        is_ident(text, p, "vector") || is_ident(text, p, "matrix")
+                    }) =>
+            {
+                angle += 1
+            }
+            Kind::Punct(b'>') if depth == 1 && angle > 0 => angle -= 1,
+            Kind::Punct(b',') if depth == 1 && angle == 0 => {
+                params.push(param(text, &current)?);
+                current.clear();
+                continue;
+            }
+            _ => {}
+        }
+        current.push(t);
+    }
+    let close = close?;
+    // `(void)` takes nothing.
+    if let [only] = params.as_slice() {
+        if &text[only.span.clone()] == b"void" {
+            params.clear();
+        }
+    }
+    let body = close
+        + 1
+        + toks[close + 1..]
+            .iter()
+            .position(|t| t.kind == Kind::Punct(b'{'))?;
+    if toks[close + 1..body]
+        .iter()
+        .any(|t| t.kind == Kind::Punct(b';'))
+    {
+        return None;
+    }
+    Some(Function {
+        span: span.clone(),
+        name: name.span.clone(),
+        returns,
+        params,
+        semantic: toks[close].span.end..toks[body].span.start,
+    })
+}
+
+/// One parameter's tokens.
+fn param(text: &[u8], toks: &[&Token]) -> Option<Param> {
+    let first = toks.first()?;
+    let last = toks.last()?;
+    let stop = toks
+        .iter()
+        .position(|t| matches!(t.kind, Kind::Punct(b':' | b'=' | b'[')))
+        .unwrap_or(toks.len());
+    let name = toks[..stop].iter().rev().find(|t| t.kind == Kind::Ident)?;
+    let default = toks
+        .iter()
+        .position(|t| t.kind == Kind::Punct(b'='))
+        .and_then(|e| Some(toks.get(e + 1)?.span.start..last.span.end));
+    Some(Param {
+        span: first.span.start..last.span.end,
+        name: name.span.clone(),
+        uniform: toks[..stop]
+            .iter()
+            .any(|t| t.kind == Kind::Ident && &text[t.span.clone()] == b"uniform"),
+        default,
+    })
+}
+
+/// The text a `.hlsl` view shows of `function`: its item, and the rest of the line after
+/// it when that is blank (so an editor's final newline is the function's own).
+pub fn view(text: &[u8], function: &Function) -> Range<usize> {
+    let mut end = function.span.end;
+    while matches!(text.get(end), Some(b' ' | b'\t' | b'\r')) {
+        end += 1;
+    }
+    match text.get(end) {
+        Some(b'\n') => function.span.start..end + 1,
+        _ => function.span.clone(),
+    }
+}
+
+/// The text the compiler reads: the effect's, every byte read as one character (so
+/// columns count bytes, as the `.sha`'s do), with what is not HLSL blanked out — asm
+/// shader variables, techniques and shader variables, but for the preprocessor's lines in
+/// them, which count for the rest of the text — and the entry point appended.
+fn source(text: &[u8], effect: &Effect, shader: &HlslShader, f: &Function) -> String {
+    let mut blank: Vec<Range<usize>> = effect.shaders.iter().map(|s| s.span.clone()).collect();
+    blank.extend(effect.techniques.iter().map(|t| t.span.clone()));
+    blank.extend(effect.others.iter().filter_map(|o| {
+        let first = tokens(text, &o.span).into_iter().next()?;
+        (is_ident(text, &first, "vertexshader") || is_ident(text, &first, "pixelshader"))
+            .then(|| o.span.clone())
+    }));
+    blank.sort_by_key(|r| r.start);
+    let mut out = String::with_capacity(text.len() + 256);
+    let mut blanks = blank.iter().peekable();
+    let mut i = 0;
+    while i < text.len() {
+        while blanks.peek().is_some_and(|r| r.end <= i) {
+            blanks.next();
+        }
+        let line_end = text[i..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(text.len(), |p| i + p + 1);
+        let line = &text[i..line_end];
+        let directive = line
+            .iter()
+            .find(|b| !matches!(b, b' ' | b'\t'))
+            .is_some_and(|&b| b == b'#');
+        for (at, &b) in (i..).zip(line) {
+            let blanked = !directive && blanks.peek().is_some_and(|r| r.contains(&at));
+            out.push(match (blanked, b) {
+                (true, b'\n' | b'\r') | (false, _) => char::from(b),
+                (true, _) => ' ',
+            });
+        }
+        i = line_end;
+    }
+    out.push('\n');
+    out.push_str(&entry(text, shader, f));
+    out
+}
+
+/// The entry point: `RET ENTRY(varying parameters) : SEMANTIC { return f(…); }`, the
+/// uniform parameters given the statement's arguments (or their defaults).
+fn entry(text: &[u8], shader: &HlslShader, f: &Function) -> String {
+    let latin1 = |r: &Range<usize>| {
+        text[r.clone()]
+            .iter()
+            .map(|&b| char::from(b))
+            .collect::<String>()
+    };
+    // A parameter named as something an argument reads would hide it: renamed.
+    let read: Vec<&[u8]> = shader
+        .args
+        .iter()
+        .flat_map(|a| tokens(text, a))
+        .filter(|t| t.kind == Kind::Ident)
+        .map(|t| &text[t.span.clone()])
+        .collect();
+    let mut params = Vec::new();
+    let mut call = Vec::new();
+    let mut args = shader.args.iter();
+    for (n, p) in f.params.iter().enumerate() {
+        if p.uniform {
+            match (args.next(), &p.default) {
+                (Some(a), _) | (None, Some(a)) => call.push(format!("({})", latin1(a))),
+                (None, None) => {}
+            }
+            continue;
+        }
+        let name = match read.contains(&&text[p.name.clone()]) {
+            true => format!("{ENTRY}_{n}"),
+            false => latin1(&p.name),
+        };
+        params.push(format!(
+            "{}{name}{}",
+            latin1(&(p.span.start..p.name.start)),
+            latin1(&(p.name.end..p.span.end))
+        ));
+        call.push(name);
+    }
+    let returns = latin1(&f.returns);
+    let call = format!("{}({})", latin1(&f.name), call.join(", "));
+    let body = match returns.as_str() {
+        "void" => format!("{call};"),
+        _ => format!("return {call};"),
+    };
+    format!(
+        "{returns} {ENTRY}({}){}{{ {body} }}\n",
+        params.join(", "),
+        latin1(&f.semantic)
+    )
+}
+
+/// `#include` in an effect: the game compiles it from memory, without an include handler.
+struct NoIncludes;
+
+impl pp::Loader for NoIncludes {
+    fn load(&self, _path: &Path) -> std::io::Result<String> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "#include cannot work: the game compiles the effect from memory, without an \
+             include handler",
+        ))
+    }
+}
+
+/// Whether the compiler compiles `profile` (for a shader of `stage`): a one-line shader
+/// compiled for it, once per profile. `Err`: the compiler's reason.
+fn compiles(profile: &str, stage: Stage) -> Result<(), String> {
+    static KNOWN: OnceLock<Mutex<HashMap<String, Result<(), String>>>> = OnceLock::new();
+    let known = KNOWN.get_or_init(Default::default);
+    if let Some(answer) = known.lock().ok().and_then(|k| k.get(profile).cloned()) {
+        return answer;
+    }
+    let source = match stage {
+        Stage::Vertex => "float4 main() : POSITION { return 0; }\n",
+        Stage::Pixel => "float4 main() : COLOR { return 0; }\n",
+    };
+    let options = Options {
+        profile: profile.to_string(),
+        ..Options::default()
+    };
+    let answer = match catch_unwind(|| compile_with("probe", source, None, &options, &NoIncludes)) {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(failed)) => Err(errors_of(&failed).join("; ")),
+        Err(_) => Err(format!("the compiler stopped on a shader for {profile}")),
+    };
+    if let Ok(mut k) = known.lock() {
+        k.insert(profile.to_string(), answer.clone());
+    }
+    answer
+}
+
+fn errors_of(failed: &Failed) -> Vec<String> {
+    failed
+        .diagnostics
+        .list
+        .iter()
+        .filter(|d| d.severity == diag::Severity::Error)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+/// Compiles shader `index` (`shader`) of `text` as D3DX would.
+fn compile(
+    text: &[u8],
+    effect: &Effect,
+    shader: &HlslShader,
+    f: Option<&Function>,
+    index: usize,
+) -> Outcome {
+    let what = describe(text, shader);
+    let profile = lossy(text, &shader.profile);
+    if let Err(why) = compiles(&profile, shader.stage) {
+        return Outcome::NotYet(why);
+    }
+    let name = lossy(text, &shader.function);
+    let refused = |message: String| {
+        Outcome::Refused(vec![Finding::at(
+            shader.function.start,
+            format!("{what}: {message}"),
+        )])
+    };
+    let Some(f) = f else {
+        return refused(format!("'{name}' is not a function of the effect"));
+    };
+    let uniform = f.params.iter().filter(|p| p.uniform).count();
+    let defaults = f
+        .params
+        .iter()
+        .filter(|p| p.uniform)
+        .rev()
+        .take_while(|p| p.default.is_some())
+        .count();
+    if !(uniform - defaults..=uniform).contains(&shader.args.len()) {
+        let n = shader.args.len();
+        return refused(format!(
+            "'{name}': function does not take {n} parameter{}: the arguments of a compile are \
+             its function's uniform parameters, and {name} has {uniform}{}",
+            if n == 1 { "" } else { "s" },
+            match defaults {
+                0 => String::new(),
+                d => format!(" ({d} with a default)"),
+            }
+        ));
+    }
+    let source = source(text, effect, shader, f);
+    let options = Options {
+        profile,
+        entry: ENTRY.into(),
+        ..Options::default()
+    };
+    let compiled = catch_unwind(AssertUnwindSafe(|| {
+        compile_with("effect", &source, None, &options, &NoIncludes)
+    }));
+    match compiled {
+        Err(_) => {
+            refused("internal error: the compiler stopped on this shader (please report it)".into())
+        }
+        Ok(Ok(c)) => Outcome::Compiled {
+            listing: disasm::disassemble(&c.bytecode).unwrap_or_else(|_| c.asm.clone()),
+            bytecode: c.bytecode,
+        },
+        Ok(Err(failed)) => Outcome::Refused(placed(text, shader, f, index, &what, &failed)),
+    }
+}
+
+/// The compiler's errors at their places in the `.sha`: in the text, where they are; in
+/// the appended entry point, on the `compile` statement. One inside the function also
+/// says where in the `.hlsl` view.
+fn placed(
+    text: &[u8],
+    shader: &HlslShader,
+    f: &Function,
+    index: usize,
+    what: &str,
+    failed: &Failed,
+) -> Vec<Finding> {
+    let lines = Lines::new(text);
+    // The appended entry point starts on the line after the text's last.
+    let entry_line = text.iter().filter(|&&b| b == b'\n').count() + 2;
+    let name = lossy(text, &f.name);
+    let shown = view(text, f);
+    let view_lines = Lines::new(&text[shown.clone()]);
+    let mut out: Vec<Finding> = Vec::new();
+    for d in &failed.diagnostics.list {
+        if d.severity != diag::Severity::Error {
+            continue;
+        }
+        let (line, col) = (d.loc.line as usize, d.loc.col as usize);
+        let offset = match (d.loc.file.0, line) {
+            (0, 1..) if line < entry_line => lines.start(line).map(|s| {
+                let end = text[s..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(text.len(), |p| s + p);
+                (s + col.saturating_sub(1)).min(end)
+            }),
+            _ => None,
+        };
+        let message = d.message.replace(ENTRY, &name);
+        let mut finding = Finding {
+            severity: Severity::Error,
+            offset: offset.unwrap_or(shader.function.start),
+            message: format!("{what}: {message}"),
+            block: None,
+            source: None,
+        };
+        if shown.contains(&finding.offset) {
+            let (line, column) = view_lines.position(finding.offset - shown.start);
+            finding.source = Some((index, line, column));
+        }
+        if !out.contains(&finding) {
+            out.push(finding);
+        }
+    }
+    if out.is_empty() {
+        out.push(Finding::at(
+            shader.function.start,
+            format!("{what}: the compiler refused it without a word"),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::sha::effect;
+
+    const EFFECT: &str = "texture Tex0;\n\
+        sampler2D s = sampler_state { Texture = <Tex0>; };\n\
+        float gScale = 0.25;\n\
+        float4 f(float2 uv : TEXCOORD0, uniform float k, uniform float4 tint = 1) : COLOR\n\
+        {\n\
+        \treturn tex2D(s, uv) * k + tint;\n\
+        }\n\
+        pixelshader named = compile ps_2_0 f(gScale);\n\
+        technique T0\n\
+        {\n\
+        \tpass P0 { PixelShader = compile ps_2_0 f(0.5, float4(1, 2, 3, 4)); }\n\
+        \tpass P1 { PixelShader = compile ps_2_0 f( 0.5 , float4(1,2,3,4) ); }\n\
+        }\n";
+
+    #[test]
+    fn statements_functions_and_the_entry_point() {
+        let text = EFFECT.as_bytes();
+        let e = effect::parse(text).unwrap();
+        let shaders = find(text, &e);
+        // The two statements of the passes say the same: one shader.
+        assert_eq!(shaders.len(), 2);
+        assert_eq!(lossy(text, shaders[0].variable.as_ref().unwrap()), "named");
+        let args: Vec<String> = shaders[1].args.iter().map(|a| lossy(text, a)).collect();
+        assert_eq!(args, ["0.5", "float4(1, 2, 3, 4)"]);
+        let f = function(text, &e, b"f", 2).unwrap();
+        assert_eq!(lossy(text, &f.returns), "float4");
+        assert_eq!(lossy(text, &f.semantic).trim(), ": COLOR");
+        let uniform: Vec<bool> = f.params.iter().map(|p| p.uniform).collect();
+        assert_eq!(uniform, [false, true, true]);
+        assert_eq!(
+            entry(text, &shaders[0], &f),
+            format!(
+                "float4 {ENTRY}(float2 uv : TEXCOORD0) : COLOR\n{{ return f(uv, (gScale), (1)); }}\n"
+            )
+        );
+        let view = view(text, &f);
+        assert!(lossy(text, &view).starts_with("float4 f("));
+        assert!(lossy(text, &view).ends_with("}\n"));
+        // Blanked: the shader variable and the technique; lines stay where they were.
+        let src = source(text, &e, &shaders[1], &f);
+        assert_eq!(&src[..text.len()].lines().count(), &EFFECT.lines().count());
+        assert!(!src[..text.len()].contains("technique"));
+        assert!(!src[..text.len()].contains("named"));
+        assert!(src[..text.len()].contains("sampler_state"));
+    }
+}
