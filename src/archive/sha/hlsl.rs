@@ -13,10 +13,12 @@
 //! with a default) is error X3013, "function does not take N parameters".
 //!
 //! The compiler is given the same: the effect's text with what is not HLSL (the asm
-//! shader variables, the techniques) blanked out, every line and column where it was, and
-//! after the last line a function that calls the named one with the arguments in place,
-//! compiled as the entry point ([`ENTRY`]). Its messages are put back on the `.sha`'s
-//! lines; one about the appended function is put on the `compile` statement.
+//! shader variables, the techniques) blanked out, every line and column where it was but
+//! one line down, and after the last line a function that calls the named one with the
+//! arguments in place, compiled as the entry point ([`ENTRY`]). Its messages are put back
+//! on the `.sha`'s lines; one about the appended function, or about the shader as a whole
+//! (the compiler places those on its first line, which is left empty for them), is put on
+//! the `compile` statement.
 //!
 //! Whether the compiler compiles a profile at all is learnt by compiling a one-line
 //! shader for it: where it does not (shader model 1, until its back end lands), a shader
@@ -39,6 +41,15 @@ use crate::shader::hlsl::pp;
 
 /// The function appended to the text, which calls the named one: the entry point.
 pub const ENTRY: &str = "__shaderfs_compile";
+
+/// How the compiler starts a message about code that breaks the shader model's limits.
+const DOES_NOT_FIT: &str = "the compiled code does not fit";
+
+/// Said of such code. d3dx9_31's compiler writes some of it without a word (a ps_2_0 of
+/// 41 texture instructions, a vs_2_0 that writes no position), and D3DX's effect compiler
+/// takes it; Direct3D 9 refuses such a shader when the game creates it.
+pub const VALIDATOR: &str = "D3DX's compiler may write such code, but Direct3D 9's shader \
+                             validator refuses the shader, so the game cannot create it";
 
 /// One `compile` statement, or the shaders of several that say the same.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,19 +133,25 @@ impl Shaders {
 
     /// Shader `i` of `text` (the text these shaders were found in) compiled.
     pub fn outcome(&self, text: &[u8], effect: &Effect, i: usize) -> &Outcome {
-        self.outcomes[i].get_or_init(|| compile(text, effect, &self.list[i], self.function(i), i))
+        self.outcomes[i].get_or_init(|| {
+            // An error in a function several shaders compile is told with the view of
+            // the first, so it reads the same from each.
+            let f = self.function(i);
+            let view = (0..self.list.len())
+                .find(|&j| f.is_some() && self.function(j) == f)
+                .unwrap_or(i);
+            compile(text, effect, &self.list[i], f, view)
+        })
     }
 
-    /// Every error of every shader, in file order, each place once.
+    /// Every error of every shader, in file order, each once (an error in the text of a
+    /// function two shaders compile is said alike by both).
     pub fn errors(&self, text: &[u8], effect: &Effect) -> Vec<Finding> {
         let mut out: Vec<Finding> = Vec::new();
         for i in 0..self.list.len() {
             if let Outcome::Refused(findings) = self.outcome(text, effect, i) {
                 for f in findings {
-                    if !out
-                        .iter()
-                        .any(|o| o.offset == f.offset && same_cause(&o.message, &f.message))
-                    {
+                    if !out.contains(f) {
                         out.push(f.clone());
                     }
                 }
@@ -145,20 +162,22 @@ impl Shaders {
     }
 }
 
-/// Two messages of one error seen from two shaders (`pixel shader a (ps_2_0): X` and
-/// `pixel shader a (ps_3_0): X`).
-fn same_cause(a: &str, b: &str) -> bool {
-    let cause = |m: &str| m.split_once("): ").map_or(m, |(_, c)| c).to_string();
-    cause(a) == cause(b)
-}
-
 /// `pixel shader shade (ps_2_0)`
 pub fn describe(text: &[u8], shader: &HlslShader) -> String {
     format!(
-        "{} shader {} ({})",
-        shader.stage.word(),
-        lossy(text, &shader.function),
+        "{} ({})",
+        describe_source(text, shader),
         lossy(text, &shader.profile)
+    )
+}
+
+/// `pixel shader shade`: what an error in the function's text is said of, whatever the
+/// profile.
+fn describe_source(text: &[u8], shader: &HlslShader) -> String {
+    format!(
+        "{} shader {}",
+        shader.stage.word(),
+        lossy(text, &shader.function)
     )
 }
 
@@ -505,10 +524,11 @@ pub fn view(text: &[u8], function: &Function) -> Range<usize> {
     }
 }
 
-/// The text the compiler reads: the effect's, every byte read as one character (so
-/// columns count bytes, as the `.sha`'s do), with what is not HLSL blanked out — asm
-/// shader variables, techniques and shader variables, but for the preprocessor's lines in
-/// them, which count for the rest of the text — and the entry point appended.
+/// The text the compiler reads: an empty line, then the effect's, every byte read as one
+/// character (so columns count bytes, as the `.sha`'s do), with what is not HLSL blanked
+/// out — asm shader variables, techniques and shader variables, but for the
+/// preprocessor's lines in them, which count for the rest of the text — and the entry
+/// point appended.
 fn source(text: &[u8], effect: &Effect, shader: &HlslShader, f: &Function) -> String {
     let mut blank: Vec<Range<usize>> = effect.shaders.iter().map(|s| s.span.clone()).collect();
     blank.extend(effect.techniques.iter().map(|t| t.span.clone()));
@@ -519,6 +539,7 @@ fn source(text: &[u8], effect: &Effect, shader: &HlslShader, f: &Function) -> St
     }));
     blank.sort_by_key(|r| r.start);
     let mut out = String::with_capacity(text.len() + 256);
+    out.push('\n');
     let mut blanks = blank.iter().peekable();
     let mut i = 0;
     while i < text.len() {
@@ -650,19 +671,17 @@ fn errors_of(failed: &Failed) -> Vec<String> {
         .collect()
 }
 
-/// Compiles shader `index` (`shader`) of `text` as D3DX would.
+/// Compiles `shader` of `text` as D3DX would; an error in the function is placed in the
+/// `.hlsl` view of shader `view`.
 fn compile(
     text: &[u8],
     effect: &Effect,
     shader: &HlslShader,
     f: Option<&Function>,
-    index: usize,
+    view: usize,
 ) -> Outcome {
     let what = describe(text, shader);
     let profile = lossy(text, &shader.profile);
-    if let Err(why) = compiles(&profile, shader.stage) {
-        return Outcome::NotYet(why);
-    }
     let name = lossy(text, &shader.function);
     let refused = |message: String| {
         Outcome::Refused(vec![Finding::at(
@@ -693,6 +712,11 @@ fn compile(
             }
         ));
     }
+    // What is wrong without compiling is said above, whatever the profile; the rest
+    // needs the compiler, and a profile it does not compile yet is not checked.
+    if let Err(why) = compiles(&profile, shader.stage) {
+        return Outcome::NotYet(why);
+    }
     let source = source(text, effect, shader, f);
     let options = Options {
         profile,
@@ -710,24 +734,26 @@ fn compile(
             listing: disasm::disassemble(&c.bytecode).unwrap_or_else(|_| c.asm.clone()),
             bytecode: c.bytecode,
         },
-        Ok(Err(failed)) => Outcome::Refused(placed(text, shader, f, index, &what, &failed)),
+        Ok(Err(failed)) => Outcome::Refused(placed(text, shader, f, view, &failed)),
     }
 }
 
-/// The compiler's errors at their places in the `.sha`: in the text, where they are; in
-/// the appended entry point, on the `compile` statement. One inside the function also
-/// says where in the `.hlsl` view.
+/// The compiler's errors at their places in the `.sha`: in the text, where they are (said
+/// of the function); in the appended entry point or about the whole shader, on the
+/// `compile` statement (said of the shader, profile and all). One inside the function
+/// also says where in the `.hlsl` view of shader `in_view`.
 fn placed(
     text: &[u8],
     shader: &HlslShader,
     f: &Function,
-    index: usize,
-    what: &str,
+    in_view: usize,
     failed: &Failed,
 ) -> Vec<Finding> {
     let lines = Lines::new(text);
-    // The appended entry point starts on the line after the text's last.
-    let entry_line = text.iter().filter(|&&b| b == b'\n').count() + 2;
+    // The compiler's line of the text's first; the entry point starts on the line after
+    // its last.
+    const FIRST: usize = 2;
+    let entry_line = text.iter().filter(|&&b| b == b'\n').count() + 1 + FIRST;
     let name = lossy(text, &f.name);
     let shown = view(text, f);
     let view_lines = Lines::new(&text[shown.clone()]);
@@ -738,7 +764,7 @@ fn placed(
         }
         let (line, col) = (d.loc.line as usize, d.loc.col as usize);
         let offset = match (d.loc.file.0, line) {
-            (0, 1..) if line < entry_line => lines.start(line).map(|s| {
+            (0, FIRST..) if line < entry_line => lines.start(line + 1 - FIRST).map(|s| {
                 let end = text[s..]
                     .iter()
                     .position(|&b| b == b'\n')
@@ -747,7 +773,14 @@ fn placed(
             }),
             _ => None,
         };
-        let message = d.message.replace(ENTRY, &name);
+        let mut message = d.message.replace(ENTRY, &name);
+        if message.starts_with(DOES_NOT_FIT) {
+            message = format!("{message} ({VALIDATOR})");
+        }
+        let what = match offset {
+            Some(_) => describe_source(text, shader),
+            None => describe(text, shader),
+        };
         let mut finding = Finding {
             severity: Severity::Error,
             offset: offset.unwrap_or(shader.function.start),
@@ -757,7 +790,7 @@ fn placed(
         };
         if shown.contains(&finding.offset) {
             let (line, column) = view_lines.position(finding.offset - shown.start);
-            finding.source = Some((index, line, column));
+            finding.source = Some((in_view, line, column));
         }
         if !out.contains(&finding) {
             out.push(finding);
@@ -766,7 +799,10 @@ fn placed(
     if out.is_empty() {
         out.push(Finding::at(
             shader.function.start,
-            format!("{what}: the compiler refused it without a word"),
+            format!(
+                "{}: the compiler refused it without a word",
+                describe(text, shader)
+            ),
         ));
     }
     out
@@ -817,9 +853,14 @@ mod tests {
         assert!(lossy(text, &view).ends_with("}\n"));
         // Blanked: the shader variable and the technique; lines stay where they were.
         let src = source(text, &e, &shaders[1], &f);
-        assert_eq!(&src[..text.len()].lines().count(), &EFFECT.lines().count());
-        assert!(!src[..text.len()].contains("technique"));
-        assert!(!src[..text.len()].contains("named"));
-        assert!(src[..text.len()].contains("sampler_state"));
+        let effect_part = &src[1..text.len() + 1];
+        assert!(
+            src.starts_with('\n'),
+            "the compiler's first line is left empty"
+        );
+        assert_eq!(effect_part.lines().count(), EFFECT.lines().count());
+        assert!(!effect_part.contains("technique"));
+        assert!(!effect_part.contains("named"));
+        assert!(effect_part.contains("sampler_state"));
     }
 }
