@@ -144,6 +144,17 @@ impl Shaders {
         })
     }
 
+    /// Where `offset` of `text` is in the `.hlsl` view of the first shader whose function
+    /// holds it: (shader, line, column).
+    pub fn place(&self, text: &[u8], offset: usize) -> Option<(usize, usize, usize)> {
+        (0..self.list.len()).find_map(|i| {
+            let shown = view(text, self.function(i)?);
+            let (line, column) =
+                Lines::new(&text[shown.clone()]).position(offset.checked_sub(shown.start)?);
+            shown.contains(&offset).then_some((i, line, column))
+        })
+    }
+
     /// Every error of every shader, in file order, each once (an error in the text of a
     /// function two shaders compile is said alike by both).
     pub fn errors(&self, text: &[u8], effect: &Effect) -> Vec<Finding> {

@@ -51,6 +51,8 @@ pub mod states;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_hlsl;
+#[cfg(test)]
 mod verdicts;
 
 use std::ops::Range;
@@ -240,10 +242,16 @@ fn bytecode_extension(stage: Stage) -> &'static str {
 
 /// Every finding of `text`: the effect's own checks, and the errors of its HLSL shaders
 /// on lines those leave alone (where D3DX's parse already stops, or a name is not
-/// declared, the compiler only says it again).
+/// declared, the compiler only says it again). One in the function of an HLSL shader
+/// says where in its `.hlsl` view.
 fn all_findings(text: &[u8], effect: &Effect, hlsl: &hlsl::Shaders) -> Vec<Finding> {
     let lines = Lines::new(text);
     let mut out = check::check(text, effect);
+    for f in &mut out {
+        if f.block.is_none() && f.source.is_none() {
+            f.source = hlsl.place(text, f.offset);
+        }
+    }
     let taken: std::collections::HashSet<usize> = out
         .iter()
         .filter(|f| f.severity == Severity::Error)
