@@ -23,6 +23,24 @@
 //! second shader of a stage is `vertex.NAME.asm` and so on; technique and pass names come
 //! from the file, escaped like every name shaderfs shows.
 //!
+//! A shader given as HLSL (`VertexShader = compile vs_2_0 vs_main();` in a pass,
+//! `pixelshader ps = compile ps_3_0 ps_main(0.5);` as a variable; [`hlsl`]) has the same
+//! views and one more, its shaders and asm blocks named in the order they stand in the
+//! text (a `compile` in a pass by its function's name, when not the first of its stage):
+//!
+//! ```text
+//! pixel.hlsl                the function the compile names, from its first word to its
+//!                           `}` and that line's end; saving it replaces those bytes only
+//! pixel.asm                 the compiled code, listed (read-only)
+//! pixel.pso                 the compiled bytecode; EIO with every error when it does not
+//!                           compile, or with why a profile is not compiled yet
+//! ```
+//!
+//! It is compiled as D3DX's effect compiler compiles it at load; its errors are the
+//! effect's problems, at the `.sha`'s line and column and the `.hlsl` view's. A profile
+//! the compiler does not compile yet (shader model 1) is neither a problem nor passed: it
+//! is listed in archive.json (`not_compiled`) and by [`Archive::unchecked`].
+//!
 //! Every save is checked as the game's effect compiler would check it (`check.rs`): the
 //! text parses as D3DX's effect language, each state of a pass is one D3DX knows with a
 //! value it takes (`Zbias` is refused, naming `DepthBias`), each block assembles and
