@@ -187,3 +187,91 @@ fn an_hlsl_effect_compiles_runs_saves_and_reads_back() {
         .starts_with("VS_OUT vs_main("));
     m.unmount();
 }
+
+/// The source `hlsl_written_into_an_asm_effect_…` writes: what `own/written_hlsl.sha`
+/// keeps above its pixel shader.
+const PS: &str = "sampler2D s0 : register(s0);\nfloat4 tint : register(c3);\n\n\
+float4 main(float2 uv : TEXCOORD0) : COLOR\n{\n    return tex2D(s0, uv) * tint * 2;\n}\n";
+
+#[test]
+fn hlsl_written_into_an_asm_effect_is_compiled_into_its_block_and_reads_back() {
+    if !can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let effect = tmp.path().join("sm2.sha");
+    fs::copy(own("sm2_sm3.sha"), &effect).unwrap();
+    let inputs = tmp.path().join("inputs.json");
+    fs::write(&inputs, INPUTS).unwrap();
+    let src = tmp.path().join("ps.hlsl");
+    fs::write(&src, PS).unwrap();
+    let mnt = tmp.path().join("mnt");
+    let m = Mount::new(&effect, &mnt, &[]);
+    assert!(
+        !m.path("pixel.hlsl").exists(),
+        "an asm shader lists no source"
+    );
+    let (code, _, err) = sh(&format!("cp {} {}", p(&src), p(&m.path("pixel.hlsl"))));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fs::read_to_string(m.path("pixel.hlsl")).unwrap(), PS);
+    // The effect is the one D3DX accepts (own/written_hlsl.sha, in the verdicts).
+    assert_eq!(
+        fs::read(&effect).unwrap(),
+        fs::read(own("written_hlsl.sha")).unwrap()
+    );
+
+    // pixel.pso runs as the source compiled by `d3d9 compile` (the game sets c3; the
+    // block keeps no constant table).
+    let alone = tmp.path().join("ps.pso");
+    let out = run(shaderfs()
+        .args(["d3d9", "compile"])
+        .arg(&src)
+        .args(["-T", "ps_2_0", "-o"])
+        .arg(&alone));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = run_pixel(&alone, &inputs, &["tint=0.5,1,0.25,1"]);
+    let got = run_pixel(&m.path("pixel.pso"), &inputs, &["c3=0.5,1,0.25,1"]);
+    assert_eq!(got, want);
+    assert_ne!(got, serde_json::json!([0.0, 0.0, 0.0, 0.0]));
+
+    // sed on the source: compiled again.
+    let (code, _, err) = sh(&format!(
+        "sed -i 's/tint \\* 2;/tint * 4;/' {}",
+        p(&m.path("pixel.hlsl"))
+    ));
+    assert_eq!(code, 0, "{err}");
+    let doubled = run_pixel(&m.path("pixel.pso"), &inputs, &["c3=0.5,1,0.25,1"]);
+    let twice: Vec<f64> = want
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap() * 2.0)
+        .collect();
+    assert_eq!(doubled, serde_json::json!(twice));
+    // A ps.1.4 block: shader model 1 is not compiled yet, the save says so. (When it is,
+    // this save compiles into the block as the ps_2_0 one above.)
+    let (code, _, err) = sh(&format!("cp {} {}", p(&src), p(&m.path("pixel.ps14.hlsl"))));
+    assert_ne!(code, 0, "{err}");
+    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+    assert!(log.contains("shader model 1 is not compiled yet"), "{log}");
+    m.unmount();
+
+    // The next mount reads back the source as saved.
+    let m = Mount::new(&effect, &mnt, &["-o", "ro"]);
+    assert_eq!(
+        fs::read_to_string(m.path("pixel.hlsl")).unwrap(),
+        PS.replace("tint * 2;", "tint * 4;")
+    );
+    m.unmount();
+    let out = run(shaderfs().arg("check").arg(&effect));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -36,6 +36,10 @@
 //!                           compile, or with why a profile is not compiled yet
 //! ```
 //!
+//! An asm shader takes HLSL too ([`kept`]): writing its `.hlsl` view, which it lists
+//! once it keeps a source, compiles the source for the block's shader model into the
+//! block and keeps it as a comment above the shader variable.
+//!
 //! It is compiled as D3DX's effect compiler compiles it at load; its errors are the
 //! effect's problems, at the `.sha`'s line and column and the `.hlsl` view's. A profile
 //! the compiler does not compile yet (shader model 1) is neither a problem nor passed: it
@@ -64,6 +68,7 @@ pub mod effect;
 pub mod generate;
 pub mod grammar;
 pub mod hlsl;
+pub mod kept;
 pub mod states;
 
 #[cfg(test)]
@@ -119,6 +124,10 @@ impl Format for ShaFormat {
             Ok(effect) => hlsl::Shaders::new(&map, effect),
             Err(_) => hlsl::Shaders::new(&map, &Effect::default()),
         };
+        let kept = match &parsed {
+            Ok(effect) => effect.shaders.iter().map(|s| kept::find(&map, s)).collect(),
+            Err(_) => Vec::new(),
+        };
         let file = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -130,6 +139,7 @@ impl Format for ShaFormat {
             map,
             parsed,
             hlsl,
+            kept,
             writable: ctx.writable,
             entries: Vec::new(),
             views: Vec::new(),
@@ -155,6 +165,8 @@ enum View {
     HlslAsm(usize),
     HlslBytecode(usize),
     HlslSource(usize),
+    /// The HLSL source kept above asm shader `i` (an index into [`Effect::shaders`]).
+    KeptHlsl(usize),
 }
 
 /// An opened effect.
@@ -168,6 +180,8 @@ struct Sha {
     parsed: Result<Effect, ParseError>,
     /// The shaders `compile` statements make, compiled when first read.
     hlsl: hlsl::Shaders,
+    /// The HLSL source kept above each asm shader, if any ([`kept`]).
+    kept: Vec<Option<kept::Kept>>,
     writable: bool,
     entries: Vec<Entry>,
     /// The view of each file key (the key is the index).
@@ -314,6 +328,7 @@ impl Sha {
             // Compiled from the whole text: its globals, structs, other functions.
             View::HlslAsm(_) | View::HlslBytecode(_) => None,
             View::HlslSource(i) => Some(hlsl::view(self.text(), self.hlsl.function(i)?)),
+            View::KeptHlsl(i) => Some(self.kept.get(i)?.as_ref()?.span.clone()),
         }
     }
 
@@ -340,6 +355,10 @@ impl Sha {
                     }
                     let ext = bytecode_extension(shader.stage);
                     self.file(format!("{stem}.{ext}"), View::Bytecode(i), false, None);
+                    if let Some(Some(k)) = self.kept.get(i) {
+                        let len = k.text.len() as u64;
+                        self.file(format!("{stem}.hlsl"), View::KeptHlsl(i), true, Some(len));
+                    }
                 }
                 ShaderRef::Hlsl(i) => {
                     // The asm a compiler wrote is read, not edited: pixel.hlsl is.
@@ -670,6 +689,31 @@ impl Sha {
         Ok(new)
     }
 
+    /// The asm shader whose `.hlsl` view `name` would be, when it keeps no source yet.
+    fn asm_shader_named(&self, name: &str) -> Option<usize> {
+        let stem = name.strip_suffix(".hlsl")?;
+        let i = self.stems.asm.iter().position(|s| s == stem)?;
+        matches!(self.kept.get(i), Some(None)).then_some(i)
+    }
+
+    /// HLSL written to asm shader `i`'s `.hlsl` view: compiled into its block, kept above
+    /// it ([`kept`]), the whole effect checked.
+    fn write_kept(&self, i: usize, data: &[u8]) -> Result<Vec<u8>, ViewError> {
+        let shader = self.effect()?.shaders.get(i).ok_or_else(|| missing(i))?;
+        let view = format!("{}.hlsl", self.stems.asm[i]);
+        if self
+            .kept
+            .get(i)
+            .and_then(Option::as_ref)
+            .map(|k| k.text.as_bytes())
+            == Some(data)
+        {
+            return Ok(self.text().to_vec());
+        }
+        let new = kept::write(self.text(), shader, &view, data).map_err(ViewError::Invalid)?;
+        self.validate(new)
+    }
+
     /// The new text of a save of HLSL shader `i`'s function: the view's bytes replaced,
     /// every other byte kept. What is written must be whole declarations, one of them the
     /// function: a `{` or `}` too many would change the items around it.
@@ -996,6 +1040,12 @@ impl Archive for Sha {
                 let f = self.hlsl.function(i).ok_or_else(|| missing(i))?;
                 Ok(Blob::Archive(self.map.clone(), hlsl::view(self.text(), f)))
             }
+            View::KeptHlsl(i) => {
+                let k = self.kept.get(i).and_then(Option::as_ref);
+                Ok(Blob::owned(
+                    k.ok_or_else(|| missing(i))?.text.clone().into_bytes(),
+                ))
+            }
         }
     }
 
@@ -1010,21 +1060,48 @@ impl Archive for Sha {
         }
     }
 
-    fn new_member(&self, _dir: &str, _name: &str) -> Result<(), String> {
+    fn new_member(&self, dir: &str, name: &str) -> Result<(), String> {
+        if dir.is_empty() && self.asm_shader_named(name).is_some() {
+            return Ok(());
+        }
         Err(
             "an effect's files follow from its text: edit effect.fx to add shaders, \
-             techniques or passes"
+             techniques or passes (or write HLSL to an asm shader's NAME.hlsl)"
                 .into(),
         )
     }
 
     fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError> {
-        let Edit::Write { key, data } = *edit else {
-            return Err(ViewError::NotPermitted(
-                "an effect's files follow from its text: edit effect.fx to add, remove or \
-                 rename shaders, techniques or passes"
-                    .into(),
-            ));
+        let (key, data) = match *edit {
+            Edit::Write { key, data } => (key, data),
+            // HLSL written to an asm shader's NAME.hlsl, which it does not have yet.
+            Edit::Create {
+                dir: "",
+                name,
+                data,
+                ..
+            } if self.asm_shader_named(name).is_some() => {
+                let i = self.asm_shader_named(name).unwrap_or_default();
+                return self.write_kept(i, data).map(Rewrite::whole);
+            }
+            // Removing it drops the source kept in the effect; the asm stays.
+            Edit::Remove { key }
+                if matches!(self.views.get(key as usize), Some(View::KeptHlsl(_))) =>
+            {
+                let Some(&View::KeptHlsl(i)) = self.views.get(key as usize) else {
+                    return Err(missing(key as usize));
+                };
+                let shader = self.effect()?.shaders.get(i).ok_or_else(|| missing(i))?;
+                let new = kept::drop(self.text(), shader).ok_or_else(|| missing(i))?;
+                return self.validate(new).map(Rewrite::whole);
+            }
+            _ => {
+                return Err(ViewError::NotPermitted(
+                    "an effect's files follow from its text: edit effect.fx to add, remove or \
+                     rename shaders, techniques or passes"
+                        .into(),
+                ))
+            }
         };
         // Checked before anything is copied: a runaway write is refused at its own size.
         if data.len() > effect::MAX_EFFECT_LEN {
@@ -1052,11 +1129,23 @@ impl Archive for Sha {
                             "a '}' in the asm text would end the asm block here",
                         )));
                     }
+                    // HLSL kept above the block describes it no more once its code
+                    // changes (an edit of its comments keeps it).
+                    let old_code = check::assemble(self.text(), self.effect()?, i).ok();
+                    let new_code = check::assemble(&new, &e, i).ok();
+                    if self.kept.get(i).is_some_and(Option::is_some)
+                        && (old_code.is_none() || old_code != new_code)
+                    {
+                        if let Some(dropped) = kept::drop(&new, &e.shaders[i]) {
+                            return self.validate(dropped).map(Rewrite::whole);
+                        }
+                    }
                 }
                 new
             }
             Some(View::Pass(t, p)) => self.edit_pass(t, p, data)?,
             Some(View::HlslSource(i)) => self.edit_function(i, data)?,
+            Some(View::KeptHlsl(i)) => return self.write_kept(i, data).map(Rewrite::whole),
             Some(View::HlslAsm(i) | View::HlslBytecode(i)) => {
                 return Err(ViewError::NotPermitted(format!(
                     "this is the code {}.hlsl compiles to: edit {0}.hlsl (or effect.fx)",

@@ -45,7 +45,7 @@ const REFUSED: [&str; 3] = [
 /// An opened effect and the temporary file it maps.
 pub(super) struct Opened {
     pub(super) archive: Arc<dyn Archive>,
-    text: Vec<u8>,
+    pub(super) text: Vec<u8>,
     _file: tempfile::NamedTempFile,
 }
 

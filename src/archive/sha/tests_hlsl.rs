@@ -5,7 +5,7 @@
 
 use super::tests::{open, Opened};
 use crate::shader::d3d9::bytecode;
-use crate::shader::d3d9::ctab::ConstantTable;
+use crate::shader::d3d9::ctab::{self, ConstantTable};
 use crate::shader::hlsl::behaviour::same_behaviour;
 use crate::shader::hlsl::compile::{compile, Options};
 use crate::vfs::{Edit, EntryKind, ViewError};
@@ -399,6 +399,133 @@ fn shader_model_1_is_not_compiled_yet() {
         ),
     );
     assert!(said.contains("'mWrld' is not declared"), "{said}");
+}
+
+const ASM: &str = include_str!("fx-verdicts/own/sm2_sm3.sha");
+/// `ASM` with `PS` written to `pixel.hlsl`, as shaderfs writes it (D3DX accepts it:
+/// `own/written_hlsl` in the verdicts).
+const WRITTEN: &str = include_str!("fx-verdicts/own/written_hlsl.sha");
+const PS: &str = "sampler2D s0 : register(s0);\nfloat4 tint : register(c3);\n\n\
+float4 main(float2 uv : TEXCOORD0) : COLOR\n{\n    return tex2D(s0, uv) * tint * 2;\n}\n";
+
+impl Opened {
+    /// Writes a file the effect does not list yet, as `cp` to a new name does.
+    fn create(&self, name: &str, data: &[u8]) -> Result<Vec<u8>, ViewError> {
+        self.archive
+            .new_member("", name)
+            .map_err(ViewError::NotPermitted)?;
+        let rewrite = self.archive.apply(&Edit::Create {
+            dir: "",
+            name,
+            data,
+            position: None,
+        })?;
+        Ok(rewrite.to_vec(&self.text))
+    }
+}
+
+#[test]
+fn hlsl_written_to_an_asm_shader_is_compiled_into_its_block_and_kept() {
+    let fx = open(ASM.as_bytes());
+    assert!(!fx.paths().contains(&"pixel.hlsl".to_string()));
+    let saved = fx.create("pixel.hlsl", PS.as_bytes()).unwrap();
+    assert_eq!(String::from_utf8(saved.clone()).unwrap(), WRITTEN);
+    // Only the block and the lines above its variable changed.
+    let before = ASM.find("pixelshader ps2").unwrap();
+    assert_eq!(&WRITTEN[..before], &ASM[..before]);
+    let after = ASM.find("pixelshader ps14").unwrap();
+    assert_eq!(
+        &WRITTEN[WRITTEN.len() - (ASM.len() - after)..],
+        &ASM[after..]
+    );
+
+    // The next mount reads the source back, and the block is its code.
+    let fx = open(&saved);
+    assert_eq!(fx.text("pixel.hlsl"), PS);
+    assert!(writable(&fx, "pixel.hlsl") && writable(&fx, "pixel.asm"));
+    let options = Options {
+        profile: "ps_2_0".into(),
+        ..Options::default()
+    };
+    let alone = compile("ps.hlsl", PS, None, &options).unwrap().bytecode;
+    // An asm block has no constant table (D3DX's assembler writes none; the game sets
+    // registers): ours gets the one the source compiled to, to be run by its names.
+    let table = ctab::find_ctab(&alone).unwrap().unwrap().payload;
+    let ours = ctab::replace_ctab(&fx.read("pixel.pso").unwrap(), &alone[table]).unwrap();
+    same_behaviour(&alone, &ours, 32, 5).unwrap();
+    // The same source again: no change. Another: the comment and block replaced.
+    assert_eq!(fx.save("pixel.hlsl", PS.as_bytes()).unwrap(), saved);
+    let brighter = PS.replace("* 2;", "* 4;");
+    let again = open(&fx.save("pixel.hlsl", brighter.as_bytes()).unwrap());
+    assert_eq!(again.text("pixel.hlsl"), brighter);
+    assert_eq!(
+        again
+            .text("effect.fx")
+            .matches("// shaderfs hlsl end")
+            .count(),
+        1
+    );
+
+    // An edit of the block's comments keeps the source; one of its code drops it.
+    let asm = fx.text("pixel.asm");
+    let commented = asm.replace("\t\tps_2_0\n", "\t\tps_2_0\n\t\t// tuned\n");
+    let kept = open(&fx.save("pixel.asm", commented.as_bytes()).unwrap());
+    assert_eq!(kept.text("pixel.hlsl"), PS);
+    let recoded = asm.replace("add r0, r0, r0", "mul r0, r0, r0");
+    assert_ne!(recoded, asm);
+    let dropped = fx.save("pixel.asm", recoded.as_bytes()).unwrap();
+    let comment =
+        WRITTEN.find("// shaderfs hlsl:").unwrap()..WRITTEN.find("pixelshader ps2").unwrap();
+    let mut want = WRITTEN.replace("add r0, r0, r0", "mul r0, r0, r0");
+    want.replace_range(comment, "");
+    assert_eq!(String::from_utf8(dropped).unwrap(), want);
+    // Removing pixel.hlsl removes the source and leaves the code.
+    let removed = fx
+        .archive
+        .apply(&Edit::Remove {
+            key: fx.key("pixel.hlsl"),
+        })
+        .unwrap()
+        .to_vec(&saved);
+    let removed = open(&removed);
+    assert!(!removed.paths().contains(&"pixel.hlsl".to_string()));
+    assert_eq!(removed.text("pixel.asm"), asm);
+}
+
+#[test]
+fn hlsl_an_asm_shader_cannot_take_is_refused() {
+    let fx = open(ASM.as_bytes());
+    let said = refused(fx.create(
+        "pixel.hlsl",
+        b"float4 main() : COLOR\n{\n    return 1 + ;\n}\n",
+    ));
+    assert!(said.starts_with("pixel.hlsl(3,"), "{said}");
+    let said = refused(fx.create(
+        "pixel.hlsl",
+        b"float4 a() : COLOR { return 0; }\nfloat4 b() : COLOR { return 1; }\n",
+    ));
+    assert!(said.contains("name the entry point main"), "{said}");
+    // Zack's names are entry points too.
+    assert!(fx
+        .create(
+            "pixel.hlsl",
+            b"float4 f() { return 0.5; }\nfloat4 psMain() : COLOR { return f(); }\n"
+        )
+        .is_ok());
+    // A name that is no shader's, or a shader that keeps a source already.
+    assert!(fx.archive.new_member("", "pixel.ps9.hlsl").is_err());
+    let written = open(WRITTEN.as_bytes());
+    assert!(written.archive.new_member("", "pixel.hlsl").is_err());
+    // Shader model 1: the compiler does not compile it yet, and says so. (When it does,
+    // this save compiles into the ps.1.4 block as the ps_2_0 one above does.)
+    let said = refused(fx.create(
+        "pixel.ps14.hlsl",
+        b"float4 main() : COLOR { return 0.5; }\n",
+    ));
+    assert!(
+        said.contains("shader model 1 is not compiled yet"),
+        "{said}"
+    );
 }
 
 proptest::proptest! {
