@@ -22,9 +22,13 @@
 //!
 //! Whether the compiler compiles a profile at all is learnt by compiling a one-line
 //! shader for it: where it does not (shader model 1, until its back end lands), a shader
-//! for that profile is [`Outcome::NotYet`], neither refused nor passed, with the
+//! for that profile is [`Outcome::NotCompiled`], neither refused nor passed, with the
 //! compiler's reason. Nothing here names the models it lacks, so once the compiler takes
 //! them, their shaders are compiled and checked like any other.
+//!
+//! Each shader compiles the whole text, so an effect is given [`BUDGET`] bytes of
+//! compiler input: a hostile effect of thousands of `compile` statements is checked as
+//! far as that goes, and the shaders past it are not compiled, and said to be.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -41,6 +45,10 @@ use crate::shader::hlsl::pp;
 
 /// The function appended to the text, which calls the named one: the entry point.
 pub const ENTRY: &str = "__shaderfs_compile";
+
+/// The compiler input an effect's shaders may take in all (each compiles the whole
+/// text): a 4 MiB effect compiles 8 shaders, a FlatOut-sized one thousands.
+pub const BUDGET: usize = 32 << 20;
 
 /// How the compiler starts a message about code that breaks the shader model's limits.
 const DOES_NOT_FIT: &str = "the compiled code does not fit";
@@ -100,8 +108,9 @@ pub enum Outcome {
     },
     /// Why D3DX would refuse it: the compiler's errors, at places of the `.sha`.
     Refused(Vec<Finding>),
-    /// The compiler does not compile the profile yet: why (its own words).
-    NotYet(String),
+    /// Not compiled, so neither refused nor passed: why (for a profile the compiler does
+    /// not compile yet, its own words).
+    NotCompiled(String),
 }
 
 /// The HLSL shaders of one effect text, each compiled once, when first asked for.
@@ -140,6 +149,15 @@ impl Shaders {
             let view = (0..self.list.len())
                 .find(|&j| f.is_some() && self.function(j) == f)
                 .unwrap_or(i);
+            if (i + 1).saturating_mul(text.len().max(1)) > BUDGET {
+                let n = BUDGET / text.len().max(1);
+                return Outcome::NotCompiled(format!(
+                    "shaderfs compiles the first {n} HLSL shaders of an effect of {} bytes, \
+                     and this is number {}",
+                    text.len(),
+                    i + 1
+                ));
+            }
             compile(text, effect, &self.list[i], f, view)
         })
     }
@@ -726,7 +744,7 @@ fn compile(
     // What is wrong without compiling is said above, whatever the profile; the rest
     // needs the compiler, and a profile it does not compile yet is not checked.
     if let Err(why) = compiles(&profile, shader.stage) {
-        return Outcome::NotYet(why);
+        return Outcome::NotCompiled(format!("shaderfs cannot compile {profile} yet ({why})"));
     }
     let source = source(text, effect, shader, f);
     let options = Options {

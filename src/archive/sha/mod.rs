@@ -474,7 +474,7 @@ impl Sha {
                     let s = &self.hlsl.list[i];
                     let f = self.hlsl.function(i);
                     let not_compiled = match self.hlsl.outcome(t, effect, i) {
-                        Outcome::NotYet(why) => Some(why.clone()),
+                        Outcome::NotCompiled(why) => Some(why.clone()),
                         _ => None,
                     };
                     ShaderJson {
@@ -611,7 +611,7 @@ impl Sha {
                     .collect::<Vec<_>>()
                     .join("\n"),
             )),
-            Outcome::NotYet(why) => {
+            Outcome::NotCompiled(why) => {
                 let shader = &self.hlsl.list[i];
                 Err(ViewError::Corrupt(self.located(
                     &self.lines,
@@ -629,7 +629,7 @@ impl Sha {
         };
         (0..self.hlsl.list.len())
             .filter_map(|i| match self.hlsl.outcome(self.text(), effect, i) {
-                Outcome::NotYet(why) => {
+                Outcome::NotCompiled(why) => {
                     let shader = &self.hlsl.list[i];
                     let (line, column) = self.lines.position(shader.profile.start);
                     let mut problem =
@@ -794,7 +794,7 @@ impl Sha {
         let stems = stems(&new, &effect, &shaders.list);
         if findings.is_empty() {
             for (i, shader) in shaders.list.iter().enumerate() {
-                if let Outcome::NotYet(why) = shaders.outcome(&new, &effect, i) {
+                if let Outcome::NotCompiled(why) = shaders.outcome(&new, &effect, i) {
                     log::warn!(
                         "{}: saved, but not checked ({}.{})",
                         self.located(
@@ -817,12 +817,9 @@ impl Sha {
     }
 }
 
-/// What is said of an HLSL shader the compiler cannot compile yet.
+/// What is said of an HLSL shader that is not compiled, and why.
 fn not_checked(text: &[u8], shader: &HlslShader, why: &str) -> String {
-    format!(
-        "{} is not checked: shaderfs cannot compile it yet ({why})",
-        hlsl::describe(text, shader)
-    )
+    format!("{} is not checked: {why}", hlsl::describe(text, shader))
 }
 
 /// The view and the place in it a finding is about: a line of an asm block, or of the
@@ -913,7 +910,7 @@ struct HlslJson {
     line: Option<usize>,
     /// The view that shows the function (`pixel.hlsl`).
     source: Option<String>,
-    /// Why shaderfs cannot compile it yet (the profile), so it is not checked.
+    /// Why it is not compiled (a profile shaderfs does not compile yet), so not checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     not_compiled: Option<String>,
 }

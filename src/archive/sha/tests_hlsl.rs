@@ -560,3 +560,29 @@ proptest::proptest! {
         }
     }
 }
+
+/// An effect of many `compile`s of a large text is compiled as far as the budget goes;
+/// the shaders past it are listed as not checked, not compiled at the daemon's expense.
+#[test]
+fn a_hostile_number_of_compiles_is_bounded() {
+    let mut text = String::from("float4 f(uniform float k) : COLOR { return k; }\n// padding\n");
+    // Each shader compiles the whole text: make it large.
+    let pad = super::hlsl::BUDGET / 40;
+    text.push_str(&format!("/*{}*/\n", " ".repeat(pad)));
+    for i in 0..60 {
+        text.push_str(&format!(
+            "technique T{i} {{ pass P0 {{ PixelShader = compile ps_2_0 f({i}); }} }}\n"
+        ));
+    }
+    let fx = open(text.as_bytes());
+    let unchecked = fx.archive.unchecked();
+    assert!((20..=22).contains(&unchecked.len()), "{}", unchecked.len());
+    assert!(
+        unchecked[0]
+            .message
+            .contains("shaderfs compiles the first 39 HLSL shaders"),
+        "{}",
+        unchecked[0].message
+    );
+    assert!(fx.archive.problems().is_empty());
+}
