@@ -42,6 +42,17 @@ fn run_pixel(shader: &Path, inputs: &Path, set: &[&str]) -> serde_json::Value {
     json["outputs"]["oC0"].clone()
 }
 
+/// Each component of the outputs `v`, times `k`.
+fn times(v: &serde_json::Value, k: f64) -> serde_json::Value {
+    let scaled: Vec<f64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() * k)
+        .collect();
+    serde_json::json!(scaled)
+}
+
 const INPUTS: &str = r#"{
   "inputs": {"COLOR0": [0.5, 0.25, 1, 0.75], "TEXCOORD0": [0.25, 0.75, 0, 0]},
   "textures": {
@@ -126,13 +137,7 @@ fn an_hlsl_effect_compiles_runs_saves_and_reads_back() {
     let edited = original.replace("return base * tint;", "return base * tint * 2.0f;");
     assert_eq!(fs::read_to_string(&effect).unwrap(), edited);
     let doubled = run_pixel(&mounted_pso, &inputs, &[]);
-    let twice: Vec<f64> = want
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap() * 2.0)
-        .collect();
-    assert_eq!(doubled, serde_json::json!(twice));
+    assert_eq!(doubled, times(&want, 2.0));
     let saved_pso = fs::read(&mounted_pso).unwrap();
 
     // Broken HLSL: the close fails, the effect stays, the error names the .sha's line.
@@ -245,13 +250,7 @@ fn hlsl_written_into_an_asm_effect_is_compiled_into_its_block_and_reads_back() {
     ));
     assert_eq!(code, 0, "{err}");
     let doubled = run_pixel(&m.path("pixel.pso"), &inputs, &["c3=0.5,1,0.25,1"]);
-    let twice: Vec<f64> = want
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap() * 2.0)
-        .collect();
-    assert_eq!(doubled, serde_json::json!(twice));
+    assert_eq!(doubled, times(&want, 2.0));
     // A ps.1.4 block: shader model 1 is not compiled yet, the save says so. (When it is,
     // this save compiles into the block as the ps_2_0 one above.)
     let (code, _, err) = sh(&format!("cp {} {}", p(&src), p(&m.path("pixel.ps14.hlsl"))));

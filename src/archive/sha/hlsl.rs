@@ -243,37 +243,53 @@ fn statement(text: &[u8], tokens: &[Token]) -> Option<(Parts, usize)> {
     {
         return None;
     }
-    let mut depth = 0usize;
-    let mut args = Vec::new();
-    let mut arg: Option<Range<usize>> = None;
-    for (n, t) in tokens.iter().enumerate().skip(3) {
+    let (items, close) = list(text, tokens, 3)?;
+    let args = items
+        .iter()
+        .map(|item| Some(item.first()?.span.start..item.last()?.span.end))
+        .collect::<Option<Vec<_>>>()?;
+    let parts = Parts {
+        statement: compile.span.start..tokens[close].span.end,
+        profile: profile.span.clone(),
+        function: function.span.clone(),
+        args,
+    };
+    Some((parts, close + 1))
+}
+
+/// The elements of the bracketed list that opens at `tokens[open]`: each one's tokens,
+/// split at the commas outside inner brackets and `vector<…>`, `matrix<…>`; and the index
+/// of the bracket that closes it.
+fn list<'t>(text: &[u8], tokens: &'t [Token], open: usize) -> Option<(Vec<&'t [Token]>, usize)> {
+    let (mut depth, mut angle) = (0usize, 0usize);
+    let mut items = Vec::new();
+    let mut start = open + 1;
+    for (n, t) in tokens.iter().enumerate().skip(open) {
         match t.kind {
-            Kind::Punct(b'(' | b'[' | b'{') => {
-                depth += 1;
-                if depth == 1 {
-                    continue;
-                }
-            }
+            Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
             Kind::Punct(b')' | b']' | b'}') => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0 {
-                    args.extend(arg);
-                    let parts = Parts {
-                        statement: compile.span.start..t.span.end,
-                        profile: profile.span.clone(),
-                        function: function.span.clone(),
-                        args,
-                    };
-                    return Some((parts, n + 1));
+                    if n > start || !items.is_empty() {
+                        items.push(&tokens[start..n]);
+                    }
+                    return Some((items, n));
                 }
             }
-            Kind::Punct(b',') if depth == 1 => {
-                args.push(arg.take()?);
-                continue;
+            Kind::Punct(b'<')
+                if depth == 1
+                    && (is_ident(text, &tokens[n - 1], "vector")
+                        || is_ident(text, &tokens[n - 1], "matrix")) =>
+            {
+                angle += 1
+            }
+            Kind::Punct(b'>') if depth == 1 && angle > 0 => angle -= 1,
+            Kind::Punct(b',') if depth == 1 && angle == 0 => {
+                items.push(&tokens[start..n]);
+                start = n + 1;
             }
             _ => {}
         }
-        arg = Some(arg.map_or(t.span.clone(), |a| a.start..t.span.end));
     }
     None
 }
@@ -451,46 +467,11 @@ pub fn definition(text: &[u8], span: &Range<usize>) -> Option<Function> {
     }
     let returns = returns_start..toks[open - 2].span.end;
     // The parameters, to the `)` that closes them.
-    let mut depth = 0usize;
-    let mut angle = 0usize;
-    let mut params = Vec::new();
-    let mut current: Vec<&Token> = Vec::new();
-    let mut close = None;
-    for (n, t) in toks.iter().enumerate().skip(open) {
-        match t.kind {
-            Kind::Punct(b'(' | b'[' | b'{') => {
-                depth += 1;
-                if depth == 1 {
-                    continue;
-                }
-            }
-            Kind::Punct(b')' | b']' | b'}') => {
-                depth -= 1;
-                if depth == 0 {
-                    params.extend(param(text, &current));
-                    close = Some(n);
-                    break;
-                }
-            }
-            Kind::Punct(b'<')
-                if depth == 1
-                    && current.last().is_some_and(|p| {
-                        is_ident(text, p, "vector") || is_ident(text, p, "matrix")
-                    }) =>
-            {
-                angle += 1
-            }
-            Kind::Punct(b'>') if depth == 1 && angle > 0 => angle -= 1,
-            Kind::Punct(b',') if depth == 1 && angle == 0 => {
-                params.push(param(text, &current)?);
-                current.clear();
-                continue;
-            }
-            _ => {}
-        }
-        current.push(t);
-    }
-    let close = close?;
+    let (items, close) = list(text, &toks, open)?;
+    let mut params = items
+        .iter()
+        .map(|item| param(text, item))
+        .collect::<Option<Vec<_>>>()?;
     // `(void)` takes nothing.
     if let [only] = params.as_slice() {
         if &text[only.span.clone()] == b"void" {
@@ -518,7 +499,7 @@ pub fn definition(text: &[u8], span: &Range<usize>) -> Option<Function> {
 }
 
 /// One parameter's tokens.
-fn param(text: &[u8], toks: &[&Token]) -> Option<Param> {
+fn param(text: &[u8], toks: &[Token]) -> Option<Param> {
     let first = toks.first()?;
     let last = toks.last()?;
     let stop = toks
@@ -650,8 +631,10 @@ fn entry(text: &[u8], shader: &HlslShader, f: &Function) -> String {
     )
 }
 
-/// `#include` in an effect: the game compiles it from memory, without an include handler.
-struct NoIncludes;
+/// `#include` in an effect, or in a source written into one: the game compiles the effect
+/// from memory, without an include handler (and the daemon reads no file of the host's on
+/// a save's behalf).
+pub(super) struct NoIncludes;
 
 impl pp::Loader for NoIncludes {
     fn load(&self, _path: &Path) -> std::io::Result<String> {

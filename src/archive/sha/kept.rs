@@ -37,7 +37,6 @@ use super::effect::{self, ShaderVar, Stage};
 use super::hlsl;
 use crate::shader::d3d9::disasm;
 use crate::shader::hlsl::compile::{compile_with, Options};
-use crate::shader::hlsl::pp;
 
 /// The first line of a kept source.
 const HEAD: &str = "// shaderfs hlsl: ";
@@ -204,7 +203,7 @@ pub fn write(
             source_text,
             Some(Path::new(view)),
             &options,
-            &NoIncludes,
+            &hlsl::NoIncludes,
         )
     }))
     .map_err(|_| {
@@ -278,19 +277,6 @@ fn block(text: &[u8], body: &Range<usize>, listing: &str, eol: &str) -> String {
     }
     out.push_str(&tail);
     out
-}
-
-/// `#include` in a source written into an effect: the game compiles effects from memory.
-struct NoIncludes;
-
-impl pp::Loader for NoIncludes {
-    fn load(&self, _path: &Path) -> std::io::Result<String> {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            "a source written into an effect includes nothing (the effect is compiled from \
-             its text alone); put the text in the source",
-        ))
-    }
 }
 
 #[cfg(test)]
