@@ -38,6 +38,7 @@ use std::sync::{Mutex, OnceLock};
 
 use super::check::{Finding, Severity};
 use super::effect::{Effect, Kind, Lexer, Lines, Stage, Token};
+use super::grammar;
 use crate::shader::d3d9::disasm;
 use crate::shader::hlsl::compile::{compile_with, Failed, Options};
 use crate::shader::hlsl::diag;
@@ -74,6 +75,8 @@ pub struct HlslShader {
     pub variable: Option<Range<usize>>,
     /// Where it stands among the effect's shaders: the variable's item, or the statement.
     pub at: usize,
+    /// The profile or function when it is a `#define`d name, which is not followed.
+    pub macro_name: Option<Range<usize>>,
 }
 
 /// A function definition of the effect.
@@ -313,7 +316,8 @@ fn profile_stage(profile: &[u8]) -> Option<Stage> {
 /// The `compile` statements of `effect`, in file order; statements that say the same
 /// (profile, function and arguments, token for token) are one shader, as they compile to
 /// one. A statement whose profile is of the other stage than its state or variable is
-/// left out (the effect check refuses it).
+/// left out (the effect check refuses it); one of a profile that is no `vs_`/`ps_` one
+/// (a macro, a typo) takes its state's or variable's stage.
 pub fn find(text: &[u8], effect: &Effect) -> Vec<HlslShader> {
     let mut out: Vec<HlslShader> = Vec::new();
     let add = |shader: HlslShader, out: &mut Vec<HlslShader>| {
@@ -348,8 +352,9 @@ pub fn find(text: &[u8], effect: &Effect) -> Vec<HlslShader> {
                 let Some((parts, used)) = statement(text, &toks) else {
                     continue;
                 };
-                if used != toks.len() || profile_stage(&text[parts.profile.clone()]) != Some(stage)
-                {
+                let elsewhere =
+                    profile_stage(&text[parts.profile.clone()]).is_some_and(|s| s != stage);
+                if used != toks.len() || elsewhere {
                     continue;
                 }
                 candidates.push((
@@ -362,6 +367,7 @@ pub fn find(text: &[u8], effect: &Effect) -> Vec<HlslShader> {
                         function: parts.function,
                         args: parts.args,
                         variable: None,
+                        macro_name: None,
                     },
                 ));
             }
@@ -390,7 +396,8 @@ pub fn find(text: &[u8], effect: &Effect) -> Vec<HlslShader> {
             [semi] => semi.kind == Kind::Punct(b';'),
             _ => false,
         };
-        if !ends || profile_stage(&text[parts.profile.clone()]) != Some(stage) {
+        let elsewhere = profile_stage(&text[parts.profile.clone()]).is_some_and(|s| s != stage);
+        if !ends || elsewhere {
             continue;
         }
         candidates.push((
@@ -403,11 +410,17 @@ pub fn find(text: &[u8], effect: &Effect) -> Vec<HlslShader> {
                 function: parts.function,
                 args: parts.args,
                 variable: Some(name.span.clone()),
+                macro_name: None,
             },
         ));
     }
     candidates.sort_by_key(|(at, _)| *at);
-    for (_, shader) in candidates {
+    let macros = grammar::Macros::new(text);
+    for (_, mut shader) in candidates {
+        shader.macro_name = [&shader.profile, &shader.function]
+            .into_iter()
+            .find(|r| macros.names().contains(&text[(*r).clone()]))
+            .cloned();
         add(shader, &mut out);
     }
     out
@@ -695,6 +708,12 @@ fn compile(
     let what = describe(text, shader);
     let profile = lossy(text, &shader.profile);
     let name = lossy(text, &shader.function);
+    if let Some(m) = &shader.macro_name {
+        return Outcome::NotCompiled(format!(
+            "'{}' is a macro, and shaderfs does not follow macros in a compile statement",
+            lossy(text, m)
+        ));
+    }
     let refused = |message: String| {
         Outcome::Refused(vec![Finding::at(
             shader.function.start,

@@ -586,3 +586,29 @@ fn a_hostile_number_of_compiles_is_bounded() {
     );
     assert!(fx.archive.problems().is_empty());
 }
+
+/// A compile whose function or profile is a `#define`d name (D3DX expands it) is not
+/// followed yet: not checked, never refused for it.
+#[test]
+fn a_compile_through_a_macro_is_not_checked() {
+    let text = "#define SHADE shade\n#define PROFILE ps_2_0\nTexture Tex0;\n\
+const string inputStreamFormat = \"PosprojTex1\";\n\
+sampler2D s = sampler_state { Texture = <Tex0>; };\n\
+float4 shade(float2 uv : TEXCOORD0) : COLOR { return tex2D(s, uv); }\n\
+Technique T0 { Pass P0 { VertexShader = null; PixelShader = compile ps_2_0 SHADE(); } }\n\
+Technique T1 { Pass P0 { VertexShader = null; PixelShader = compile PROFILE shade(); } }\n";
+    let fx = open(text.as_bytes());
+    assert!(fx.archive.problems().is_empty());
+    let unchecked: Vec<String> = fx
+        .archive
+        .unchecked()
+        .into_iter()
+        .map(|p| p.message)
+        .collect();
+    assert_eq!(unchecked.len(), 2, "{unchecked:?}");
+    assert!(unchecked[0].contains("'SHADE' is a macro"), "{unchecked:?}");
+    assert!(
+        unchecked[1].contains("'PROFILE' is a macro"),
+        "{unchecked:?}"
+    );
+}
