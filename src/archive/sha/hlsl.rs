@@ -30,14 +30,14 @@
 //! compiler input: a hostile effect of thousands of `compile` statements is checked as
 //! far as that goes, and the shaders past it are not compiled, and said to be.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
 use super::check::{Finding, Severity};
-use super::effect::{Effect, Kind, Lexer, Lines, Stage, Token};
+use super::effect::{Effect, Kind, Lexer, Lines, Other, Stage, Token};
 use super::grammar;
 use crate::shader::d3d9::disasm;
 use crate::shader::hlsl::compile::{compile_with, Failed, Options};
@@ -121,20 +121,45 @@ pub struct Shaders {
     pub list: Vec<HlslShader>,
     functions: Vec<Option<Function>>,
     outcomes: Vec<OnceLock<Outcome>>,
+    /// The `.hlsl` view of each function some shader compiles, by start, with the first
+    /// shader that compiles it (whose view an error in it names).
+    views: Vec<(Range<usize>, usize)>,
 }
 
 impl Shaders {
     pub fn new(text: &[u8], effect: &Effect) -> Shaders {
         let list = find(text, effect);
-        let functions = list
+        // The items by the name they declare, so each shader's function is found at once.
+        let mut by_name: HashMap<&[u8], Vec<&Other>> = HashMap::new();
+        for o in &effect.others {
+            if let Some(n) = &o.name {
+                by_name.entry(&text[n.clone()]).or_default().push(o);
+            }
+        }
+        let functions: Vec<Option<Function>> = list
             .iter()
-            .map(|s| function(text, effect, &text[s.function.clone()], s.args.len()))
+            .map(|s| {
+                let name = &text[s.function.clone()];
+                let candidates = by_name.get(name).map_or(&[][..], Vec::as_slice);
+                pick(text, candidates, name, s.args.len())
+            })
             .collect();
+        let mut views: Vec<(Range<usize>, usize)> = Vec::new();
+        let mut shown = HashSet::new();
+        for (i, f) in functions.iter().enumerate() {
+            if let Some(f) = f {
+                if shown.insert(f.span.start) {
+                    views.push((view(text, f), i));
+                }
+            }
+        }
+        views.sort_by_key(|(r, _)| r.start);
         let outcomes = list.iter().map(|_| OnceLock::new()).collect();
         Shaders {
             list,
             functions,
             outcomes,
+            views,
         }
     }
 
@@ -143,15 +168,15 @@ impl Shaders {
         self.functions.get(i)?.as_ref()
     }
 
+    /// The `.hlsl` view that holds `offset`, and the shader it is named after.
+    fn view_at(&self, offset: usize) -> Option<&(Range<usize>, usize)> {
+        let n = self.views.partition_point(|(r, _)| r.start <= offset);
+        self.views[..n].last().filter(|(r, _)| r.contains(&offset))
+    }
+
     /// Shader `i` of `text` (the text these shaders were found in) compiled.
     pub fn outcome(&self, text: &[u8], effect: &Effect, i: usize) -> &Outcome {
         self.outcomes[i].get_or_init(|| {
-            // An error in a function several shaders compile is told with the view of
-            // the first, so it reads the same from each.
-            let f = self.function(i);
-            let view = (0..self.list.len())
-                .find(|&j| f.is_some() && self.function(j) == f)
-                .unwrap_or(i);
             if (i + 1).saturating_mul(text.len().max(1)) > BUDGET {
                 let n = BUDGET / text.len().max(1);
                 return Outcome::NotCompiled(format!(
@@ -161,6 +186,12 @@ impl Shaders {
                     i + 1
                 ));
             }
+            // An error in a function several shaders compile is told with the view of
+            // the first, so it reads the same from each.
+            let f = self.function(i);
+            let view = f
+                .and_then(|f| self.view_at(f.span.start))
+                .map_or(i, |(_, first)| *first);
             compile(text, effect, &self.list[i], f, view)
         })
     }
@@ -168,22 +199,20 @@ impl Shaders {
     /// Where `offset` of `text` is in the `.hlsl` view of the first shader whose function
     /// holds it: (shader, line, column).
     pub fn place(&self, text: &[u8], offset: usize) -> Option<(usize, usize, usize)> {
-        (0..self.list.len()).find_map(|i| {
-            let shown = view(text, self.function(i)?);
-            let (line, column) =
-                Lines::new(&text[shown.clone()]).position(offset.checked_sub(shown.start)?);
-            shown.contains(&offset).then_some((i, line, column))
-        })
+        let (shown, i) = self.view_at(offset)?;
+        let (line, column) = Lines::new(&text[shown.clone()]).position(offset - shown.start);
+        Some((*i, line, column))
     }
 
     /// Every error of every shader, in file order, each once (an error in the text of a
     /// function two shaders compile is said alike by both).
     pub fn errors(&self, text: &[u8], effect: &Effect) -> Vec<Finding> {
         let mut out: Vec<Finding> = Vec::new();
+        let mut said = HashSet::new();
         for i in 0..self.list.len() {
             if let Outcome::Refused(findings) = self.outcome(text, effect, i) {
                 for f in findings {
-                    if !out.contains(f) {
+                    if said.insert((f.offset, f.message.clone())) {
                         out.push(f.clone());
                     }
                 }
@@ -320,22 +349,6 @@ fn profile_stage(profile: &[u8]) -> Option<Stage> {
 /// (a macro, a typo) takes its state's or variable's stage.
 pub fn find(text: &[u8], effect: &Effect) -> Vec<HlslShader> {
     let mut out: Vec<HlslShader> = Vec::new();
-    let add = |shader: HlslShader, out: &mut Vec<HlslShader>| {
-        let words = |r: &Range<usize>| -> Vec<Vec<u8>> {
-            tokens(text, r)
-                .iter()
-                .map(|t| text[t.span.clone()].to_vec())
-                .collect()
-        };
-        let same = out.iter().any(|s| {
-            s.variable.is_none()
-                && shader.variable.is_none()
-                && words(&s.statement) == words(&shader.statement)
-        });
-        if !same {
-            out.push(shader);
-        }
-    };
     let mut candidates: Vec<(usize, HlslShader)> = Vec::new();
     for technique in &effect.techniques {
         for pass in &technique.passes {
@@ -416,12 +429,23 @@ pub fn find(text: &[u8], effect: &Effect) -> Vec<HlslShader> {
     }
     candidates.sort_by_key(|(at, _)| *at);
     let macros = grammar::Macros::new(text);
+    // The words of each pass's statement seen so far.
+    let mut seen: HashSet<Vec<&[u8]>> = HashSet::new();
     for (_, mut shader) in candidates {
+        if shader.variable.is_none() {
+            let words = tokens(text, &shader.statement)
+                .iter()
+                .map(|t| &text[t.span.clone()])
+                .collect();
+            if !seen.insert(words) {
+                continue;
+            }
+        }
         shader.macro_name = [&shader.profile, &shader.function]
             .into_iter()
             .find(|r| macros.names().contains(&text[(*r).clone()]))
             .cloned();
-        add(shader, &mut out);
+        out.push(shader);
     }
     out
 }
@@ -432,10 +456,19 @@ const FUNCTION_MODIFIERS: &[&str] = &["static", "inline", "extern", "precise", "
 /// The definition of function `name` among the effect's items: of several (overloads),
 /// the first whose uniform parameters take `args` arguments, or else the first.
 pub fn function(text: &[u8], effect: &Effect, name: &[u8], args: usize) -> Option<Function> {
-    let defined: Vec<Function> = effect
+    let named: Vec<&Other> = effect
         .others
         .iter()
         .filter(|o| o.name.as_ref().is_some_and(|n| &text[n.clone()] == name))
+        .collect();
+    pick(text, &named, name, args)
+}
+
+/// Of the items `candidates`, the definition of function `name` whose uniform parameters
+/// take `args` arguments, or else the first.
+fn pick(text: &[u8], candidates: &[&Other], name: &[u8], args: usize) -> Option<Function> {
+    let defined: Vec<Function> = candidates
+        .iter()
         .filter_map(|o| definition(text, &o.span))
         .filter(|f| &text[f.name.clone()] == name)
         .collect();
