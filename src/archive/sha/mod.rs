@@ -468,6 +468,11 @@ impl Sha {
                         decl: s.decl.as_ref().map(|_| format!("{stem}.decl.json")),
                         bytecode: format!("{stem}.{}", bytecode_extension(s.stage)),
                         hlsl: None,
+                        kept_hlsl: self
+                            .kept
+                            .get(i)
+                            .and_then(Option::as_ref)
+                            .map(|_| format!("{stem}.hlsl")),
                     }
                 }
                 ShaderRef::Hlsl(i) => {
@@ -493,6 +498,7 @@ impl Sha {
                             source: f.map(|_| format!("{stem}.hlsl")),
                             not_compiled,
                         }),
+                        kept_hlsl: None,
                     }
                 }
             })
@@ -897,6 +903,9 @@ struct ShaderJson {
     bytecode: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     hlsl: Option<HlslJson>,
+    /// An asm shader's HLSL source, kept above it when it was written through the view.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept_hlsl: Option<String>,
 }
 
 /// What an HLSL shader compiles: `compile PROFILE FUNCTION(ARGUMENTS)`.
@@ -1069,29 +1078,28 @@ impl Archive for Sha {
     }
 
     fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError> {
-        let (key, data) = match *edit {
-            Edit::Write { key, data } => (key, data),
-            // HLSL written to an asm shader's NAME.hlsl, which it does not have yet.
-            Edit::Create {
-                dir: "",
-                name,
-                data,
-                ..
-            } if self.asm_shader_named(name).is_some() => {
-                let i = self.asm_shader_named(name).unwrap_or_default();
+        // HLSL written to an asm shader's NAME.hlsl, which it does not have yet.
+        if let Edit::Create {
+            dir: "",
+            name,
+            data,
+            ..
+        } = *edit
+        {
+            if let Some(i) = self.asm_shader_named(name) {
                 return self.write_kept(i, data).map(Rewrite::whole);
             }
-            // Removing it drops the source kept in the effect; the asm stays.
-            Edit::Remove { key }
-                if matches!(self.views.get(key as usize), Some(View::KeptHlsl(_))) =>
-            {
-                let Some(&View::KeptHlsl(i)) = self.views.get(key as usize) else {
-                    return Err(missing(key as usize));
-                };
+        }
+        // Removing it drops the source kept in the effect; the asm stays.
+        if let Edit::Remove { key } = *edit {
+            if let Some(&View::KeptHlsl(i)) = self.views.get(key as usize) {
                 let shader = self.effect()?.shaders.get(i).ok_or_else(|| missing(i))?;
                 let new = kept::drop(self.text(), shader).ok_or_else(|| missing(i))?;
                 return self.validate(new).map(Rewrite::whole);
             }
+        }
+        let (key, data) = match *edit {
+            Edit::Write { key, data } => (key, data),
             _ => {
                 return Err(ViewError::NotPermitted(
                     "an effect's files follow from its text: edit effect.fx to add, remove or \

@@ -443,6 +443,7 @@ fn hlsl_written_to_an_asm_shader_is_compiled_into_its_block_and_kept() {
     let fx = open(&saved);
     assert_eq!(fx.text("pixel.hlsl"), PS);
     assert!(writable(&fx, "pixel.hlsl") && writable(&fx, "pixel.asm"));
+    assert_eq!(json(&fx)["shaders"][1]["kept_hlsl"], "pixel.hlsl");
     let options = Options {
         profile: "ps_2_0".into(),
         ..Options::default()
