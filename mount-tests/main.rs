@@ -19,4 +19,5 @@ mod sdp_views;
 mod sgd2;
 mod sgd2_write;
 mod sha;
+mod sha_hlsl;
 mod users;

@@ -27,7 +27,8 @@ use shaderfs::shader::d3d9::disasm::Style;
 #[command(
     after_help = "The mount.fuse3 form is also accepted: shaderfs SOURCE MOUNTPOINT [-o OPTIONS]\n\
 Exit status: 0 success, 1 usage error, 2 malformed input (an archive, shader or file that \
-cannot be read as what it should be), 3 the mount failed."
+cannot be read as what it should be), 3 the mount failed, 4 (check) no problem found but something \
+could not be checked."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -127,7 +128,8 @@ enum Command {
         json: bool,
     },
     /// Read every file of each archive and report every problem once; exit 2 if there is
-    /// one.
+    /// one, else 4 if something could not be checked (an HLSL shader for a profile shaderfs
+    /// does not compile yet), said as a problem is.
     Check {
         /// An archive, or a folder of archives.
         source: PathBuf,

@@ -26,6 +26,9 @@ use crate::vfs::{OpenError, Vfs, VfsOptions};
 pub const EXIT_USAGE: i32 = 1;
 pub const EXIT_MALFORMED: i32 = 2;
 pub const EXIT_MOUNT: i32 = 3;
+/// `check`: nothing wrong was found, but something could not be checked (an HLSL shader
+/// for a profile the compiler does not compile yet).
+pub const EXIT_UNCHECKED: i32 = 4;
 
 /// A failure with the exit code it maps to.
 #[derive(Debug)]

@@ -372,6 +372,54 @@ fn check_reports_each_problem_once_with_its_place() {
     assert_eq!(stderr(&out), "", "-q: no summary");
 }
 
+/// An effect whose HLSL shaders are for shader model 1, which shaderfs does not compile
+/// yet: `check` says so for each, neither a problem nor fine, and exits 4. An HLSL error
+/// in a shader it compiles is a problem at the effect's line, as any other.
+#[test]
+fn check_says_what_it_cannot_check_and_exits_4() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full = tmp.path().join("full.sha");
+    let text = include_str!("../src/archive/sha/fx-verdicts/own/hlsl_full.sha");
+    std::fs::write(&full, text).unwrap();
+    let p = full.to_str().unwrap();
+    let out = shaderfs(&["sha", "check", p]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out)
+            .lines()
+            .map(|l| l.split(" is not checked").next().unwrap())
+            .collect::<Vec<_>>(),
+        [
+            format!("{p}:87:26: vertex shader vs_main (vs_1_1)"),
+            format!("{p}:96:25: pixel shader ps_simple (ps_1_1)"),
+        ]
+    );
+    assert!(
+        stderr(&out).starts_with(&format!("{p}: no problem found, 2 not checked (")),
+        "{}",
+        stderr(&out)
+    );
+    let out = shaderfs(&["check", "--json", p]);
+    assert_eq!(out.status.code(), Some(4));
+    let r: serde_json::Value = serde_json::from_str(stdout(&out).lines().next().unwrap()).unwrap();
+    assert_eq!(r["unchecked"], true);
+    assert_eq!(r["path"], "vertex.vso");
+
+    // A broken ps_2_0 function beside them: a problem, exit 2.
+    std::fs::write(
+        &full,
+        text.replace("return c * i.colour;", "return c * i.color;"),
+    )
+    .unwrap();
+    let out = shaderfs(&["check", "-q", p]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = stdout(&out);
+    assert!(
+        said.starts_with(&format!("{p}:73:14: pixel shader ps_main: ")) && said.contains("'color'"),
+        "{said}"
+    );
+}
+
 #[test]
 fn quiet_and_verbose() {
     let tmp = tempfile::tempdir().unwrap();

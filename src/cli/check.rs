@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use shaderfs::archive::recognise;
-use shaderfs::mount::{Failure, EXIT_MALFORMED};
+use shaderfs::mount::{Failure, EXIT_MALFORMED, EXIT_UNCHECKED};
 use shaderfs::vfs::problem::Reported;
 use shaderfs::vfs::{ArchiveFile, FileType, OpenError, Problem, Vfs};
 
@@ -20,6 +20,9 @@ struct Record<'a> {
     archive: &'a str,
     #[serde(flatten)]
     problem: &'a Problem,
+    /// Something that could not be checked (`"unchecked": true`), not a problem.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unchecked: bool,
 }
 
 /// Where `check` says what it finds.
@@ -27,21 +30,39 @@ struct Report {
     json: bool,
     verbosity: Verbosity,
     tally: Tally,
+    /// What could not be checked.
+    unchecked: usize,
     out: std::io::StdoutLock<'static>,
 }
 
 impl Report {
     fn problem(&mut self, archive: &str, problem: &Problem) -> Result<(), Failure> {
         self.tally.problems += 1;
+        self.print(archive, problem, false)
+    }
+
+    /// Something `check` cannot check yet: said as a problem is, counted apart.
+    fn unchecked(&mut self, archive: &str, problem: &Problem) -> Result<(), Failure> {
+        self.unchecked += 1;
+        self.print(archive, problem, true)
+    }
+
+    fn print(&mut self, archive: &str, problem: &Problem, unchecked: bool) -> Result<(), Failure> {
         let line = match self.json {
-            true => serde_json::to_string(&Record { archive, problem }).expect("records serialise"),
+            true => serde_json::to_string(&Record {
+                archive,
+                problem,
+                unchecked,
+            })
+            .expect("records serialise"),
             false => problem.located(archive),
         };
         writeln!(self.out, "{line}").map_err(stdout_failure)
     }
 }
 
-/// `shaderfs check SOURCE` (its `archives`): every problem, once, one per line; exit status 2 if any.
+/// `shaderfs check SOURCE` (its `archives`): every problem, once, one per line; exit status 2 if any;
+/// else 4 if something could not be checked (said too, one per line).
 pub fn check(
     source: &Path,
     archives: &[ArchiveFile],
@@ -52,6 +73,7 @@ pub fn check(
         json,
         verbosity,
         tally: Tally::start(),
+        unchecked: 0,
         out: std::io::stdout().lock(),
     };
     for archive in archives {
@@ -77,10 +99,14 @@ pub fn check(
         }
     }
     if verbosity != Verbosity::Quiet {
-        let verdict = match report.tally.problems {
-            0 => "ok".to_owned(),
+        let mut verdict = match report.tally.problems {
+            0 if report.unchecked == 0 => "ok".to_owned(),
+            0 => "no problem found".to_owned(),
             n => output::count(n as u64, "problem"),
         };
+        if report.unchecked > 0 {
+            verdict.push_str(&format!(", {} not checked", report.unchecked));
+        }
         // `/data/shaders: 3 problems (2 archives, 1,234 files, 48.2 MB in 1.4 s)`
         eprintln!(
             "{}: {verdict} ({})",
@@ -88,9 +114,13 @@ pub fn check(
             report.tally.summary()
         );
     }
-    match report.tally.problems {
-        0 => Ok(()),
-        // Said already, problem by problem and in the summary.
+    // Said already, one by one and in the summary.
+    match (report.tally.problems, report.unchecked) {
+        (0, 0) => Ok(()),
+        (0, _) => Err(Failure {
+            code: EXIT_UNCHECKED,
+            message: String::new(),
+        }),
         _ => Err(Failure {
             code: EXIT_MALFORMED,
             message: String::new(),
@@ -98,13 +128,17 @@ pub fn check(
     }
 }
 
-/// The archive's own problems, then every file of its tree read as a program would read
-/// it; a file that cannot be read because of a problem already reported is not reported
-/// again.
+/// The archive's own problems, and what it cannot check, then every file of its tree read
+/// as a program would read it; a file that cannot be read because of something already
+/// reported is not reported again.
 fn check_archive(vfs: &Vfs, name: &str, report: &mut Report) -> Result<(), Failure> {
-    let problems: Vec<Problem> = vfs.problems().into_iter().map(|(_, p)| p).collect();
+    let mut problems: Vec<Problem> = vfs.problems().into_iter().map(|(_, p)| p).collect();
     for problem in &problems {
         report.problem(name, problem)?;
+    }
+    for unchecked in vfs.unchecked().into_iter().map(|(_, p)| p) {
+        report.unchecked(name, &unchecked)?;
+        problems.push(unchecked);
     }
     let reported = Reported::new(&problems);
     let nodes: Vec<Node> = tree::walk(vfs, 1, "")

@@ -349,6 +349,18 @@ impl Vfs {
             .collect()
     }
 
+    /// Every archive's [`super::Archive::unchecked`], each with the archive's file.
+    pub fn unchecked(&self) -> Vec<(PathBuf, super::Problem)> {
+        self.archives
+            .iter()
+            .enumerate()
+            .flat_map(|(id, mounted)| {
+                let unchecked = self.snapshot(id).archive.unchecked();
+                unchecked.into_iter().map(|p| (mounted.path.clone(), p))
+            })
+            .collect()
+    }
+
     /// Each archive a read-write mount shows read-only, and why.
     pub fn read_only_because(&self) -> Vec<String> {
         self.archives

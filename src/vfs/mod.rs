@@ -388,6 +388,13 @@ pub trait Archive: Send + Sync {
     fn problems(&self) -> Vec<Problem> {
         Vec::new()
     }
+    /// What shaderfs cannot check in the archive yet, and why (a shader for a profile its
+    /// compiler does not compile): neither a problem nor known to be fine. `shaderfs
+    /// check` reports these apart; a view that cannot be read because of one is not
+    /// reported again.
+    fn unchecked(&self) -> Vec<Problem> {
+        Vec::new()
+    }
 }
 
 /// Why an archive could not be opened: names the archive, the record, the byte offset and

@@ -65,6 +65,9 @@ pub struct Finding {
     /// For asm errors: the shader (index into [`Effect::shaders`]) and the 1-based line
     /// and column inside its asm block, so the message can name the view's line too.
     pub block: Option<(usize, usize, usize)>,
+    /// For errors inside the function an HLSL shader compiles: the shader (index into
+    /// [`super::hlsl::Shaders::list`]) and the line and column in its `.hlsl` view.
+    pub source: Option<(usize, usize, usize)>,
 }
 
 impl Finding {
@@ -74,6 +77,7 @@ impl Finding {
             offset,
             message: message.into(),
             block: None,
+            source: None,
         }
     }
 
@@ -83,6 +87,7 @@ impl Finding {
             offset,
             message: message.into(),
             block: None,
+            source: None,
         }
     }
 }
@@ -214,6 +219,7 @@ pub fn assemble_block(
             offset,
             message,
             block: Some((0, line, column)),
+            source: None,
         }
     };
     let source = std::str::from_utf8(&text[body.clone()]).map_err(|e| {
@@ -281,6 +287,7 @@ pub fn assemble_block(
             offset: (body.start + line_start + e.column.saturating_sub(1)).min(body.end),
             message: format!("{what}: {}", e.message),
             block: Some((0, e.line, e.column)),
+            source: None,
         }
     };
     let wrong_kind = || {

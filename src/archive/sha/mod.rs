@@ -23,6 +23,28 @@
 //! second shader of a stage is `vertex.NAME.asm` and so on; technique and pass names come
 //! from the file, escaped like every name shaderfs shows.
 //!
+//! A shader given as HLSL (`VertexShader = compile vs_2_0 vs_main();` in a pass,
+//! `pixelshader ps = compile ps_3_0 ps_main(0.5);` as a variable; [`hlsl`]) has the same
+//! views and one more, its shaders and asm blocks named in the order they stand in the
+//! text (a `compile` in a pass by its function's name, when not the first of its stage):
+//!
+//! ```text
+//! pixel.hlsl                the function the compile names, from its first word to its
+//!                           `}` and that line's end; saving it replaces those bytes only
+//! pixel.asm                 the compiled code, listed (read-only)
+//! pixel.pso                 the compiled bytecode; EIO with every error when it does not
+//!                           compile, or with why a profile is not compiled yet
+//! ```
+//!
+//! An asm shader takes HLSL too ([`kept`]): writing its `.hlsl` view, which it lists
+//! once it keeps a source, compiles the source for the block's shader model into the
+//! block and keeps it as a comment above the shader variable.
+//!
+//! It is compiled as D3DX's effect compiler compiles it at load; its errors are the
+//! effect's problems, at the `.sha`'s line and column and the `.hlsl` view's. A profile
+//! the compiler does not compile yet (shader model 1) is neither a problem nor passed: it
+//! is listed in archive.json (`not_compiled`) and by [`Archive::unchecked`].
+//!
 //! Every save is checked as the game's effect compiler would check it (`check.rs`): the
 //! text parses as D3DX's effect language, each state of a pass is one D3DX knows with a
 //! value it takes (`Zbias` is refused, naming `DepthBias`), each block assembles and
@@ -45,10 +67,14 @@ pub mod edit;
 pub mod effect;
 pub mod generate;
 pub mod grammar;
+pub mod hlsl;
+pub mod kept;
 pub mod states;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hlsl;
 #[cfg(test)]
 mod verdicts;
 
@@ -60,6 +86,7 @@ use serde::{Deserialize, Serialize};
 
 use self::check::{Finding, Severity, STREAM_FORMATS, STREAM_FORMAT_NAME};
 use self::effect::{Effect, Lines, ParseError, Stage};
+use self::hlsl::{HlslShader, Outcome};
 use super::{file_has_extension, json_view};
 use crate::vfs::name::Namer;
 use crate::vfs::{
@@ -93,6 +120,14 @@ impl Format for ShaFormat {
             )));
         }
         let parsed = effect::parse(&map);
+        let hlsl = match &parsed {
+            Ok(effect) => hlsl::Shaders::new(&map, effect),
+            Err(_) => hlsl::Shaders::new(&map, &Effect::default()),
+        };
+        let kept = match &parsed {
+            Ok(effect) => effect.shaders.iter().map(|s| kept::find(&map, s)).collect(),
+            Err(_) => Vec::new(),
+        };
         let file = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -103,10 +138,12 @@ impl Format for ShaFormat {
             directives: grammar::directive_lines(&map),
             map,
             parsed,
+            hlsl,
+            kept,
             writable: ctx.writable,
             entries: Vec::new(),
             views: Vec::new(),
-            stems: Vec::new(),
+            stems: Stems::default(),
             pass_files: Vec::new(),
         };
         sha.build_tree();
@@ -123,6 +160,13 @@ enum View {
     Decl(usize),
     Bytecode(usize),
     Pass(usize, usize),
+    /// An HLSL shader (an index into [`hlsl::Shaders::list`]): its compiled code as asm,
+    /// its bytecode, and the source of the function it compiles.
+    HlslAsm(usize),
+    HlslBytecode(usize),
+    HlslSource(usize),
+    /// The HLSL source kept above asm shader `i` (an index into [`Effect::shaders`]).
+    KeptHlsl(usize),
 }
 
 /// An opened effect.
@@ -134,12 +178,16 @@ struct Sha {
     /// The preprocessor's lines, for the macros a block's bytecode view expands.
     directives: Vec<Range<usize>>,
     parsed: Result<Effect, ParseError>,
+    /// The shaders `compile` statements make, compiled when first read.
+    hlsl: hlsl::Shaders,
+    /// The HLSL source kept above each asm shader, if any ([`kept`]).
+    kept: Vec<Option<kept::Kept>>,
     writable: bool,
     entries: Vec<Entry>,
     /// The view of each file key (the key is the index).
     views: Vec<View>,
     /// Each shader's file stem (`vertex`, `pixel`, `vertex.vs2`).
-    stems: Vec<String>,
+    stems: Stems,
     /// Each technique's pass files (`passes/T0/P0.json`).
     pass_files: Vec<Vec<String>>,
 }
@@ -154,6 +202,100 @@ fn raw_stem(stage: Stage, first: bool, name: &[u8]) -> Vec<u8> {
         raw.extend_from_slice(&name[..name.len().min(200)]);
     }
     raw
+}
+
+/// A shader of the tree: an asm block (an index into [`Effect::shaders`]) or an HLSL
+/// shader (into [`hlsl::Shaders::list`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShaderRef {
+    Asm(usize),
+    Hlsl(usize),
+}
+
+/// Each shader's file stem (`vertex`, `pixel`, `vertex.vs2`).
+#[derive(Debug, Default)]
+struct Stems {
+    /// The shaders, asm and HLSL, in the order they stand in the text, with their stems.
+    order: Vec<(ShaderRef, String)>,
+    asm: Vec<String>,
+    hlsl: Vec<String>,
+}
+
+/// The stems of the shaders of `text`: the first of a stage is `vertex`/`pixel`, others
+/// add their variable's name (an HLSL shader set in a pass, its function's).
+fn stems(text: &[u8], effect: &Effect, hlsl: &[HlslShader]) -> Stems {
+    let mut shaders: Vec<(usize, ShaderRef, Stage, &[u8])> = effect
+        .shaders
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            (
+                s.span.start,
+                ShaderRef::Asm(i),
+                s.stage,
+                &text[s.name.clone()],
+            )
+        })
+        .collect();
+    shaders.extend(hlsl.iter().enumerate().map(|(i, s)| {
+        let name = s.variable.as_ref().unwrap_or(&s.function);
+        (s.at, ShaderRef::Hlsl(i), s.stage, &text[name.clone()])
+    }));
+    shaders.sort_by_key(|s| s.0);
+    let mut namer = Namer::new();
+    for reserved in ["archive", "effect", "passes"] {
+        namer.reserve(reserved);
+    }
+    let mut seen = [false, false];
+    let mut out = Stems {
+        order: Vec::new(),
+        asm: vec![String::new(); effect.shaders.len()],
+        hlsl: vec![String::new(); hlsl.len()],
+    };
+    for (_, shader, stage, name) in shaders {
+        let slot = &mut seen[stage as usize];
+        let stem = namer.name(&raw_stem(stage, !*slot, name));
+        *slot = true;
+        match shader {
+            ShaderRef::Asm(i) => out.asm[i] = stem.clone(),
+            ShaderRef::Hlsl(i) => out.hlsl[i] = stem.clone(),
+        }
+        out.order.push((shader, stem));
+    }
+    out
+}
+
+fn bytecode_extension(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Vertex => "vso",
+        Stage::Pixel => "pso",
+    }
+}
+
+/// Every finding of `text`: the effect's own checks, and the errors of its HLSL shaders
+/// on lines those leave alone (where D3DX's parse already stops, or a name is not
+/// declared, the compiler only says it again). One in the function of an HLSL shader
+/// says where in its `.hlsl` view.
+fn all_findings(text: &[u8], effect: &Effect, hlsl: &hlsl::Shaders) -> Vec<Finding> {
+    let lines = Lines::new(text);
+    let mut out = check::check(text, effect);
+    for f in &mut out {
+        if f.block.is_none() && f.source.is_none() {
+            f.source = hlsl.place(text, f.offset);
+        }
+    }
+    let taken: std::collections::HashSet<usize> = out
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| lines.position(f.offset).0)
+        .collect();
+    out.extend(
+        hlsl.errors(text, effect)
+            .into_iter()
+            .filter(|f| !taken.contains(&lines.position(f.offset).0)),
+    );
+    out.sort_by_key(|f| f.offset);
+    out
 }
 
 impl Sha {
@@ -183,6 +325,10 @@ impl Sha {
             View::Asm(i) | View::Bytecode(i) => Some(effect.shaders.get(i)?.asm.clone()),
             View::Decl(i) => Some(effect.shaders.get(i)?.decl.as_ref()?.body.clone()),
             View::Pass(t, p) => Some(effect.techniques.get(t)?.passes.get(p)?.span.clone()),
+            // Compiled from the whole text: its globals, structs, other functions.
+            View::HlslAsm(_) | View::HlslBytecode(_) => None,
+            View::HlslSource(i) => Some(hlsl::view(self.text(), self.hlsl.function(i)?)),
+            View::KeptHlsl(i) => Some(self.kept.get(i)?.as_ref()?.span.clone()),
         }
     }
 
@@ -193,34 +339,38 @@ impl Sha {
         let Ok(effect) = self.parsed.clone() else {
             return;
         };
-        let mut stems = Namer::new();
-        for reserved in ["archive", "effect", "passes"] {
-            stems.reserve(reserved);
-        }
-        let mut seen = [false, false];
-        for (i, shader) in effect.shaders.iter().enumerate() {
-            let slot = &mut seen[shader.stage as usize];
-            let stem = stems.name(&raw_stem(
-                shader.stage,
-                !*slot,
-                &self.map[shader.name.clone()],
-            ));
-            *slot = true;
-            self.file(
-                format!("{stem}.asm"),
-                View::Asm(i),
-                true,
-                Some(shader.asm.len() as u64),
-            );
-            if shader.decl.is_some() {
-                self.file(format!("{stem}.decl.json"), View::Decl(i), false, None);
+        self.stems = stems(self.text(), &effect, &self.hlsl.list);
+        for (shader, stem) in self.stems.order.clone() {
+            match shader {
+                ShaderRef::Asm(i) => {
+                    let shader = &effect.shaders[i];
+                    self.file(
+                        format!("{stem}.asm"),
+                        View::Asm(i),
+                        true,
+                        Some(shader.asm.len() as u64),
+                    );
+                    if shader.decl.is_some() {
+                        self.file(format!("{stem}.decl.json"), View::Decl(i), false, None);
+                    }
+                    let ext = bytecode_extension(shader.stage);
+                    self.file(format!("{stem}.{ext}"), View::Bytecode(i), false, None);
+                    if let Some(Some(k)) = self.kept.get(i) {
+                        let len = k.text.len() as u64;
+                        self.file(format!("{stem}.hlsl"), View::KeptHlsl(i), true, Some(len));
+                    }
+                }
+                ShaderRef::Hlsl(i) => {
+                    // The asm a compiler wrote is read, not edited: pixel.hlsl is.
+                    self.file(format!("{stem}.asm"), View::HlslAsm(i), false, None);
+                    let ext = bytecode_extension(self.hlsl.list[i].stage);
+                    self.file(format!("{stem}.{ext}"), View::HlslBytecode(i), false, None);
+                    if let Some(f) = self.hlsl.function(i) {
+                        let len = hlsl::view(self.text(), f).len() as u64;
+                        self.file(format!("{stem}.hlsl"), View::HlslSource(i), true, Some(len));
+                    }
+                }
             }
-            let ext = match shader.stage {
-                Stage::Vertex => "vso",
-                Stage::Pixel => "pso",
-            };
-            self.file(format!("{stem}.{ext}"), View::Bytecode(i), false, None);
-            self.stems.push(stem);
         }
         if effect.techniques.is_empty() {
             return;
@@ -261,12 +411,10 @@ impl Sha {
         format!("{}:{line}:{column}: {message}", self.file)
     }
 
-    fn finding(&self, lines: &Lines, f: &Finding, stems: &[String]) -> String {
+    fn finding(&self, lines: &Lines, f: &Finding, stems: &Stems) -> String {
         let mut s = self.located(lines, f.offset, &f.message);
-        if let Some((i, line, column)) = f.block {
-            if let Some(stem) = stems.get(i) {
-                s.push_str(&format!(" ({stem}.asm:{line}:{column})"));
-            }
+        if let Some((path, line, column)) = in_view(f, stems) {
+            s.push_str(&format!(" ({path}:{line}:{column})"));
         }
         s
     }
@@ -274,7 +422,7 @@ impl Sha {
     /// What the game's effect compiler would refuse, and what it would only warn about.
     fn findings(&self, effect: &Effect) -> (Vec<String>, Vec<String>) {
         let (mut problems, mut warnings) = (Vec::new(), Vec::new());
-        for f in check::check(self.text(), effect) {
+        for f in all_findings(self.text(), effect, &self.hlsl) {
             let message = self.finding(&self.lines, &f, &self.stems);
             match f.severity {
                 Severity::Error => problems.push(message),
@@ -304,24 +452,55 @@ impl Sha {
                     name,
                 }
             });
-        let shaders = effect
-            .shaders
+        let shaders = self
+            .stems
+            .order
             .iter()
-            .zip(&self.stems)
-            .map(|(s, stem)| ShaderJson {
-                variable: lossy(&s.name),
-                stage: s.stage.word(),
-                version: check::version_word(t, &s.asm),
-                line: line(s.span.start),
-                asm: format!("{stem}.asm"),
-                decl: s.decl.as_ref().map(|_| format!("{stem}.decl.json")),
-                bytecode: format!(
-                    "{stem}.{}",
-                    match s.stage {
-                        Stage::Vertex => "vso",
-                        Stage::Pixel => "pso",
+            .map(|(shader, stem)| match *shader {
+                ShaderRef::Asm(i) => {
+                    let s = &effect.shaders[i];
+                    ShaderJson {
+                        variable: Some(lossy(&s.name)),
+                        stage: s.stage.word(),
+                        version: check::version_word(t, &s.asm),
+                        line: line(s.span.start),
+                        asm: format!("{stem}.asm"),
+                        decl: s.decl.as_ref().map(|_| format!("{stem}.decl.json")),
+                        bytecode: format!("{stem}.{}", bytecode_extension(s.stage)),
+                        hlsl: None,
+                        kept_hlsl: self
+                            .kept
+                            .get(i)
+                            .and_then(Option::as_ref)
+                            .map(|_| format!("{stem}.hlsl")),
                     }
-                ),
+                }
+                ShaderRef::Hlsl(i) => {
+                    let s = &self.hlsl.list[i];
+                    let f = self.hlsl.function(i);
+                    let not_compiled = match self.hlsl.outcome(t, effect, i) {
+                        Outcome::NotCompiled(why) => Some(why.clone()),
+                        _ => None,
+                    };
+                    ShaderJson {
+                        variable: s.variable.as_ref().map(lossy),
+                        stage: s.stage.word(),
+                        version: Some(lossy(&s.profile)),
+                        line: line(s.at),
+                        asm: format!("{stem}.asm"),
+                        decl: None,
+                        bytecode: format!("{stem}.{}", bytecode_extension(s.stage)),
+                        hlsl: Some(HlslJson {
+                            function: lossy(&s.function),
+                            profile: lossy(&s.profile),
+                            arguments: s.args.iter().map(lossy).collect(),
+                            line: f.map(|f| line(f.span.start)),
+                            source: f.map(|_| format!("{stem}.hlsl")),
+                            not_compiled,
+                        }),
+                        kept_hlsl: None,
+                    }
+                }
             })
             .collect();
         let techniques = effect
@@ -424,6 +603,55 @@ impl Sha {
             .map_err(|f| ViewError::Corrupt(self.finding(&self.lines, &f, &self.stems)))
     }
 
+    /// HLSL shader `i` compiled: its bytecode, or the listing of it (`listing`). EIO
+    /// with every error when it does not compile, or with why it is not compiled yet.
+    fn compiled(&self, i: usize, listing: bool) -> Result<Blob, ViewError> {
+        let effect = self.effect()?;
+        match self.hlsl.outcome(self.text(), effect, i) {
+            Outcome::Compiled { bytecode, .. } if !listing => Ok(Blob::owned(bytecode.clone())),
+            Outcome::Compiled { listing, .. } => Ok(Blob::owned(listing.clone().into_bytes())),
+            Outcome::Refused(findings) => Err(ViewError::Corrupt(
+                findings
+                    .iter()
+                    .map(|f| self.finding(&self.lines, f, &self.stems))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )),
+            Outcome::NotCompiled(why) => {
+                let shader = &self.hlsl.list[i];
+                Err(ViewError::Corrupt(self.located(
+                    &self.lines,
+                    shader.profile.start,
+                    &not_checked(self.text(), shader, why),
+                )))
+            }
+        }
+    }
+
+    /// The HLSL shaders the compiler cannot compile yet, as `check` reports them.
+    fn not_compiled(&self) -> Vec<Problem> {
+        let Ok(effect) = &self.parsed else {
+            return Vec::new();
+        };
+        (0..self.hlsl.list.len())
+            .filter_map(|i| match self.hlsl.outcome(self.text(), effect, i) {
+                Outcome::NotCompiled(why) => {
+                    let shader = &self.hlsl.list[i];
+                    let (line, column) = self.lines.position(shader.profile.start);
+                    let mut problem =
+                        Problem::in_text(line, column, not_checked(self.text(), shader, why));
+                    problem.path = Some(format!(
+                        "{}.{}",
+                        self.stems.hlsl[i],
+                        bytecode_extension(shader.stage)
+                    ));
+                    Some(problem)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The new text of a pass edit.
     fn edit_pass(&self, t: usize, p: usize, data: &[u8]) -> Result<Vec<u8>, ViewError> {
         let effect = self.effect()?;
@@ -467,6 +695,82 @@ impl Sha {
         Ok(new)
     }
 
+    /// The asm shader whose `.hlsl` view `name` would be, when it keeps no source yet.
+    fn asm_shader_named(&self, name: &str) -> Option<usize> {
+        let stem = name.strip_suffix(".hlsl")?;
+        let i = self.stems.asm.iter().position(|s| s == stem)?;
+        matches!(self.kept.get(i), Some(None)).then_some(i)
+    }
+
+    /// HLSL written to asm shader `i`'s `.hlsl` view: compiled into its block, kept above
+    /// it ([`kept`]), the whole effect checked.
+    fn write_kept(&self, i: usize, data: &[u8]) -> Result<Vec<u8>, ViewError> {
+        let shader = self.effect()?.shaders.get(i).ok_or_else(|| missing(i))?;
+        let view = format!("{}.hlsl", self.stems.asm[i]);
+        if self
+            .kept
+            .get(i)
+            .and_then(Option::as_ref)
+            .map(|k| k.text.as_bytes())
+            == Some(data)
+        {
+            return Ok(self.text().to_vec());
+        }
+        let new = kept::write(self.text(), shader, &view, data).map_err(ViewError::Invalid)?;
+        self.validate(new)
+    }
+
+    /// The new text of a save of HLSL shader `i`'s function: the view's bytes replaced,
+    /// every other byte kept. What is written must be whole declarations, one of them the
+    /// function: a `{` or `}` too many would change the items around it.
+    fn edit_function(&self, i: usize, data: &[u8]) -> Result<Vec<u8>, ViewError> {
+        let f = self.hlsl.function(i).ok_or_else(|| missing(i))?;
+        let range = hlsl::view(self.text(), f);
+        let new = edit::splice(self.text(), range.clone(), data);
+        let Ok(effect) = effect::parse(&new) else {
+            // The whole text's check says where it stops making sense.
+            return Ok(new);
+        };
+        let written = range.start..range.start + data.len();
+        let lines = Lines::new(&new);
+        let stem = &self.stems.hlsl[i];
+        let spans = effect
+            .textures
+            .iter()
+            .map(|x| &x.span)
+            .chain(effect.strings.iter().map(|x| &x.span))
+            .chain(effect.shaders.iter().map(|x| &x.span))
+            .chain(effect.techniques.iter().map(|x| &x.span))
+            .chain(effect.others.iter().map(|x| &x.span));
+        for span in spans {
+            let overlaps = span.start < written.end && written.start < span.end;
+            if overlaps && (span.start < written.start || span.end > written.end) {
+                let at = span.start.max(written.start);
+                return Err(ViewError::Invalid(self.located(
+                    &lines,
+                    at,
+                    &format!(
+                        "{stem}.hlsl: this declaration runs out of what {stem}.hlsl holds                          (a '{{' or '}}' too many or too few?)"
+                    ),
+                )));
+            }
+        }
+        let name = &self.text()[self.hlsl.list[i].function.clone()];
+        let defined = effect.others.iter().any(|o| {
+            written.start <= o.span.start
+                && o.span.end <= written.end
+                && hlsl::definition(&new, &o.span).is_some_and(|d| &new[d.name.clone()] == name)
+        });
+        if !defined {
+            return Err(ViewError::Invalid(format!(
+                "{stem}.hlsl: no definition of '{}' in it: the effect compiles that function \
+                 (rename it in effect.fx)",
+                String::from_utf8_lossy(name)
+            )));
+        }
+        Ok(new)
+    }
+
     /// The whole new text must be an effect the game accepts.
     fn validate(&self, new: Vec<u8>) -> Result<Vec<u8>, ViewError> {
         let lines = Lines::new(&new);
@@ -487,35 +791,51 @@ impl Sha {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        let findings: Vec<Finding> = check::check(&new, &effect)
+        let shaders = hlsl::Shaders::new(&new, &effect);
+        let findings: Vec<Finding> = all_findings(&new, &effect, &shaders)
             .into_iter()
             .filter(|f| f.severity == Severity::Error || !had.contains(&f.severity))
             .collect();
+        // Named as the tree of the new text would name its views.
+        let stems = stems(&new, &effect, &shaders.list);
         if findings.is_empty() {
+            for (i, shader) in shaders.list.iter().enumerate() {
+                if let Outcome::NotCompiled(why) = shaders.outcome(&new, &effect, i) {
+                    log::warn!(
+                        "{}: saved, but not checked ({}.{})",
+                        self.located(
+                            &lines,
+                            shader.profile.start,
+                            &not_checked(&new, shader, why)
+                        ),
+                        stems.hlsl[i],
+                        bytecode_extension(shader.stage)
+                    );
+                }
+            }
             return Ok(new);
         }
-        // Name the views of the new text (the stems the tree would give it).
-        let mut namer = Namer::new();
-        for reserved in ["archive", "effect", "passes"] {
-            namer.reserve(reserved);
-        }
-        let mut seen = [false, false];
-        let stems: Vec<String> = effect
-            .shaders
-            .iter()
-            .map(|s| {
-                let slot = &mut seen[s.stage as usize];
-                let stem = namer.name(&raw_stem(s.stage, !*slot, &new[s.name.clone()]));
-                *slot = true;
-                stem
-            })
-            .collect();
         let messages: Vec<String> = findings
             .iter()
             .map(|f| self.finding(&lines, f, &stems))
             .collect();
         Err(ViewError::Invalid(messages.join("\n")))
     }
+}
+
+/// What is said of an HLSL shader that is not compiled, and why.
+fn not_checked(text: &[u8], shader: &HlslShader, why: &str) -> String {
+    format!("{} is not checked: {why}", hlsl::describe(text, shader))
+}
+
+/// The view and the place in it a finding is about: a line of an asm block, or of the
+/// function an HLSL shader compiles.
+fn in_view(f: &Finding, stems: &Stems) -> Option<(String, usize, usize)> {
+    if let Some((i, line, column)) = f.block {
+        return Some((format!("{}.asm", stems.asm.get(i)?), line, column));
+    }
+    let (i, line, column) = f.source?;
+    Some((format!("{}.hlsl", stems.hlsl.get(i)?), line, column))
 }
 
 /// A technique or pass without a name is known by its index (as D3DX's
@@ -569,14 +889,39 @@ struct StreamJson {
 
 #[derive(Serialize)]
 struct ShaderJson {
-    variable: String,
+    /// The shader variable (`vSdr`); none for a `compile` in a pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    variable: Option<String>,
     stage: &'static str,
+    /// The asm block's version line as written, or the profile an HLSL shader is
+    /// compiled for.
     version: Option<String>,
     line: usize,
     asm: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     decl: Option<String>,
     bytecode: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hlsl: Option<HlslJson>,
+    /// An asm shader's HLSL source, kept above it when it was written through the view.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kept_hlsl: Option<String>,
+}
+
+/// What an HLSL shader compiles: `compile PROFILE FUNCTION(ARGUMENTS)`.
+#[derive(Serialize)]
+struct HlslJson {
+    function: String,
+    profile: String,
+    /// The arguments as written, given to the function's uniform parameters.
+    arguments: Vec<String>,
+    /// The function's line; `null` when the effect defines no such function.
+    line: Option<usize>,
+    /// The view that shows the function (`pixel.hlsl`).
+    source: Option<String>,
+    /// Why it is not compiled (a profile shaderfs does not compile yet), so not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_compiled: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -658,22 +1003,26 @@ impl Archive for Sha {
                 return problems;
             }
         };
-        check::check(self.text(), effect)
+        all_findings(self.text(), effect, &self.hlsl)
             .into_iter()
             .filter(|f| f.severity == Severity::Error)
             .map(|f| {
                 let (line, column) = self.lines.position(f.offset);
+                // An error in an asm block or an HLSL function: the view to edit, and
+                // the place in it.
+                let place = in_view(&f, &self.stems);
                 let mut problem = Problem::in_text(line, column, f.message);
-                // An asm error: the view to edit, and the place in it.
-                if let Some((i, line, column)) = f.block {
-                    if let Some(stem) = self.stems.get(i) {
-                        problem.message += &format!(" ({stem}.asm:{line}:{column})");
-                        problem.path = Some(format!("{stem}.asm"));
-                    }
+                if let Some((path, line, column)) = place {
+                    problem.message += &format!(" ({path}:{line}:{column})");
+                    problem.path = Some(path);
                 }
                 problem
             })
             .collect()
+    }
+
+    fn unchecked(&self) -> Vec<Problem> {
+        self.not_compiled()
     }
 
     fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
@@ -691,6 +1040,18 @@ impl Archive for Sha {
             View::Decl(i) => self.decl_json(i),
             View::Bytecode(i) => self.bytecode(i),
             View::Pass(t, p) => self.pass_json(t, p),
+            View::HlslAsm(i) => self.compiled(i, true),
+            View::HlslBytecode(i) => self.compiled(i, false),
+            View::HlslSource(i) => {
+                let f = self.hlsl.function(i).ok_or_else(|| missing(i))?;
+                Ok(Blob::Archive(self.map.clone(), hlsl::view(self.text(), f)))
+            }
+            View::KeptHlsl(i) => {
+                let k = self.kept.get(i).and_then(Option::as_ref);
+                Ok(Blob::owned(
+                    k.ok_or_else(|| missing(i))?.text.clone().into_bytes(),
+                ))
+            }
         }
     }
 
@@ -705,21 +1066,47 @@ impl Archive for Sha {
         }
     }
 
-    fn new_member(&self, _dir: &str, _name: &str) -> Result<(), String> {
+    fn new_member(&self, dir: &str, name: &str) -> Result<(), String> {
+        if dir.is_empty() && self.asm_shader_named(name).is_some() {
+            return Ok(());
+        }
         Err(
             "an effect's files follow from its text: edit effect.fx to add shaders, \
-             techniques or passes"
+             techniques or passes (or write HLSL to an asm shader's NAME.hlsl)"
                 .into(),
         )
     }
 
     fn apply(&self, edit: &Edit<'_>) -> Result<Rewrite, ViewError> {
-        let Edit::Write { key, data } = *edit else {
-            return Err(ViewError::NotPermitted(
-                "an effect's files follow from its text: edit effect.fx to add, remove or \
-                 rename shaders, techniques or passes"
-                    .into(),
-            ));
+        // HLSL written to an asm shader's NAME.hlsl, which it does not have yet.
+        if let Edit::Create {
+            dir: "",
+            name,
+            data,
+            ..
+        } = *edit
+        {
+            if let Some(i) = self.asm_shader_named(name) {
+                return self.write_kept(i, data).map(Rewrite::whole);
+            }
+        }
+        // Removing it drops the source kept in the effect; the asm stays.
+        if let Edit::Remove { key } = *edit {
+            if let Some(&View::KeptHlsl(i)) = self.views.get(key as usize) {
+                let shader = self.effect()?.shaders.get(i).ok_or_else(|| missing(i))?;
+                let new = kept::drop(self.text(), shader).ok_or_else(|| missing(i))?;
+                return self.validate(new).map(Rewrite::whole);
+            }
+        }
+        let (key, data) = match *edit {
+            Edit::Write { key, data } => (key, data),
+            _ => {
+                return Err(ViewError::NotPermitted(
+                    "an effect's files follow from its text: edit effect.fx to add, remove or \
+                     rename shaders, techniques or passes"
+                        .into(),
+                ))
+            }
         };
         // Checked before anything is copied: a runaway write is refused at its own size.
         if data.len() > effect::MAX_EFFECT_LEN {
@@ -747,10 +1134,32 @@ impl Archive for Sha {
                             "a '}' in the asm text would end the asm block here",
                         )));
                     }
+                    // HLSL kept above the block describes it no more once its code
+                    // changes (an edit of its comments keeps it).
+                    let old_code = check::assemble(self.text(), self.effect()?, i).ok();
+                    let new_code = check::assemble(&new, &e, i).ok();
+                    if self.kept.get(i).is_some_and(Option::is_some)
+                        && (old_code.is_none() || old_code != new_code)
+                    {
+                        if let Some(dropped) = kept::drop(&new, &e.shaders[i]) {
+                            return self.validate(dropped).map(Rewrite::whole);
+                        }
+                    }
                 }
                 new
             }
             Some(View::Pass(t, p)) => self.edit_pass(t, p, data)?,
+            Some(View::HlslSource(i)) => self.edit_function(i, data)?,
+            Some(View::KeptHlsl(i)) => return self.write_kept(i, data).map(Rewrite::whole),
+            Some(View::HlslAsm(i) | View::HlslBytecode(i)) => {
+                return Err(ViewError::NotPermitted(format!(
+                    "this is the code {}.hlsl compiles to: edit {0}.hlsl (or effect.fx)",
+                    self.stems
+                        .hlsl
+                        .get(i)
+                        .map_or("the shader's", String::as_str)
+                )))
+            }
             _ => {
                 return Err(ViewError::NotPermitted(
                     "this view is read-only; edit effect.fx, the .asm files or passes/".into(),

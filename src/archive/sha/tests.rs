@@ -45,7 +45,7 @@ const REFUSED: [&str; 3] = [
 /// An opened effect and the temporary file it maps.
 pub(super) struct Opened {
     pub(super) archive: Arc<dyn Archive>,
-    text: Vec<u8>,
+    pub(super) text: Vec<u8>,
     _file: tempfile::NamedTempFile,
 }
 
@@ -72,11 +72,11 @@ pub(super) fn open(text: &[u8]) -> Opened {
 }
 
 impl Opened {
-    fn paths(&self) -> Vec<String> {
+    pub(super) fn paths(&self) -> Vec<String> {
         self.archive.entries().into_iter().map(|e| e.path).collect()
     }
 
-    fn key(&self, path: &str) -> FileKey {
+    pub(super) fn key(&self, path: &str) -> FileKey {
         self.archive
             .entries()
             .into_iter()
@@ -87,17 +87,17 @@ impl Opened {
             .unwrap_or_else(|| panic!("no {path} in {:?}", self.paths()))
     }
 
-    fn read(&self, path: &str) -> Result<Vec<u8>, ViewError> {
+    pub(super) fn read(&self, path: &str) -> Result<Vec<u8>, ViewError> {
         self.archive
             .read(self.key(path))
             .map(|b| b.as_slice().to_vec())
     }
 
-    fn text(&self, path: &str) -> String {
+    pub(super) fn text(&self, path: &str) -> String {
         String::from_utf8(self.read(path).unwrap()).unwrap()
     }
 
-    fn save(&self, path: &str, data: &[u8]) -> Result<Vec<u8>, ViewError> {
+    pub(super) fn save(&self, path: &str, data: &[u8]) -> Result<Vec<u8>, ViewError> {
         let rewrite = self.archive.apply(&Edit::Write {
             key: self.key(path),
             data,

@@ -12,7 +12,7 @@
 
 pub mod ast;
 #[cfg(test)]
-mod behaviour;
+pub(crate) mod behaviour;
 pub mod codegen;
 pub mod compile;
 #[cfg(test)]

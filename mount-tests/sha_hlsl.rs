@@ -1,0 +1,276 @@
+//! FlatOut effects whose shaders are HLSL (`PixelShader = compile ps_2_0 f(…);`) through
+//! a real mount: the compiled shader runs as the same function compiled by `shaderfs d3d9
+//! compile`; an edit of `pixel.hlsl` with sed lands in the effect, one that breaks the
+//! HLSL is refused with the `.sha`'s line; a shader model 1 shader is not checked yet;
+//! all of it reads back after a remount. The effects are the repository's
+//! (`src/archive/sha/fx-verdicts/own/`), which D3DX's effect compiler accepts.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::support::{can_mount, run, sh, shaderfs, Mount};
+
+fn own(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/archive/sha/fx-verdicts/own")
+        .join(name)
+}
+
+fn p(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// `shaderfs d3d9 run SHADER` with the same inputs every time: two textures (s0, s1),
+/// a colour and a texture coordinate, and `set` (constants by name).
+fn run_pixel(shader: &Path, inputs: &Path, set: &[&str]) -> serde_json::Value {
+    let mut cmd = shaderfs();
+    cmd.args(["d3d9", "run"])
+        .arg(shader)
+        .arg("--inputs")
+        .arg(inputs);
+    for s in set {
+        cmd.args(["--set", s]);
+    }
+    let out = run(&mut cmd);
+    assert!(
+        out.status.success(),
+        "d3d9 run {}: {}",
+        shader.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["outputs"]["oC0"].clone()
+}
+
+/// Each component of the outputs `v`, times `k`.
+fn times(v: &serde_json::Value, k: f64) -> serde_json::Value {
+    let scaled: Vec<f64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() * k)
+        .collect();
+    serde_json::json!(scaled)
+}
+
+const INPUTS: &str = r#"{
+  "inputs": {"COLOR0": [0.5, 0.25, 1, 0.75], "TEXCOORD0": [0.25, 0.75, 0, 0]},
+  "textures": {
+    "s0": {"width": 2, "height": 2, "filter": "point",
+           "texels": [[1, 0, 0, 1], [0, 1, 0, 0.5], [0, 0, 1, 1], [0.5, 0.5, 0.5, 0.25]]},
+    "s1": {"width": 1, "height": 1, "texels": [[0, 0, 0, 0.5]]}
+  }
+}"#;
+
+#[test]
+fn an_hlsl_effect_compiles_runs_saves_and_reads_back() {
+    if !can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("shaders");
+    fs::create_dir(&folder).unwrap();
+    let effect = folder.join("lit.sha");
+    fs::copy(own("hlsl_sm2.sha"), &effect).unwrap();
+    let original = fs::read_to_string(&effect).unwrap();
+    let inputs = tmp.path().join("inputs.json");
+    fs::write(&inputs, INPUTS).unwrap();
+    let mnt = tmp.path().join("mnt");
+    let m = Mount::new(&folder, &mnt, &[]);
+    let fx = m.path("lit.sha");
+
+    let (code, out, err) = sh(&format!("ls {}", p(&fx)));
+    assert_eq!(code, 0, "{err}");
+    for name in [
+        "pixel.asm",
+        "pixel.pso",
+        "pixel.hlsl",
+        "vertex.vso",
+        "vertex.hlsl",
+    ] {
+        assert!(out.lines().any(|l| l == name), "no {name} in {out}");
+    }
+    let (_, json, _) = sh(&format!("cat {}/archive.json", p(&fx)));
+    assert!(json.contains("\"function\": \"ps_main\""), "{json}");
+    assert!(json.contains("\"problems\": []"), "{json}");
+
+    // The function, compiled on its own by `d3d9 compile` with the effect's globals: its
+    // uniform parameters are constants there ($glow, $tint), set to what the effect's
+    // compile statement gives them.
+    let source = fs::read_to_string(fx.join("pixel.hlsl")).unwrap();
+    assert!(source.starts_with("float4 ps_main("), "{source}");
+    let start = original.find("sampler2D sBase").unwrap();
+    let end = original.find("float4 ps_main(").unwrap();
+    let alone = tmp.path().join("ps_main.hlsl");
+    fs::write(&alone, format!("{}{source}", &original[start..end])).unwrap();
+    let alone_pso = tmp.path().join("ps_main.pso");
+    let out = run(shaderfs()
+        .args(["d3d9", "compile"])
+        .arg(&alone)
+        .args(["-T", "ps_2_0", "-E", "ps_main", "-o"])
+        .arg(&alone_pso));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = run_pixel(&alone_pso, &inputs, &["$glow=0.5", "$tint=1,1,1,0.5"]);
+    let mounted_pso = fx.join("pixel.pso");
+    let got = run_pixel(&mounted_pso, &inputs, &[]);
+    assert_eq!(got, want);
+    assert_ne!(got, serde_json::json!([0.0, 0.0, 0.0, 0.0]));
+    // And what the asm view shows is that bytecode.
+    let (code, listing, err) = sh(&format!(
+        "shaderfs_bin={} && $shaderfs_bin d3d9 disasm {} -o -",
+        env!("CARGO_BIN_EXE_shaderfs"),
+        p(&mounted_pso)
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fs::read_to_string(fx.join("pixel.asm")).unwrap(), listing);
+
+    // An edit with sed: compiled again, only its line of the effect changes.
+    let (code, _, err) = sh(&format!(
+        "sed -i 's/return base \\* tint;/return base * tint * 2.0f;/' {}",
+        p(&fx.join("pixel.hlsl"))
+    ));
+    assert_eq!(code, 0, "sed -i: {err}");
+    let edited = original.replace("return base * tint;", "return base * tint * 2.0f;");
+    assert_eq!(fs::read_to_string(&effect).unwrap(), edited);
+    let doubled = run_pixel(&mounted_pso, &inputs, &[]);
+    assert_eq!(doubled, times(&want, 2.0));
+    let saved_pso = fs::read(&mounted_pso).unwrap();
+
+    // Broken HLSL: the close fails, the effect stays, the error names the .sha's line.
+    let (code, _, err) = sh(&format!(
+        "sed -i 's/return base \\* tint \\* 2.0f;/return base.rgb * tint;/' {}",
+        p(&fx.join("pixel.hlsl"))
+    ));
+    assert_ne!(code, 0, "a broken function was saved");
+    assert!(err.contains("Invalid argument"), "{err}");
+    assert_eq!(fs::read_to_string(&effect).unwrap(), edited);
+    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+    let line = original[..original.find("return base * tint;").unwrap()]
+        .matches('\n')
+        .count()
+        + 1;
+    assert!(
+        log.contains(&format!(
+            "lit.sha:{line}:18: pixel shader ps_main: cannot convert from 'float3' to 'float4' \
+             (pixel.hlsl:7:18)"
+        )),
+        "{log}"
+    );
+
+    // A shader model 1 effect beside it: mounted, its code not compiled yet (EIO, with
+    // the reason), `check` says it is not checked.
+    fs::copy(own("hlsl_full.sha"), folder.join("full.sha")).unwrap();
+    m.unmount();
+    let out = run(shaderfs().arg("check").arg(&folder));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(4), "{stdout}");
+    assert!(
+        stdout.contains("full.sha:87:26: vertex shader vs_main (vs_1_1) is not checked"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("lit.sha"), "{stdout}");
+
+    // Another mount reads back what was saved.
+    let m = Mount::new(&folder, &mnt, &["-o", "ro"]);
+    let source = fs::read_to_string(m.path("lit.sha/pixel.hlsl")).unwrap();
+    assert!(source.contains("return base * tint * 2.0f;"), "{source}");
+    assert_eq!(fs::read(m.path("lit.sha/pixel.pso")).unwrap(), saved_pso);
+    let (code, _, err) = sh(&format!(
+        "cat {} > /dev/null",
+        p(&m.path("full.sha/vertex.vso"))
+    ));
+    assert_ne!(code, 0);
+    assert!(err.contains("Input/output error"), "{err}");
+    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+    assert!(log.contains("shader model 1 is not compiled yet"), "{log}");
+    assert!(fs::read_to_string(m.path("full.sha/vertex.hlsl"))
+        .unwrap()
+        .starts_with("VS_OUT vs_main("));
+    m.unmount();
+}
+
+/// The source `hlsl_written_into_an_asm_effect_…` writes: what `own/written_hlsl.sha`
+/// keeps above its pixel shader.
+const PS: &str = "sampler2D s0 : register(s0);\nfloat4 tint : register(c3);\n\n\
+float4 main(float2 uv : TEXCOORD0) : COLOR\n{\n    return tex2D(s0, uv) * tint * 2;\n}\n";
+
+#[test]
+fn hlsl_written_into_an_asm_effect_is_compiled_into_its_block_and_reads_back() {
+    if !can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let effect = tmp.path().join("sm2.sha");
+    fs::copy(own("sm2_sm3.sha"), &effect).unwrap();
+    let inputs = tmp.path().join("inputs.json");
+    fs::write(&inputs, INPUTS).unwrap();
+    let src = tmp.path().join("ps.hlsl");
+    fs::write(&src, PS).unwrap();
+    let mnt = tmp.path().join("mnt");
+    let m = Mount::new(&effect, &mnt, &[]);
+    assert!(
+        !m.path("pixel.hlsl").exists(),
+        "an asm shader lists no source"
+    );
+    let (code, _, err) = sh(&format!("cp {} {}", p(&src), p(&m.path("pixel.hlsl"))));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fs::read_to_string(m.path("pixel.hlsl")).unwrap(), PS);
+    // The effect is the one D3DX accepts (own/written_hlsl.sha, in the verdicts).
+    assert_eq!(
+        fs::read(&effect).unwrap(),
+        fs::read(own("written_hlsl.sha")).unwrap()
+    );
+
+    // pixel.pso runs as the source compiled by `d3d9 compile` (the game sets c3; the
+    // block keeps no constant table).
+    let alone = tmp.path().join("ps.pso");
+    let out = run(shaderfs()
+        .args(["d3d9", "compile"])
+        .arg(&src)
+        .args(["-T", "ps_2_0", "-o"])
+        .arg(&alone));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = run_pixel(&alone, &inputs, &["tint=0.5,1,0.25,1"]);
+    let got = run_pixel(&m.path("pixel.pso"), &inputs, &["c3=0.5,1,0.25,1"]);
+    assert_eq!(got, want);
+    assert_ne!(got, serde_json::json!([0.0, 0.0, 0.0, 0.0]));
+
+    // sed on the source: compiled again.
+    let (code, _, err) = sh(&format!(
+        "sed -i 's/tint \\* 2;/tint * 4;/' {}",
+        p(&m.path("pixel.hlsl"))
+    ));
+    assert_eq!(code, 0, "{err}");
+    let doubled = run_pixel(&m.path("pixel.pso"), &inputs, &["c3=0.5,1,0.25,1"]);
+    assert_eq!(doubled, times(&want, 2.0));
+    // A ps.1.4 block: shader model 1 is not compiled yet, the save says so. (When it is,
+    // this save compiles into the block as the ps_2_0 one above.)
+    let (code, _, err) = sh(&format!("cp {} {}", p(&src), p(&m.path("pixel.ps14.hlsl"))));
+    assert_ne!(code, 0, "{err}");
+    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+    assert!(log.contains("shader model 1 is not compiled yet"), "{log}");
+    m.unmount();
+
+    // The next mount reads back the source as saved.
+    let m = Mount::new(&effect, &mnt, &["-o", "ro"]);
+    assert_eq!(
+        fs::read_to_string(m.path("pixel.hlsl")).unwrap(),
+        PS.replace("tint * 2;", "tint * 4;")
+    );
+    m.unmount();
+    let out = run(shaderfs().arg("check").arg(&effect));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
