@@ -416,6 +416,14 @@ pub fn generate(
     for k in &p.kills {
         g.note_input_lanes(k, &mut used_inputs);
     }
+    // What kept branches and loops test.
+    for c in kept
+        .iter()
+        .flat_map(|&br| condition_comps(p, br))
+        .chain(kept_loops.iter().flat_map(|&lp| exit_comps(p, lp)))
+    {
+        g.note_input_lanes(&[c], &mut used_inputs);
+    }
     for (&i, lanes) in &used_inputs {
         let input = &p.inputs[i as usize];
         let reg = input_regs[i as usize];

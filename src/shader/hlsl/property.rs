@@ -1195,6 +1195,9 @@ struct Frame {
     loops: Vec<f64>,
     /// Set by a `return` that ran.
     ret: Option<Vec<V>>,
+    /// The value of a `return` on an untaken path: the flattened code chooses between it
+    /// and what the function returns.
+    untaken_ret: Option<Vec<V>>,
     /// The locals as a `break` or `continue` that ran left them, and which it was (true
     /// for `break`): the rest of the iteration runs flattened, not live.
     jump: Option<(bool, Vec<Vec<V>>)>,
@@ -1449,7 +1452,20 @@ impl Eval<'_> {
                 let result = self.expr(&func.result);
                 self.live = was;
                 let frame = self.frames.pop().unwrap();
-                frame.ret.unwrap_or(result)
+                // The value returned is a choice between the `return`s' and the
+                // function's last value, with a vertex shader's rounding.
+                let (taken, other) = match (frame.ret, frame.untaken_ret) {
+                    (Some(r), _) => (r, Some(result)),
+                    (None, u) => (result, u),
+                };
+                match other {
+                    Some(o) if o.len() == taken.len() => taken
+                        .iter()
+                        .zip(&o)
+                        .map(|(&t, &x)| self.choose(t, x))
+                        .collect(),
+                    _ => taken,
+                }
             }
         }
     }
@@ -1804,7 +1820,11 @@ impl Eval<'_> {
             }
             Stmt::Return(e) => {
                 let v = self.expr(e);
-                if self.frame().ret.is_none() {
+                if !self.live {
+                    if self.frame().untaken_ret.is_none() {
+                        self.frame().untaken_ret = Some(v);
+                    }
+                } else if self.frame().ret.is_none() {
                     self.frame().ret = Some(v);
                 }
             }
