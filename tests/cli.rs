@@ -1461,3 +1461,49 @@ fn d3d9_compile_loops_over_uniform_arrays_with_al_as_microsofts_compiler() {
     assert!(listing.contains("c1[aL]"), "{listing}");
     assert_eq!(run(&out, &[], "o0"), [18.05, 38.6, 26.15, 40.7]);
 }
+
+/// What fxc refuses of a function's shape: a value not returned on every path (X3507,
+/// at the function's name; a loop may run no times), and a vertex shader that writes no
+/// position (X4541).
+#[test]
+fn d3d9_compile_refuses_paths_without_a_return_and_vertex_shaders_without_a_position() {
+    let tmp = tempfile::tempdir().unwrap();
+    let compile = |name: &str, text: &str, profile: &str| -> (i32, String) {
+        let src = tmp.path().join(format!("{name}.hlsl"));
+        fs::write(&src, text).unwrap();
+        let (code, _, err) = shaderfs(&["d3d9", "compile", src.to_str().unwrap(), "-T", profile]);
+        (code, err)
+    };
+    for (name, text) in [
+        ("half", "float4 f(float x) { if (x > 0) return 1; }\nfloat4 main(float4 p : TEXCOORD0) : COLOR { return f(p.x); }\n"),
+        ("looped", "float4 f(float x) { for (int i = 0; i < 3; i++) { if (x > i) return i; } }\nfloat4 main(float4 p : TEXCOORD0) : COLOR { return f(p.x); }\n"),
+    ] {
+        let (code, err) = compile(name, text, "ps_2_0");
+        assert_eq!(code, 2, "{name}");
+        assert!(
+            err.contains(&format!("{name}.hlsl(1,8): error: 'f': not all control paths return a value")),
+            "{err}"
+        );
+    }
+    // Both arms, a switch with a default, or a function nothing calls: accepted.
+    for (name, text) in [
+        ("arms", "float4 f(float x) { if (x > 0) return 1; else return 2; }\nfloat4 main(float4 p : TEXCOORD0) : COLOR { return f(p.x); }\n"),
+        ("cases", "uint4 v;\nfloat4 main() : COLOR { switch (v.x) { case 0: return 3.0; default: return 5.0; } }\n"),
+        ("unused", "float4 f(float x) { }\nfloat4 main(float4 p : TEXCOORD0) : COLOR { return 1; }\n"),
+    ] {
+        let (code, err) = compile(name, text, "ps_2_0");
+        assert_eq!(code, 0, "{name}: {err}");
+    }
+    for profile in ["vs_2_0", "vs_3_0"] {
+        let (code, err) = compile(
+            "nowhere",
+            "float4 main(float4 p : TEXCOORD0, out float4 c : COLOR) : TEXCOORD0 { c = p; return p; }\n",
+            profile,
+        );
+        assert_eq!(code, 2, "{profile}");
+        assert!(
+            err.contains("nowhere.hlsl(1,8): error: 'main': a vertex shader must write all four components of POSITION"),
+            "{err}"
+        );
+    }
+}

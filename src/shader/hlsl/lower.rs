@@ -200,6 +200,8 @@ pub struct Lowering<'a> {
     region: Region,
     /// Functions inlined so far: an arm that calls one is worth a branch to fxc.
     calls: u32,
+    /// Functions found to fall off their end without returning their value.
+    unreturning: HashSet<String>,
     /// What each guarded assignment chose between: its result, the guard, the value
     /// assigned. Where the guard holds (on the paths still running a loop, say) the
     /// result is that value ([`Self::rebuild`]).
@@ -238,6 +240,7 @@ impl<'a> Lowering<'a> {
             loops: Vec::new(),
             region: Region::Top,
             calls: 0,
+            unreturning: HashSet::new(),
             chosen: HashMap::new(),
             pred: None,
             env_pred: None,
@@ -870,6 +873,7 @@ impl<'a> Lowering<'a> {
             returned: None,
             ended: false,
         });
+        self.check_returns(f, &ret_ty);
         if let Some(body) = &f.body {
             self.stmts(&body.stmts);
         }
@@ -884,6 +888,40 @@ impl<'a> Lowering<'a> {
         }
         self.scopes.pop();
         self.refuse_unreadable_inputs();
+        // The rasteriser needs a position from every vertex (fxc's X4541).
+        let position = self
+            .program
+            .outputs
+            .iter()
+            .filter(|o| o.usage == "POSITION" && o.index == 0)
+            .map(|o| o.comps.len())
+            .sum::<usize>();
+        if !self.profile.pixel && position < 4 && !self.diags.has_errors() {
+            self.error(
+                f.loc,
+                format!(
+                    "'{}': a vertex shader must write all four components of POSITION (or SV_Position), and this one {}",
+                    f.name,
+                    if position == 0 { "writes none".to_string() } else { format!("writes {position}") }
+                ),
+            );
+        }
+    }
+
+    /// A function that returns a value must return one on every path through it (fxc's
+    /// X3507, said once per function, where its name is).
+    fn check_returns(&mut self, f: &ast::Function, ret_ty: &Ty) {
+        let Some(body) = &f.body else { return };
+        if *ret_ty == Ty::Void
+            || body.stmts.iter().any(returns)
+            || !self.unreturning.insert(f.name.clone())
+        {
+            return;
+        }
+        self.error(
+            f.loc,
+            format!("'{}': not all control paths return a value", f.name),
+        );
     }
 
     /// An input the profile cannot read is an error where the shader's results read it.
@@ -3112,6 +3150,27 @@ fn leaves(s: &ast::Stmt) -> bool {
     }
 }
 
+/// Whether a statement returns on every path through it, as fxc counts paths: loops
+/// may run no times, so a `return` in one does not count.
+fn returns(s: &ast::Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::Block(b) => b.stmts.iter().any(returns),
+        StmtKind::If(_, t, Some(e)) => returns(t) && returns(e),
+        // With a default, every case returns or falls into one that does.
+        StmtKind::Switch(_, cases) => {
+            cases
+                .iter()
+                .any(|(labels, _)| labels.iter().any(Option::is_none))
+                && cases.iter().enumerate().all(|(i, (_, body))| {
+                    let breaks = body.iter().any(|s| matches!(s.kind, StmtKind::Break));
+                    !breaks && (body.iter().any(returns) || body.is_empty() && i + 1 < cases.len())
+                })
+        }
+        _ => false,
+    }
+}
+
 /// Whether a statement always leaves (returns, breaks or continues): the statements
 /// after it in its list never run.
 fn ends(s: &ast::Stmt) -> bool {
@@ -4511,6 +4570,7 @@ impl<'a> Lowering<'a> {
             );
         }
         let ret_ty = self.resolve(&f.ret)?;
+        self.check_returns(f, &ret_ty);
         let z = self.program.konst(0.0);
         // The callee sees globals and its own parameters only, and runs under the
         // caller's guard; its returns end only its own code.
