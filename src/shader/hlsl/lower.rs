@@ -1336,6 +1336,53 @@ impl<'a> Lowering<'a> {
         Some(self.rebuild(c, &facts, &signs, &mut HashMap::new()))
     }
 
+    /// `f` (a loop's condition) on the values variables hold on the paths still running
+    /// here: an assignment guarded by what the current guard implies (a counter's step,
+    /// on the paths no `break` left) reads as the value assigned, before anything built
+    /// on it folds the choice into others.
+    fn on_running_values<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let Some(g) = self.guard() else {
+            return f(self);
+        };
+        let (mut facts, mut signs) = (HashMap::new(), HashMap::new());
+        if !self.assume(g, 1.0, &mut facts, &mut signs) {
+            return f(self);
+        }
+        let saved = self.values();
+        let mut running = Values::default();
+        for (key, comps) in &saved.0 {
+            let mut changed = false;
+            let now: Vec<Comp> = comps
+                .iter()
+                .map(|&c| {
+                    let mut c = c;
+                    // A few levels: a value assigned under a guard, itself so assigned.
+                    for _ in 0..8 {
+                        match self.chosen.get(&c) {
+                            Some(&(cg, v)) if self.known(cg, &facts, &signs, 8) == Some(1.0) => {
+                                c = v;
+                                changed = true;
+                            }
+                            _ => break,
+                        }
+                    }
+                    c
+                })
+                .collect();
+            if changed {
+                running.0.insert(key.clone(), now);
+            }
+        }
+        if running.0.is_empty() {
+            return f(self);
+        }
+        self.restore(&running);
+        let out = f(self);
+        let back = Values(saved.0, None, None, None);
+        self.restore(&back);
+        out
+    }
+
     /// Whether code here can run at all (a constant false guard means it never does).
     fn reachable(&mut self) -> bool {
         match self.guard() {
@@ -1972,6 +2019,23 @@ impl<'a> Lowering<'a> {
                 _ => None,
             });
         let limit = given.map_or(MAX_UNROLL, |n| n.clamp(1, 1 << 16));
+        // A `for` loop whose condition and step read only counters the body leaves alone
+        // runs a number of times known from them alone: until then its condition holds
+        // on every path still running, however the body left the others.
+        let mut counted: Option<(u32, Vec<(usize, String)>)> = match (cond, step, body_first) {
+            (Some(c), Some(s), false) => {
+                let saved = self.values();
+                let mark = self.diags.list.len();
+                let trial = self.trip_count(c, s);
+                self.restore(&saved);
+                self.diags.list.truncate(mark);
+                match trial {
+                    Some((LoopCount::Const(n), counters, _)) => Some((n, counters)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         self.loops.push(LoopFlags::default());
         let errors_before = self.diags.errors();
         let mut iterations = 0;
@@ -1988,9 +2052,15 @@ impl<'a> Lowering<'a> {
                     break;
                 }
             }
-            if !first {
+            if let (false, Some((n, _))) = (first, &counted) {
+                if iterations >= *n {
+                    break;
+                }
+            } else if !first {
                 if let Some(c) = cond {
-                    let Some(c) = self.condition(c) else { break };
+                    let Some(c) = self.on_running_values(|l| l.condition(c)) else {
+                        break;
+                    };
                     // Only paths still running matter: where the guard holds, a counter
                     // a `break` stopped counting is not read.
                     let Some(c) = self.on_path(c) else {
@@ -2038,7 +2108,19 @@ impl<'a> Lowering<'a> {
             if self.program.too_big() || self.diags.errors() > errors_before {
                 break;
             }
+            let counters_before: Option<Vec<Option<Vec<Comp>>>> = counted
+                .as_ref()
+                .map(|(_, ks)| ks.iter().map(|k| self.var_comps(k).cloned()).collect());
             self.stmt(body);
+            if let (Some(before), Some((_, ks))) = (&counters_before, &counted) {
+                if ks
+                    .iter()
+                    .zip(before)
+                    .any(|(k, b)| self.var_comps(k) != b.as_ref())
+                {
+                    counted = None;
+                }
+            }
             let flags = self.loops.last_mut().unwrap();
             flags.continued = None;
             flags.ended_continue = false;
