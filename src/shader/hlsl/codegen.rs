@@ -214,6 +214,7 @@ pub fn generate(
     flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
+    super::legal::legalize(&mut fixed, profile);
     loop_counters(&mut fixed, profile);
     prepare_loops(&mut fixed);
     super::fuse::mads(&mut fixed);
@@ -428,7 +429,10 @@ pub fn generate(
         let input = &p.inputs[i as usize];
         let reg = input_regs[i as usize];
         let lanes: Vec<u8> = (0..4).filter(|&l| lanes[usize::from(l)]).collect();
-        let mask = if profile.pixel && profile.major < 3 && matches!(reg, Reg::Input(_)) {
+        // vs_1_1 declares whole registers, as the legacy compiler does.
+        let whole = profile.pixel && profile.major < 3 && matches!(reg, Reg::Input(_))
+            || profile.is_vs_1_1();
+        let mask = if whole {
             String::new()
         } else {
             mask_text(&lanes)
@@ -475,6 +479,7 @@ pub fn generate(
         "{}_{}",
         if profile.pixel { "ps" } else { "vs" },
         match (profile.major, profile.minor) {
+            (1, _) => "1_1",
             (2, 0) => "2_0",
             (2, _) => "2_x",
             _ => "3_0",
@@ -2635,7 +2640,9 @@ impl Gen<'_> {
         let (c, neg, abs) = key;
         let w = self.p.node(c.node).width;
         let live = self.live.get(&c.node).copied().unwrap_or(0);
-        if !neg && !abs && w > 1 && self.places.contains_key(&c.node) {
+        // vs_1_1's a0 has .x alone, set by `mov`.
+        let vs_1_1 = self.profile.is_vs_1_1();
+        if !neg && !abs && w > 1 && !vs_1_1 && self.places.contains_key(&c.node) {
             let lanes: Vec<u8> = (0..w)
                 .filter(|&l| live & (1 << l) != 0 || l == c.lane)
                 .collect();
@@ -2665,7 +2672,8 @@ impl Gen<'_> {
         }
         let addr = self.resolve(&self.p.node(n).args[0]);
         let op = self.operand(&addr, &[0], false);
-        self.code.push(format!("mova a0.x, {}", op.text()));
+        let m = if vs_1_1 { "mov" } else { "mova" };
+        self.code.push(format!("{m} a0.x, {}", op.text()));
         self.free_pending();
         self.a0[0] = Some(key);
     }
@@ -2813,7 +2821,9 @@ impl Gen<'_> {
         }
         // The lanes the result goes to: a hint's, else where an operand's are, else the
         // first; the register is chosen once the operands are read.
-        let fixed_lanes = matches!(node.op, Op::SinCos | Op::Nrm | Op::Tex(_));
+        // vs_1_1's `frc` writes .x and .y only.
+        let fixed_lanes = matches!(node.op, Op::SinCos | Op::Nrm | Op::Tex(_))
+            || node.op == Op::Frc && self.profile.is_vs_1_1();
         let dst_lanes: Vec<u8> = if fixed_lanes {
             (0..w).collect()
         } else if let Some(h) = self.hints.get(&n) {

@@ -93,7 +93,7 @@ pub fn compile_with(
         diags.error(
             Loc { file: main, line: 1, col: 1 },
             format!(
-                "unknown profile '{}': expected vs_2_0, vs_2_x, vs_3_0, ps_2_0, ps_2_x (ps_2_a, ps_2_b) or ps_3_0",
+                "unknown profile '{}': expected vs_1_1, vs_2_0, vs_2_x, vs_3_0, ps_2_0, ps_2_x (ps_2_a, ps_2_b) or ps_3_0",
                 options.profile
             ),
         );
@@ -102,7 +102,7 @@ pub fn compile_with(
             sources,
         });
     };
-    if profile.major < 2 {
+    if profile.major < 2 && profile.pixel {
         diags.error(
             Loc {
                 file: main,
@@ -110,7 +110,7 @@ pub fn compile_with(
                 col: 1,
             },
             format!(
-                "profile '{}': shader model 1 is not compiled yet; use vs_2_0 or ps_2_0 and later",
+                "profile '{}': pixel shader model 1 is not compiled yet; use ps_2_0 and later",
                 options.profile
             ),
         );

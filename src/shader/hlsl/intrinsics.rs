@@ -901,7 +901,12 @@ fn pow_whole(l: &mut Lowering, a: Comp, b: Comp) -> Option<Comp> {
 fn sincos(l: &mut Lowering, c: &[Comp], lane: u8) -> Vec<Comp> {
     let n = c.len();
     let inv = l.prog().konst(1.0 / (2.0 * PI));
-    let half = l.prog().konst(0.5);
+    // vs_1_1 has no `sincos`: the sine is a cosine a quarter turn on, by its series
+    // (as the legacy compiler computes both).
+    let vs_1_1 = l.profile().is_vs_1_1();
+    let half = l
+        .prog()
+        .konst(if vs_1_1 && lane == 1 { 0.25 } else { 0.5 });
     let t = l
         .prog()
         .map(Op::Mad, vec![c.to_vec(), vec![inv; n], vec![half; n]]);
@@ -911,6 +916,9 @@ fn sincos(l: &mut Lowering, c: &[Comp], lane: u8) -> Vec<Comp> {
     let r = l
         .prog()
         .map(Op::Mad, vec![f, vec![two_pi; n], vec![neg_pi; n]]);
+    if vs_1_1 {
+        return super::legal::cos_in_range(l.prog(), r);
+    }
     r.iter()
         .map(|&x| {
             let sc = l.prog().raw(Op::SinCos, vec![vec![x]], 2);

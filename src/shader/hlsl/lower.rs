@@ -68,6 +68,12 @@ impl Profile {
         }
     }
 
+    /// vs_1_1: no flow control, `abs`, `lrp`, `pow`, `nrm` or `sincos`; `frc` writes .x
+    /// and .y only; `a0` is set by `mov`.
+    pub fn is_vs_1_1(self) -> bool {
+        !self.pixel && self.major == 1
+    }
+
     /// Whether the model can leave a loop at a run-time condition (`break_comp`): dynamic
     /// flow control, vs_2_x (vs_2_a), vs_3_0 and ps_3_0.
     pub fn has_breaks(self) -> bool {
@@ -4262,7 +4268,7 @@ impl<'a> Lowering<'a> {
     /// laid out as the first, a whole number of registers further on. The index is
     /// whole already (`mova` would round it to the nearest).
     fn relative_element(&mut self, v: &Val, n: usize, per: usize, i: Comp) -> Option<Vec<Comp>> {
-        if self.profile.pixel || self.profile.major < 2 || n < 2 || per == 0 {
+        if self.profile.pixel || n < 2 || per == 0 {
             return None;
         }
         let at = |p: &Program, c: Comp| match p.node(c.node).op {

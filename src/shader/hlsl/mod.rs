@@ -23,6 +23,7 @@ mod fuse;
 mod heldout;
 mod intrinsics;
 pub mod ir;
+pub(crate) mod legal;
 pub mod lex;
 pub mod lower;
 pub mod parse;

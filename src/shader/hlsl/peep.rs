@@ -557,6 +557,10 @@ fn retarget(
                 return None;
             }
         }
+        // vs_1_1's `frc` writes .x and .y only.
+        if ins.op == "frc" && profile.is_vs_1_1() && (mask[2] || mask[3]) {
+            return None;
+        }
         // Vertex shaders before 3.0 have no `_sat`: there the copy is `max`/`min`.
         if mov.sat && !ins.sat && !profile.pixel && profile.major < 3 {
             return None;
