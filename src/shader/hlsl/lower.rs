@@ -86,6 +86,8 @@ const MAX_UNROLL: u32 = 1024;
 /// How many iterations an unrolled loop may run after a path left it at a run-time
 /// condition (fxc gives up on such loops after a few hundred too).
 const MAX_RUN_TIME_ITERATIONS: u32 = 256;
+/// The same, for all the loops of one nest together: loops inside loops multiply.
+const MAX_NEST_RUN_TIME_ITERATIONS: u32 = 1024;
 /// Nested inlined calls at most (HLSL has no recursion; this catches it).
 const MAX_CALL_DEPTH: usize = 64;
 
@@ -206,6 +208,10 @@ pub struct Lowering<'a> {
     region: Region,
     /// Functions inlined so far: an arm that calls one is worth a branch to fxc.
     calls: u32,
+    /// Iterations the loops of the outermost unrolled loop being lowered have run after
+    /// a path left one at a run-time condition, and how many unrolled loops are open.
+    nest_run_time: u32,
+    unrolling: u32,
     /// Functions found to fall off their end without returning their value.
     unreturning: HashSet<String>,
     /// What each guarded assignment chose between: its result, the guard, the value
@@ -246,6 +252,8 @@ impl<'a> Lowering<'a> {
             loops: Vec::new(),
             region: Region::Top,
             calls: 0,
+            nest_run_time: 0,
+            unrolling: 0,
             unreturning: HashSet::new(),
             chosen: HashMap::new(),
             pred: None,
@@ -2042,6 +2050,10 @@ impl<'a> Lowering<'a> {
             }
             _ => None,
         };
+        if self.unrolling == 0 {
+            self.nest_run_time = 0;
+        }
+        self.unrolling += 1;
         self.loops.push(LoopFlags::default());
         let errors_before = self.diags.errors();
         let mut iterations = 0;
@@ -2052,8 +2064,14 @@ impl<'a> Lowering<'a> {
             // fold; past a bound the loop is refused as fxc refuses one it cannot see end.
             if self.loops.last().unwrap().broken.is_some() {
                 run_time += 1;
+                self.nest_run_time += 1;
                 if run_time > MAX_RUN_TIME_ITERATIONS {
                     self.error(loc, format!("unable to unroll loop, loop does not appear to terminate in a timely manner ({MAX_RUN_TIME_ITERATIONS} iterations after one left at a run-time condition)"));
+                    endless = true;
+                    break;
+                }
+                if self.nest_run_time > MAX_NEST_RUN_TIME_ITERATIONS {
+                    self.error(loc, format!("unable to unroll loop, loop does not appear to terminate in a timely manner ({MAX_NEST_RUN_TIME_ITERATIONS} iterations of the loops around it and inside it after one left at a run-time condition)"));
                     endless = true;
                     break;
                 }
@@ -2138,6 +2156,7 @@ impl<'a> Lowering<'a> {
             }
         }
         self.loops.pop();
+        self.unrolling -= 1;
         endless
     }
 
