@@ -161,15 +161,15 @@ fn an_hlsl_effect_compiles_runs_saves_and_reads_back() {
         "{log}"
     );
 
-    // A shader model 1 effect beside it: mounted, its code not compiled yet (EIO, with
-    // the reason), `check` says it is not checked.
+    // A shader model 1 effect beside it: mounted, its ps_1_1 code not compiled yet (EIO,
+    // with the reason), `check` says it is not checked; its vs_1_1 code is compiled.
     fs::copy(own("hlsl_full.sha"), folder.join("full.sha")).unwrap();
     m.unmount();
     let out = run(shaderfs().arg("check").arg(&folder));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(4), "{stdout}");
     assert!(
-        stdout.contains("full.sha:87:26: vertex shader vs_main (vs_1_1) is not checked"),
+        stdout.contains("full.sha:96:25: pixel shader ps_simple (ps_1_1) is not checked"),
         "{stdout}"
     );
     assert!(!stdout.contains("lit.sha"), "{stdout}");
@@ -181,10 +181,12 @@ fn an_hlsl_effect_compiles_runs_saves_and_reads_back() {
     assert_eq!(fs::read(m.path("lit.sha/pixel.pso")).unwrap(), saved_pso);
     let (code, _, err) = sh(&format!(
         "cat {} > /dev/null",
-        p(&m.path("full.sha/vertex.vso"))
+        p(&m.path("full.sha/pixel.ps_simple.pso"))
     ));
     assert_ne!(code, 0);
     assert!(err.contains("Input/output error"), "{err}");
+    let vso = fs::read(m.path("full.sha/vertex.vso")).unwrap();
+    assert_eq!(&vso[..4], &[0x01, 0x01, 0xFE, 0xFF], "vs_1_1 bytecode");
     let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
     assert!(log.contains("shader model 1 is not compiled yet"), "{log}");
     assert!(fs::read_to_string(m.path("full.sha/vertex.hlsl"))

@@ -904,9 +904,7 @@ fn sincos(l: &mut Lowering, c: &[Comp], lane: u8) -> Vec<Comp> {
     // vs_1_1 has no `sincos`: the sine is a cosine a quarter turn on, by its series
     // (as the legacy compiler computes both).
     let vs_1_1 = l.profile().is_vs_1_1();
-    let half = l
-        .prog()
-        .konst(if vs_1_1 && lane == 1 { 0.25 } else { 0.5 });
+    let half = l.prog().konst(if vs_1_1 && lane == 1 { 0.25 } else { 0.5 });
     let t = l
         .prog()
         .map(Op::Mad, vec![c.to_vec(), vec![inv; n], vec![half; n]]);

@@ -4048,6 +4048,15 @@ impl<'a> Lowering<'a> {
         let n = x.len();
         let one = vec![self.program.konst(1.0); n];
         let zero = vec![self.program.konst(0.0); n];
+        if self.profile.is_vs_1_1() && matches!(op, BinOp::Eq | BinOp::Ne) {
+            // The legacy compiler's test: d·d > 0 where x and y differ (d = x − y).
+            let ny = self.program.map(Op::Neg, vec![y.to_vec()]);
+            let d = self.program.map(Op::Add, vec![x.to_vec(), ny]);
+            let d2 = self.program.map(Op::Mul, vec![d.clone(), d]);
+            let nd2 = self.program.map(Op::Neg, vec![d2.clone()]);
+            let m = if op == BinOp::Eq { Op::Sge } else { Op::Slt };
+            return self.program.map(m, vec![nd2, d2]);
+        }
         if !self.profile.pixel {
             return match op {
                 BinOp::Lt => self.program.map(Op::Slt, vec![x.to_vec(), y.to_vec()]),

@@ -23,6 +23,8 @@ mod fuse;
 mod heldout;
 mod intrinsics;
 pub mod ir;
+#[cfg(test)]
+mod legacy;
 pub(crate) mod legal;
 pub mod lex;
 pub mod lower;

@@ -1,0 +1,183 @@
+//! The compiler on shader model 1 against Microsoft's legacy compiler: for every source
+//! of `corpus/hlsl/legacy/` that d3dx9_31 compiles for a profile ours compiles, ours
+//! compiles it to code that fits the model, with the same constant table, and that
+//! behaves as Microsoft's on random inputs (ps_1_x's clamping included); where d3dx9_31
+//! refuses a shader for what the model cannot do, ours refuses it too. Its refusals of
+//! syntax its older front end does not know (`switch`, attributes, …) are not followed.
+//! The slot totals, ours against Microsoft's, are printed; the target is 1.1× at most.
+
+use std::path::Path;
+
+use super::behaviour::same_behaviour;
+use super::compile::{compile, Options};
+use super::corpus::{slots, table};
+use crate::shader::d3d9::{bytecode, validate};
+
+/// The profiles compiled so far.
+const PROFILES: &[&str] = &["vs_1_1"];
+
+/// Sources d3dx9_31 compiles that ours does not yet, and why.
+const NOT_YET: &[(&str, &str)] = &[];
+
+/// Constant tables that differ from d3dx9_31's, and how.
+const TABLES_DIFFER: &[(&str, &str)] = &[];
+
+/// What d3dx9_31 says when the model cannot do what a source asks (the refusals ours
+/// must make too).
+const CANNOT: &[&str] = &[
+    "cannot map expression to pixel shader instruction set",
+    "unable to emulate vector conditionals",
+    "maximum constant register index exceeded",
+    "cannot map this dependent texture read",
+    "cannot access texture coordinate w-component",
+    "Clip must be from a 3 vector",
+];
+
+const TRIALS: u32 = 24;
+
+#[test]
+fn legacy_sources_compile_as_d3dx9_31s() {
+    let Some(dir) = crate::test_corpus::corpus("hlsl") else {
+        return;
+    };
+    let dir = dir.join("legacy");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    let mut problems = Vec::new();
+    let (mut compiled, mut goldens, mut refusals, mut refused) = (0, 0, 0, 0);
+    let (mut ours_slots, mut ms_slots) = (0u64, 0u64);
+    let mut tables_agree = 0;
+    let mut behave = 0;
+    let mut rows = String::new();
+    for name in &names {
+        let (stem, refusal) = match (
+            name.strip_suffix(".d3dx9_31.bin"),
+            name.strip_suffix(".d3dx9_31.refused.txt"),
+        ) {
+            (Some(s), _) => (s, false),
+            (_, Some(s)) => (s, true),
+            _ => continue,
+        };
+        let Some((source, profile)) = stem.rsplit_once('.') else {
+            continue;
+        };
+        if !PROFILES.contains(&profile) {
+            continue;
+        }
+        let path = dir.join(format!("{source}.hlsl"));
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let options = Options {
+            profile: profile.into(),
+            entry: "main".into(),
+            ..Options::default()
+        };
+        let result = compile(
+            &format!("{source}.hlsl"),
+            &text,
+            Some(Path::new(&path)),
+            &options,
+        );
+        if refusal {
+            let why = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+            if !CANNOT.iter().any(|c| why.contains(c)) {
+                continue;
+            }
+            refusals += 1;
+            match &result {
+                Err(_) => refused += 1,
+                Ok(_) => problems.push(format!(
+                    "{stem}: d3dx9_31 refuses it ({}), ours compiles it",
+                    why.lines().next().unwrap_or("").trim()
+                )),
+            }
+            continue;
+        }
+        goldens += 1;
+        let listed = NOT_YET.iter().any(|(k, _)| *k == stem);
+        let ours = match (result, listed) {
+            (Ok(c), false) => c,
+            (Ok(_), true) => {
+                problems.push(format!("{stem}: listed as not yet compiled, but compiles"));
+                continue;
+            }
+            (Err(_), true) => continue,
+            (Err(f), false) => {
+                problems.push(format!(
+                    "{stem}: d3dx9_31 compiles it, ours does not:\n{}",
+                    f.render()
+                ));
+                continue;
+            }
+        };
+        compiled += 1;
+        let ms = std::fs::read(dir.join(name)).unwrap();
+        match bytecode::parse(&ours.bytecode) {
+            Err(e) => problems.push(format!("{stem}: our bytecode does not parse: {e:?}")),
+            Ok(shader) => {
+                let mut found: Vec<String> = validate::validate(&shader)
+                    .into_iter()
+                    .map(|d| format!("at {}: {}", d.offset, d.message))
+                    .collect();
+                found.extend(validate::notes(&shader));
+                if !found.is_empty() {
+                    problems.push(format!(
+                        "{stem}: ours does not fit the model:\n{}",
+                        found.join("\n")
+                    ));
+                }
+            }
+        }
+        if let (Some(a), Some(b)) = (slots(&ours.bytecode), slots(&ms)) {
+            ours_slots += u64::from(a);
+            ms_slots += u64::from(b);
+            rows.push_str(&format!("{stem}\t{a}\t{b}\n"));
+        }
+        let (mut a, mut b) = (table(&ms), table(&ours.bytecode));
+        for t in [&mut a, &mut b].into_iter().flatten() {
+            t.flags = 0;
+            for c in &mut t.constants {
+                c.reserved = 0;
+            }
+        }
+        let differs = TABLES_DIFFER.iter().any(|(k, _)| *k == stem);
+        match (a == b, differs) {
+            (true, false) => tables_agree += 1,
+            (true, true) => problems.push(format!("{stem}: table listed as differing, but agrees")),
+            (false, true) => {}
+            (false, false) => problems.push(format!(
+                "{stem}: constant table differs:\nd3dx9_31's {a:?}\nours {b:?}"
+            )),
+        }
+        match same_behaviour(&ms, &ours.bytecode, TRIALS, 0x1E6A_C1 ^ compiled as u64) {
+            Ok(()) => behave += 1,
+            Err(e) => problems.push(format!(
+                "{stem}: behaves otherwise than d3dx9_31's: {e}\n{}",
+                ours.asm
+            )),
+        }
+    }
+    if let Some(out) = std::env::var_os("SHADERFS_LEGACY_SLOT_TABLE") {
+        std::fs::write(&out, &rows).unwrap();
+    }
+    eprintln!(
+        "legacy ({}): {compiled} of {goldens} sources d3dx9_31 compiles compile; {tables_agree} tables agree; {behave} behave the same; {refused} of {refusals} refusals for what the model cannot do agree; slots {ours_slots} against d3dx9_31's {ms_slots} ({:.3}x)",
+        PROFILES.join(", "),
+        ours_slots as f64 / ms_slots.max(1) as f64
+    );
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+    assert!(
+        ours_slots * 10 <= ms_slots * 11,
+        "slots {ours_slots} against d3dx9_31's {ms_slots}: more than 1.1x"
+    );
+}
