@@ -154,7 +154,7 @@ fn legacy_sources_compile_as_d3dx9_31s() {
                 "{stem}: constant table differs:\nd3dx9_31's {a:?}\nours {b:?}"
             )),
         }
-        match same_behaviour(&ms, &ours.bytecode, TRIALS, 0x1E6A_C1 ^ compiled as u64) {
+        match same_behaviour(&ms, &ours.bytecode, TRIALS, 0x001E_6AC1 ^ compiled as u64) {
             Ok(()) => behave += 1,
             Err(e) => problems.push(format!(
                 "{stem}: behaves otherwise than d3dx9_31's: {e}\n{}",

@@ -8,10 +8,10 @@
 use super::ir::{Comp, Node, Op, Program};
 use super::lower::Profile;
 
-/// 1/(2π), 2π and π as the legacy compiler writes them.
-const INV_TWO_PI: f32 = 0.159_154_94;
-const TWO_PI: f32 = 6.283_185_5;
-const PI: f32 = 3.141_592_7;
+/// 1/(2π), 2π and π (the legacy compiler's `def`s hold the nearest floats).
+const INV_TWO_PI: f32 = 1.0 / (2.0 * std::f32::consts::PI);
+const TWO_PI: f32 = 2.0 * std::f32::consts::PI;
+const PI: f32 = std::f32::consts::PI;
 
 /// The even Taylor coefficients of cosine past the first two, highest first, as the
 /// legacy compiler's `def` holds them (a minimax fit, close to -1/10!, 1/8!, -1/6!, 1/4!).
