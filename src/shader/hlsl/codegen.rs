@@ -78,10 +78,10 @@ struct Hint {
 
 /// An operand after `neg`/`abs`/`mov` nodes are looked through.
 #[derive(Debug, Clone, PartialEq)]
-struct Src {
-    comps: Vec<Comp>,
-    neg: bool,
-    abs: bool,
+pub(super) struct Src {
+    pub comps: Vec<Comp>,
+    pub neg: bool,
+    pub abs: bool,
 }
 
 /// A source operand as the instruction reads it.
@@ -118,7 +118,7 @@ impl Operand {
 
 const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 
-fn mask_text(lanes: &[u8]) -> String {
+pub(super) fn mask_text(lanes: &[u8]) -> String {
     let mut m: Vec<u8> = lanes.to_vec();
     m.sort();
     m.dedup();
@@ -549,7 +549,7 @@ fn usage_name(usage: &str) -> String {
 }
 
 /// A float as fxc prints it in a `def`: shortest text that reads back the same.
-fn format_float(v: f32) -> String {
+pub(super) fn format_float(v: f32) -> String {
     if v == v.trunc() && v.abs() < 1e7 {
         return format!("{}", v as i64);
     }
@@ -584,7 +584,7 @@ fn input_registers(p: &Program, profile: Profile) -> Vec<Reg> {
 /// bound by `register()` where it said, the rest in order of declaration in the first
 /// registers free; and the table's entries, sorted by name. Returns also the first
 /// register free for `def`s.
-fn allocate_uniforms(
+pub(super) fn allocate_uniforms(
     p: &Program,
     used: &HashMap<u32, u32>,
     counts: &[u32],
@@ -1291,7 +1291,7 @@ fn is_componentwise(op: Op) -> bool {
 
 /// [`needed_nodes`], and the lanes of each that something reads: a lane no one reads is
 /// not computed, and the operands' lanes it would read are not needed for it.
-fn live_nodes(p: &Program, profile: Profile) -> (Vec<NodeId>, HashMap<NodeId, u8>) {
+pub(super) fn live_nodes(p: &Program, profile: Profile) -> (Vec<NodeId>, HashMap<NodeId, u8>) {
     let mut state = vec![0u8; p.nodes.len()]; // 0 unseen, 1 open, 2 done
     let mut order = Vec::new();
     let mut roots: Vec<NodeId> = Vec::new();
@@ -3227,7 +3227,7 @@ enum PortKey {
 }
 
 /// Look through `neg`, `abs` (shader model 3) and `mov` nodes.
-fn resolve_in(p: &Program, profile: Profile, comps: &[Comp]) -> Src {
+pub(super) fn resolve_in(p: &Program, profile: Profile, comps: &[Comp]) -> Src {
     let mut src = Src {
         comps: comps.to_vec(),
         neg: false,

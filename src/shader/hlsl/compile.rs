@@ -102,23 +102,6 @@ pub fn compile_with(
             sources,
         });
     };
-    if profile.major < 2 && profile.pixel {
-        diags.error(
-            Loc {
-                file: main,
-                line: 1,
-                col: 1,
-            },
-            format!(
-                "profile '{}': pixel shader model 1 is not compiled yet; use ps_2_0 and later",
-                options.profile
-            ),
-        );
-        return Err(Failed {
-            diagnostics: diags,
-            sources,
-        });
-    }
     let entry = if options.entry.is_empty() {
         "main"
     } else {
@@ -145,18 +128,26 @@ pub fn compile_with(
             .keep_registers(options.keep_registers.clone())
             .row_major(options.flags & PACK_ROW_MAJOR != 0)
             .run(&program, entry)?;
-        match codegen::generate(&ir, profile, &options.profile, options.flags) {
+        let generated = if profile.pixel && profile.major == 1 {
+            super::ps1::generate(&ir, profile, &options.profile, options.flags)
+        } else {
+            codegen::generate(&ir, profile, &options.profile, options.flags)
+        };
+        match generated {
             Ok(g) => Some(g),
             Err(errors) => {
-                for (_, e) in errors {
-                    diags.error(
+                for (loc, e) in errors {
+                    // A place the code generator knows (a node's), else the file's start.
+                    let loc = if loc.line > 0 {
+                        loc
+                    } else {
                         Loc {
                             file: main,
                             line: 1,
                             col: 1,
-                        },
-                        e,
-                    );
+                        }
+                    };
+                    diags.error(loc, e);
                 }
                 None
             }

@@ -310,6 +310,11 @@ pub struct Program {
     /// Values computed whether anything reads them or not: the carried values of a loop
     /// whose body or later code reads them (the code generator fills this in).
     pub roots: Vec<Comp>,
+    /// Where in the source each node was made (the expression being lowered), for
+    /// messages about code a model cannot run.
+    pub locs: Vec<super::token::Loc>,
+    /// The place new nodes are made for ([`Program::locs`]).
+    pub here: super::token::Loc,
     cse: HashMap<Node, NodeId>,
     /// What [`Program::is_integral`] and [`Program::is_boolean`] found, per component: a
     /// node never changes once made, so neither does the answer.
@@ -541,8 +546,14 @@ impl Program {
         }
         let id = self.nodes.len() as NodeId;
         self.nodes.push(node.clone());
+        self.locs.push(self.here);
         self.cse.insert(node, id);
         id
+    }
+
+    /// Where node `n` was made.
+    pub fn loc(&self, n: NodeId) -> super::token::Loc {
+        self.locs.get(n as usize).copied().unwrap_or_default()
     }
 
     pub fn konst(&mut self, v: f32) -> Comp {

@@ -15,12 +15,7 @@ const PI: f32 = std::f32::consts::PI;
 
 /// The even Taylor coefficients of cosine past the first two, highest first, as the
 /// legacy compiler's `def` holds them (a minimax fit, close to -1/10!, 1/8!, -1/6!, 1/4!).
-const COS_SERIES: [f32; 4] = [
-    -2.523_985e-7,
-    2.476_09e-5,
-    -1.388_839_7e-3,
-    4.166_664e-2,
-];
+const COS_SERIES: [f32; 4] = [-2.523_985e-7, 2.476_09e-5, -1.388_839_7e-3, 4.166_664e-2];
 
 pub fn legalize(p: &mut Program, profile: Profile) {
     if !profile.is_vs_1_1() {

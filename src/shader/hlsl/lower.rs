@@ -403,7 +403,7 @@ impl Lowering<'_> {
     /// Whether matrices of a declared type are row-major: as it says, else as the typedef
     /// it names was declared, else as `#pragma pack_matrix` (or `-Zpr`) says here.
     /// The packing a typedef binds, if any: a plain matrix's only once a pragma was seen;
-    /// an array's or other type's always.
+    /// an array's or other type's always (shader model 1: see below).
     fn typedef_majority(&self, t: &ast::Type, resolved: &Ty) -> Option<bool> {
         if let Some(m) = major_of(&t.modifiers) {
             return Some(m);
@@ -415,6 +415,11 @@ impl Lowering<'_> {
         }
         match resolved {
             Ty::Matrix(..) if !self.pragma_seen => None,
+            // The legacy compiler (shader model 1): a matrix typedef binds no packing (the
+            // pragma where a variable is declared applies); an array typedef binds
+            // column-major, whatever the pragma.
+            Ty::Matrix(..) if self.profile.major == 1 => None,
+            _ if self.profile.major == 1 => Some(false),
             _ => Some(self.member_majority(t)),
         }
     }
@@ -3525,6 +3530,14 @@ impl<'a> Lowering<'a> {
     }
 
     fn expr(&mut self, e: &ast::Expr) -> Option<Val> {
+        // Nodes made for this expression are made here (its operands', where theirs are).
+        let outer = std::mem::replace(&mut self.program.here, e.loc);
+        let v = self.expr_here(e);
+        self.program.here = outer;
+        v
+    }
+
+    fn expr_here(&mut self, e: &ast::Expr) -> Option<Val> {
         match &e.kind {
             ExprKind::Int(v, unsigned) => Some(if *unsigned {
                 self.scalar_val(Ty::Scalar(Base::Uint), *v as f32)

@@ -33,6 +33,7 @@ mod peep;
 pub mod pp;
 #[cfg(test)]
 mod property;
+mod ps1;
 pub mod token;
 pub mod types;
 

@@ -253,6 +253,11 @@ pub struct Outputs {
     /// covers; before: fixed, `oT2` is `TEXCOORD2`).
     pub semantics: Vec<(OutputRegister, u8, Semantic)>,
     pub discarded: bool,
+    /// ps_1_x: the components of `oC0` that come from a result, before the last
+    /// instruction, that left [−1, 1] and was clamped. That range is the least hardware
+    /// has (`PixelShader1xMaxValue` is 1 or more), so these components depend on the
+    /// card, and two shaders of one meaning may differ in them.
+    pub ps1_range_dependent: u8,
 }
 
 impl Outputs {
@@ -722,6 +727,10 @@ struct Lane {
     /// the eye vector of `texm3x3vspec`.
     pad: Vec<f32>,
     eye: [f32; 3],
+    /// ps_1_x: per r# and t#, the components whose value comes from a result clamped to
+    /// [−1, 1] before the last instruction.
+    overflowed_r: [u8; 8],
+    overflowed_t: [u8; 8],
 }
 
 enum Frame {
@@ -752,6 +761,8 @@ struct Machine<'a> {
     active: u8,
     stack: Vec<Frame>,
     steps: u64,
+    /// The instruction running.
+    pc: usize,
 }
 
 const SCALAR: usize = 3;
@@ -824,6 +835,7 @@ impl<'a> Machine<'a> {
             lanes,
             stack: Vec::new(),
             steps: 0,
+            pc: 0,
         }
     }
 
@@ -834,6 +846,11 @@ impl<'a> Machine<'a> {
             .map(|l| {
                 let mut o = Outputs {
                     discarded: l.killed,
+                    ps1_range_dependent: if version.is_ps1() {
+                        l.overflowed_r[0]
+                    } else {
+                        0
+                    },
                     ..Outputs::default()
                 };
                 for slot in 0..OUTPUT_SLOTS {
@@ -889,6 +906,7 @@ impl<'a> Machine<'a> {
             }
             let op = &ops[pc];
             let mut next = pc + 1;
+            self.pc = pc;
             match op.opcode {
                 // ret
                 0x1C => match self.stack.pop() {
@@ -1099,6 +1117,8 @@ fn lane_for(prog: &Program, attrs: &Attributes) -> Lane {
         vface: attrs.vface,
         pad: Vec::new(),
         eye: [0.0; 3],
+        overflowed_r: [0; 8],
+        overflowed_t: [0; 8],
     };
     let get = |s: Semantic| attrs.by_semantic.get(&s).copied().unwrap_or([0.0; 4]);
     let version = prog.version;
@@ -1685,17 +1705,41 @@ impl Machine<'_> {
         let mask = dst.mask & self.predicate(op, l);
         let scale = (dst.shift as f32).exp2();
         let ps1_clamp = version.is_ps1() && op.class == Class::Arithmetic;
+        let ops = &self.prog.ops;
+        let last = self.pc + 1 >= ops.len() || self.pc + 2 == ops.len() && ops[self.pc + 1].coissue;
+        let mut overflow = 0u8;
+        let mut c = 0;
         let v = v.map(|x| {
             let mut x = flush(if dst.shift != 0 { x * scale } else { x });
             if dst.saturate {
                 x = x.clamp(0.0, 1.0);
             }
             if ps1_clamp {
+                if x.abs() > 1.0 && !last {
+                    overflow |= 1 << c;
+                }
                 x = x.clamp(-1.0, 1.0);
             }
+            c += 1;
             x
         });
+        let overflowed = if version.is_ps1() {
+            overflow | self.overflowed_sources(op, l)
+        } else {
+            0
+        };
         let lane = &mut self.lanes[l];
+        if version.is_ps1() && dst.reg.relative.is_none() {
+            let n = dst.reg.number as usize;
+            let marks = match dst.reg.ty {
+                RegisterType::Temp => lane.overflowed_r.get_mut(n),
+                RegisterType::AddrOrTexture => lane.overflowed_t.get_mut(n),
+                _ => None,
+            };
+            if let Some(m) = marks {
+                *m = (*m & !mask) | (overflowed & mask);
+            }
+        }
         let rel = match dst.reg.relative {
             None => 0,
             Some((RegisterType::Loop, _)) => lane.al as i64,
@@ -1755,6 +1799,36 @@ impl Machine<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Machine<'_> {
+    /// ps_1_x: the components of `op`'s result in lane `l` that read a component marked
+    /// as overflowed: lane for lane for the instructions that work so, every component
+    /// for the others (`dp3`, the texture instructions) if any read is marked.
+    fn overflowed_sources(&self, op: &Op, l: usize) -> u8 {
+        let lane = &self.lanes[l];
+        // mov add sub mad mul lrp cnd cmp
+        let per_component = matches!(op.opcode, 0x01..=0x05 | 0x12 | 0x50 | 0x58);
+        let mut out = 0u8;
+        for src in &op.srcs {
+            let n = src.reg.number as usize;
+            let marks = match src.reg.ty {
+                RegisterType::Temp => lane.overflowed_r.get(n).copied().unwrap_or(0),
+                RegisterType::AddrOrTexture => lane.overflowed_t.get(n).copied().unwrap_or(0),
+                _ => 0,
+            };
+            if marks == 0 {
+                continue;
+            }
+            for c in 0..4 {
+                let from = (src.swizzle >> (2 * c)) & 3;
+                if marks & (1 << from) != 0 {
+                    out |= if per_component { 1 << c } else { 0xF };
+                }
+            }
+        }
+        out
     }
 }
 

@@ -1,0 +1,1598 @@
+//! Pixel shader model 1 (ps_1_1 to ps_1_4) from the code graph, as Microsoft's legacy
+//! compiler (d3dx9_31) writes it.
+//!
+//! The model is small and its rules are many (`…-ps-1-x` pages of the D3D9 reference, and
+//! `shader::d3d9::rules`, which checks them):
+//! - registers: r0 and r1, and the four texture registers t0–t3 once their texture
+//!   instructions are done (ps_1_1–1_3), or r0–r5 (ps_1_4); eight constants c0–c7, whose
+//!   values, like every result, are clamped to [−1, 1]; r0 is the colour written;
+//! - a source reads its register as it is, or one lane in all four: `.w` anywhere, `.z`
+//!   only into the alpha lane (ps_1_1–1_3); any one lane (ps_1_4); so a value whose lanes
+//!   come from elsewhere is gathered: with `dp3` against a basis vector (the lane in all
+//!   four) and `lrp` against a mask (ps_1_1–1_3), or with a `mov` per lane (ps_1_4);
+//! - a result is written to .rgb, .a or all four (ps_1_1–1_3), or to any lanes (ps_1_4);
+//! - textures are read at an interpolated coordinate set (`tex tN`, `texld rN, tN`: the
+//!   sampler is the register's number) before any arithmetic, and a coordinate set read as
+//!   a value goes through `texcoord` (clamped to [0, 1]) or `texcrd`;
+//! - no `rcp`, `rsq`, `exp`, `log`, `frc`, `min`, `max` or derivatives: what needs them is
+//!   refused, as d3dx9_31 refuses it ("cannot map expression to pixel shader instruction
+//!   set"); a choice is `cmp` (ps_1_2 and later), or in ps_1_1 `cnd` on r0.a, which
+//!   chooses all lanes alike ("unable to emulate vector conditionals").
+//!
+//! Each node is computed into a register of its own, its lanes where they are in the
+//! node (lane i in lane i); a one-lane node, in every lane its instruction writes.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use super::codegen::{
+    allocate_uniforms, format_float, live_nodes, mask_text, resolve_in, Generated, Src,
+};
+use super::ir::{Comp, Node, NodeId, Op, Program, TexKind};
+use super::lower::Profile;
+use super::token::Loc;
+use crate::shader::d3d9::ctab::{ConstantTable, RegisterSet};
+
+/// A register of ps_1_x.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Reg {
+    Temp(u32),
+    Texture(u32),
+    Const(u32),
+    Color(u32),
+}
+
+impl Reg {
+    fn name(self) -> String {
+        match self {
+            Reg::Temp(n) => format!("r{n}"),
+            Reg::Texture(n) => format!("t{n}"),
+            Reg::Const(n) => format!("c{n}"),
+            Reg::Color(n) => format!("v{n}"),
+        }
+    }
+}
+
+/// Where a node's value is: lane `i` of the node in lane `lanes[i]` of `reg`; `all`, every
+/// lane of the register holds lane 0 (a one-lane result replicated).
+#[derive(Debug, Clone, Copy)]
+struct Home {
+    reg: Reg,
+    lanes: [u8; 4],
+    all: bool,
+}
+
+/// Where lanes gathered into a register come from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Source {
+    /// The lanes where they are in this register.
+    InPlace(Reg),
+    /// One lane of this register, into each lane.
+    Splat(Reg, u8),
+}
+
+/// A source operand as an instruction reads it.
+#[derive(Debug, Clone)]
+struct Operand {
+    reg: Reg,
+    swz: [u8; 4],
+    neg: bool,
+}
+
+impl Operand {
+    fn text(&self) -> String {
+        let swz = swizzle_text(self.swz);
+        format!(
+            "{}{}{swz}",
+            if self.neg { "-" } else { "" },
+            self.reg.name()
+        )
+    }
+}
+
+const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
+
+fn swizzle_text(swz: [u8; 4]) -> String {
+    if swz == [0, 1, 2, 3] {
+        return String::new();
+    }
+    if swz.iter().all(|&l| l == swz[0]) {
+        return format!(".{}", LANES[usize::from(swz[0])]);
+    }
+    let s: String = swz.iter().map(|&l| LANES[usize::from(l)]).collect();
+    format!(".{s}")
+}
+
+struct Gen<'p> {
+    p: &'p Program,
+    profile: Profile,
+    homes: HashMap<NodeId, Home>,
+    /// Uses left of each node, to free its register after the last.
+    uses_left: HashMap<NodeId, u32>,
+    /// Temporaries (and texture registers free for arithmetic) and whether each is taken.
+    pool: Vec<(Reg, bool)>,
+    /// `def` registers: values by lane.
+    defs: Vec<[Option<f32>; 4]>,
+    def_base: u32,
+    code: Vec<String>,
+    /// The first error, where and what.
+    error: Option<(Loc, String)>,
+    /// The node being emitted (for the place of a message).
+    at: NodeId,
+    /// Nodes read only by the colour, each computed straight into r0 at the lanes the
+    /// colour reads it in (when r0 is free then).
+    plan: HashMap<NodeId, Vec<u8>>,
+    /// r0 holds lanes of the colour: it is no longer free for anything else.
+    r0_kept: bool,
+    /// The lanes of r0 that hold the colour's value.
+    placed: [bool; 4],
+    /// The node being computed into r0.
+    claimed: Option<NodeId>,
+    /// Temporaries gathered for the operands of the instruction being formed.
+    scratch: Vec<Reg>,
+}
+
+/// Node kinds that name a register rather than compute one.
+fn is_leaf(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Const(_) | Op::Input(_) | Op::Uniform { .. } | Op::Sampler(_)
+    )
+}
+
+pub fn generate(
+    program: &Program,
+    profile: Profile,
+    target: &str,
+    flags: u32,
+) -> Result<Generated, Vec<(Loc, String)>> {
+    let mut fixed = program.clone();
+    legalize(&mut fixed, profile);
+    let p = &fixed;
+    let (needed, live) = live_nodes(p, profile);
+    let name = profile.name();
+    // What the model has no instruction for.
+    for &n in &needed {
+        let op = p.node(n).op;
+        let ok = match op {
+            Op::Const(_)
+            | Op::Input(_)
+            | Op::Uniform { .. }
+            | Op::Sampler(_)
+            | Op::Mov
+            | Op::Copy
+            | Op::Add
+            | Op::Mul
+            | Op::Mad
+            | Op::Lrp
+            | Op::Neg
+            | Op::Sat
+            | Op::Dp3
+            | Op::Dp4 => true,
+            Op::Cmp => true,
+            Op::Tex(TexKind::Plain) => true,
+            _ => false,
+        };
+        if !ok {
+            return Err(vec![(
+                p.loc(n),
+                format!("cannot map expression to pixel shader instruction set: {name} has no {} (the legacy compiler's X4532)", what(op)),
+            )]);
+        }
+    }
+    if p.outputs.iter().any(|o| o.usage != "COLOR" || o.index != 0) {
+        let o = p
+            .outputs
+            .iter()
+            .find(|o| o.usage != "COLOR" || o.index != 0)
+            .unwrap();
+        return Err(vec![(
+            Loc::default(),
+            format!(
+                "invalid output semantic '{}{}': {name} writes one colour, COLOR0 (r0)",
+                o.usage, o.index
+            ),
+        )]);
+    }
+    if !p.kills.is_empty() {
+        return Err(vec![(
+            Loc::default(),
+            format!("{name}: discard and clip are not compiled for shader model 1 yet"),
+        )]);
+    }
+    // Uniforms and their registers.
+    let mut used_offsets: HashMap<u32, u32> = HashMap::new();
+    for &n in &needed {
+        match p.node(n).op {
+            Op::Uniform { var, offset } => {
+                let e = used_offsets.entry(var).or_insert(0);
+                *e = (*e).max(offset + 1);
+            }
+            Op::Sampler(var) => {
+                used_offsets.entry(var).or_insert(1);
+            }
+            _ => {}
+        }
+    }
+    let (uniform_regs, table_constants, def_base) = allocate_uniforms(p, &used_offsets, &[]);
+    let v14 = profile.minor == 4;
+    let mut g = Gen {
+        p,
+        profile,
+        homes: HashMap::new(),
+        uses_left: HashMap::new(),
+        pool: Vec::new(),
+        defs: Vec::new(),
+        def_base,
+        code: Vec::new(),
+        error: None,
+        at: 0,
+        plan: HashMap::new(),
+        r0_kept: false,
+        placed: [false; 4],
+        claimed: None,
+        scratch: Vec::new(),
+    };
+    for &n in &needed {
+        for a in &p.node(n).args {
+            for c in resolve_in(p, profile, a).comps {
+                *g.uses_left.entry(c.node).or_default() += 1;
+            }
+        }
+    }
+    for o in &p.outputs {
+        for c in resolve_in(p, profile, &o.comps).comps {
+            *g.uses_left.entry(c.node).or_default() += 1;
+        }
+    }
+    // Leaves: uniforms in their registers, colours in v#.
+    for &n in &needed {
+        let home = match p.node(n).op {
+            Op::Uniform { var, offset } => Some(Reg::Const(uniform_regs[&var] + offset)),
+            Op::Input(i) => {
+                let input = &p.inputs[i as usize];
+                match input.usage.as_str() {
+                    "COLOR" if input.index < 2 => Some(Reg::Color(input.index)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some(reg) = home {
+            g.homes.insert(
+                n,
+                Home {
+                    reg,
+                    lanes: [0, 1, 2, 3],
+                    all: false,
+                },
+            );
+        }
+    }
+    // Texture stages: samples and coordinate sets read as values, before any arithmetic.
+    let stages = if v14 { 6 } else { 4 };
+    let mut stage_used: BTreeMap<u32, NodeId> = BTreeMap::new();
+    let mut coords_read: Vec<(NodeId, u32)> = Vec::new();
+    for &n in &needed {
+        let node = p.node(n);
+        match node.op {
+            Op::Tex(_) => {
+                let coords = resolve_in(p, profile, &node.args[0]);
+                let sampler = resolve_in(p, profile, &node.args[1]).comps[0];
+                let Op::Sampler(var) = p.node(sampler.node).op else {
+                    continue;
+                };
+                let s = uniform_regs[&var];
+                let set = texcoord_set(p, &coords.comps);
+                let Some(set) = set.filter(|&t| v14 || t == s) else {
+                    return Err(vec![(
+                        p.loc(n),
+                        format!("cannot map this dependent texture read to {name}: its coordinates must be TEXCOORD{s} as the shader receives it (sampler s{s} reads texture coordinate set {s})"),
+                    )]);
+                };
+                if s >= stages || set >= stages {
+                    return Err(vec![(
+                        p.loc(n),
+                        format!("{name} has {stages} texture stages; this reads s{s}"),
+                    )]);
+                }
+                if stage_used.insert(s, n).is_some() {
+                    return Err(vec![(
+                        p.loc(n),
+                        format!("{name} samples each texture stage once; this samples s{s} again"),
+                    )]);
+                }
+                g.homes.insert(
+                    n,
+                    Home {
+                        reg: if v14 { Reg::Temp(s) } else { Reg::Texture(s) },
+                        lanes: [0, 1, 2, 3],
+                        all: false,
+                    },
+                );
+                g.code.push(if v14 {
+                    format!("texld r{s}, t{set}")
+                } else {
+                    format!("tex t{s}")
+                });
+            }
+            Op::Input(i) if !g.homes.contains_key(&n) => {
+                let input = &p.inputs[i as usize];
+                let lanes = live.get(&n).copied().unwrap_or(0);
+                if input.usage != "TEXCOORD" {
+                    return Err(vec![(
+                        input_loc(p, n),
+                        format!("invalid input semantic '{}{}' for {name}: it reads COLOR0, COLOR1 and TEXCOORD0–{}", input.usage, input.index, stages - 1),
+                    )]);
+                }
+                if lanes & 0b1000 != 0 {
+                    return Err(vec![(
+                        input_loc(p, n),
+                        format!("cannot access texture coordinate w-component in a general way in {name}: TEXCOORD{} reads .xyz", input.index),
+                    )]);
+                }
+                coords_read.push((n, input.index));
+            }
+            _ => {}
+        }
+    }
+    for (n, set) in coords_read {
+        if set >= stages {
+            return Err(vec![(
+                input_loc(p, n),
+                format!("{name} has {stages} texture coordinate sets; this reads TEXCOORD{set}"),
+            )]);
+        }
+        if !v14 && stage_used.contains_key(&set) {
+            return Err(vec![(
+                input_loc(p, n),
+                format!("{name} reads texture coordinate set {set} either as a texture's coordinates or as a value, not both"),
+            )]);
+        }
+        stage_used.entry(set).or_insert(n);
+        let reg = if v14 {
+            // texcrd into a free temporary: after the samples (which take r#s).
+            let free = (0..6).find(|r| !g.homes.values().any(|h| h.reg == Reg::Temp(*r)));
+            let Some(r) = free else {
+                return Err(vec![(
+                    input_loc(p, n),
+                    format!("{name} has 6 temporary registers; this needs more"),
+                )]);
+            };
+            g.code.push(format!("texcrd r{r}.xyz, t{set}"));
+            Reg::Temp(r)
+        } else {
+            g.code.push(format!("texcoord t{set}"));
+            Reg::Texture(set)
+        };
+        g.homes.insert(
+            n,
+            Home {
+                reg,
+                lanes: [0, 1, 2, 3],
+                all: false,
+            },
+        );
+    }
+    // The registers arithmetic may write: r#, and t# no texture instruction took.
+    // r0 last, so that it is free for the colour's lanes more often.
+    if v14 {
+        for r in (1..6).chain([0]) {
+            let taken = g.homes.values().any(|h| h.reg == Reg::Temp(r));
+            g.pool.push((Reg::Temp(r), taken));
+        }
+    } else {
+        g.pool.push((Reg::Temp(1), false));
+        for t in 0..4 {
+            if !stage_used.contains_key(&t) {
+                g.pool.push((Reg::Texture(t), false));
+            }
+        }
+        g.pool.push((Reg::Temp(0), false));
+    }
+    g.plan = colour_plan(p, profile, &g.uses_left);
+    for &n in &needed {
+        if g.error.is_some() {
+            break;
+        }
+        let node = p.node(n);
+        if is_leaf(node.op) || matches!(node.op, Op::Tex(_)) || g.homes.contains_key(&n) {
+            continue;
+        }
+        g.at = n;
+        g.emit(n, live.get(&n).copied().unwrap_or(0xF));
+    }
+    if g.error.is_none() {
+        g.output();
+    }
+    if let Some(e) = g.error {
+        return Err(vec![e]);
+    }
+    if g.def_base + g.defs.len() as u32 > 8 {
+        return Err(vec![(
+            Loc::default(),
+            format!(
+                "maximum constant register index exceeded: {name} has c0–c7, and this needs {} (its uniforms and {} literal registers)",
+                g.def_base + g.defs.len() as u32,
+                g.defs.len()
+            ),
+        )]);
+    }
+    let mut asm = String::new();
+    let _ = writeln!(asm, "ps_1_{}", profile.minor);
+    for (i, d) in g.defs.iter().enumerate() {
+        let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
+        let _ = writeln!(asm, "def c{}, {}", g.def_base + i as u32, v.join(", "));
+    }
+    for line in coissue(&g.code) {
+        let _ = writeln!(asm, "{line}");
+    }
+    let version_token = crate::shader::d3d9::bytecode::Version {
+        kind: crate::shader::d3d9::bytecode::ShaderKind::Pixel,
+        major: 1,
+        minor: profile.minor,
+    }
+    .token();
+    let table = ConstantTable {
+        creator: format!("shaderfs {} HLSL compiler", env!("CARGO_PKG_VERSION")),
+        target: Some(target.to_ascii_lowercase()),
+        version: version_token,
+        flags: 0x100 | flags,
+        constants: table_constants
+            .into_iter()
+            .filter(|c| c.register_set != RegisterSet::INT4)
+            .collect(),
+    };
+    Ok(Generated { asm, table })
+}
+
+/// One instruction line taken apart: mnemonic, destination register and mask, and the
+/// registers read.
+struct Line<'a> {
+    op: &'a str,
+    dst: &'a str,
+    mask: &'a str,
+    reads: Vec<&'a str>,
+}
+
+fn take_apart(line: &str) -> Option<Line<'_>> {
+    let (op, rest) = line.split_once(' ')?;
+    let mut parts = rest.split(", ");
+    let (dst, mask) = parts
+        .next()?
+        .split_once('.')
+        .unwrap_or((rest.split(", ").next()?, ""));
+    let reads = parts
+        .map(|s| s.trim_start_matches('-').split('.').next().unwrap_or(s))
+        .collect();
+    Some(Line {
+        op,
+        dst,
+        mask,
+        reads,
+    })
+}
+
+/// Co-issue: an instruction writing only .rgb and the next writing only .a, neither
+/// where the second reads nothing the first writes, run as one pair (`+` on the second),
+/// in one slot.
+/// Either order in the code becomes colour first.
+fn coissue(code: &[String]) -> Vec<String> {
+    let colour_ops = [
+        "mov", "add", "sub", "mul", "mad", "lrp", "dp3", "cnd", "cmp",
+    ];
+    let alpha_ops = ["mov", "add", "sub", "mul", "mad", "lrp", "cnd", "cmp"];
+    let base = |op: &str| op.split('_').next().unwrap_or(op).to_string();
+    let mut out: Vec<String> = Vec::with_capacity(code.len());
+    let mut i = 0;
+    while i < code.len() {
+        let pair = code.get(i + 1).and_then(|next| {
+            let (a, b) = (take_apart(&code[i])?, take_apart(next)?);
+            // The pair reads before either writes: the second must not read what the
+            // first writes.
+            if b.reads.contains(&a.dst) {
+                return None;
+            }
+            let ok = |c: &Line, al: &Line| {
+                c.mask == "xyz"
+                    && al.mask == "w"
+                    && colour_ops.contains(&base(c.op).as_str())
+                    && alpha_ops.contains(&base(al.op).as_str())
+            };
+            if ok(&a, &b) {
+                Some((code[i].clone(), next.clone()))
+            } else if ok(&b, &a) {
+                Some((next.clone(), code[i].clone()))
+            } else {
+                None
+            }
+        });
+        match pair {
+            Some((colour, alpha)) => {
+                out.push(colour);
+                out.push(format!("+ {alpha}"));
+                i += 2;
+            }
+            None => {
+                out.push(code[i].clone());
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// What an operation is, for a message.
+fn what(op: Op) -> &'static str {
+    match op {
+        Op::Rcp => "reciprocal (division, rcp)",
+        Op::Rsq => "reciprocal square root (sqrt, normalize, length)",
+        Op::Exp | Op::Pow => "exponential (exp, exp2, pow)",
+        Op::Log => "logarithm (log, log2, pow)",
+        Op::Frc => "fraction (frac, floor, ceil, fmod, round, trunc, an int conversion)",
+        Op::Min | Op::Max => "min or max (min, max, clamp, abs) in ps_1_1",
+        Op::Abs => "absolute value",
+        Op::Dsx | Op::Dsy => "derivatives (ddx, ddy, fwidth)",
+        Op::Nrm => "normalize",
+        Op::SinCos => "sine or cosine",
+        Op::Slt | Op::Sge => "comparison",
+        Op::Tex(_) => "texture read of this kind (projected, biased, at a level or with gradients)",
+        Op::Relative { .. } | Op::LoopRelative { .. } => "run-time index into a uniform array",
+        _ => "instruction for this",
+    }
+}
+
+/// The place of an input: where it is first read.
+fn input_loc(p: &Program, n: NodeId) -> Loc {
+    p.loc(n)
+}
+
+/// The texture coordinate set a sample's coordinates are, read as they come in (x, y
+/// and for a volume or cube z, in place).
+fn texcoord_set(p: &Program, comps: &[Comp]) -> Option<u32> {
+    let first = comps.first()?.node;
+    let Op::Input(i) = p.node(first).op else {
+        return None;
+    };
+    let input = &p.inputs[i as usize];
+    if input.usage != "TEXCOORD" {
+        return None;
+    }
+    let in_place = comps.iter().enumerate().all(|(k, c)| {
+        c.node == first && usize::from(c.lane) == k.min(2)
+            || k == 1 && comps.len() == 2 && c.node == first && c.lane == 1
+    });
+    in_place.then_some(input.index)
+}
+
+/// The nodes the colour alone reads, each with the lanes of r0 it may be computed into:
+/// the lanes the colour reads it in, when an instruction can write just those (any lanes
+/// in ps_1_4; .rgb, .a or all four before) and read its operands there (a one-lane node
+/// in every lane it writes, a wider one lane for lane).
+fn colour_plan(
+    p: &Program,
+    profile: Profile,
+    uses_left: &HashMap<NodeId, u32>,
+) -> HashMap<NodeId, Vec<u8>> {
+    let mut plan = HashMap::new();
+    let Some(o) = p.outputs.first() else {
+        return plan;
+    };
+    let src = resolve_in(p, profile, &o.comps);
+    if src.neg || src.abs || src.comps.is_empty() {
+        return plan;
+    }
+    let mut comps = src.comps.clone();
+    while comps.len() < 4 {
+        comps.push(*comps.last().unwrap());
+    }
+    let v14 = profile.minor == 4;
+    let mut nodes: Vec<NodeId> = comps.iter().map(|c| c.node).collect();
+    nodes.sort();
+    nodes.dedup();
+    for n in nodes {
+        let node = p.node(n);
+        if is_leaf(node.op) || matches!(node.op, Op::Tex(_)) {
+            continue;
+        }
+        // cnd's condition goes through r0.a in ps_1_1.
+        if node.op == Op::Cmp && profile.minor < 2 {
+            continue;
+        }
+        let lanes: Vec<u8> = (0..4u8)
+            .filter(|&k| comps[usize::from(k)].node == n)
+            .collect();
+        if uses_left.get(&n).copied().unwrap_or(0) != lanes.len() as u32 {
+            continue;
+        }
+        let in_place = node.width == 1 || lanes.iter().all(|&k| comps[usize::from(k)].lane == k);
+        let legal = v14 || matches!(lanes.as_slice(), [0, 1, 2] | [3] | [0, 1, 2, 3]);
+        let dot = matches!(node.op, Op::Dp3 | Op::Dp4);
+        if in_place && legal && (!dot || node.width == 1) {
+            plan.insert(n, lanes);
+        }
+    }
+    plan
+}
+
+/// Operations ps_1_x lacks, built from those it has: `abs` as a choice, `min` and `max`
+/// as choices on the difference (ps_1_2 and later, where `cmp` chooses per lane).
+fn legalize(p: &mut Program, profile: Profile) {
+    for id in 0..p.nodes.len() {
+        let node = p.nodes[id].clone();
+        let big = |p: &Program, a: &[Comp]| {
+            a.iter().all(|&c| p.constant(c).is_some())
+                && a.iter()
+                    .any(|&c| p.constant(c).is_some_and(|v| v.abs() > 1.0))
+        };
+        let replacement = match node.op {
+            // a * k + c with k beyond [-1, 1] and c computed: the product alone, which
+            // the generator scales (`mul_x4`), then the sum.
+            Op::Mad
+                if (big(p, &node.args[0]) || big(p, &node.args[1]))
+                    && !node.args[2].iter().all(|&c| p.constant(c).is_some()) =>
+            {
+                let m = p.map(Op::Mul, vec![node.args[0].clone(), node.args[1].clone()]);
+                Some(p.map(Op::Add, vec![m, node.args[2].clone()]))
+            }
+            _ if profile.minor < 2 => None,
+            Op::Abs => {
+                let x = node.args[0].clone();
+                let n = p.map(Op::Neg, vec![x.clone()]);
+                Some(p.map(Op::Cmp, vec![x.clone(), x, n]))
+            }
+            Op::Min | Op::Max => {
+                let (a, b) = (node.args[0].clone(), node.args[1].clone());
+                let nb = p.map(Op::Neg, vec![b.clone()]);
+                let d = p.map(Op::Add, vec![a.clone(), nb]);
+                Some(if node.op == Op::Max {
+                    p.map(Op::Cmp, vec![d, a, b])
+                } else {
+                    p.map(Op::Cmp, vec![d, b, a])
+                })
+            }
+            _ => None,
+        };
+        if let Some(r) = replacement {
+            p.nodes[id] = Node {
+                op: Op::Mov,
+                args: vec![r],
+                width: node.width,
+            };
+        }
+    }
+}
+
+impl Gen<'_> {
+    fn fail(&mut self, msg: String) {
+        if self.error.is_none() {
+            self.error = Some((self.p.loc(self.at), msg));
+        }
+    }
+
+    fn v14(&self) -> bool {
+        self.profile.minor == 4
+    }
+
+    fn resolve(&self, comps: &[Comp]) -> Src {
+        resolve_in(self.p, self.profile, comps)
+    }
+
+    /// Whether `n` is computed straight into r0, at the lanes the colour reads it in; if
+    /// so, r0 is kept for the colour from here on. A wider node's lanes must be where it
+    /// computes them (`positions`). r0 must be free, or hold only values `n` reads for the
+    /// last time.
+    fn claim_r0(&mut self, n: NodeId, positions: &[u8]) -> Option<Vec<u8>> {
+        let lanes = self.plan.get(&n)?.clone();
+        if self.p.node(n).width > 1 && positions != lanes.as_slice() {
+            return None;
+        }
+        if !self.r0_kept {
+            let args: Vec<Comp> = self
+                .p
+                .node(n)
+                .args
+                .iter()
+                .flat_map(|a| self.resolve(a).comps)
+                .collect();
+            let busy = self.homes.iter().any(|(&m, h)| {
+                h.reg == Reg::Temp(0)
+                    && !is_leaf(self.p.node(m).op)
+                    && self.uses_left.get(&m).is_some_and(|&left| {
+                        left > 0 && left != args.iter().filter(|c| c.node == m).count() as u32
+                    })
+            });
+            let held = self
+                .pool
+                .iter()
+                .any(|&(r, taken)| r == Reg::Temp(0) && taken);
+            if busy || (held && !self.homes.values().any(|h| h.reg == Reg::Temp(0))) {
+                return None;
+            }
+            self.r0_kept = true;
+            if let Some(slot) = self.pool.iter_mut().find(|(r, _)| *r == Reg::Temp(0)) {
+                slot.1 = true;
+            }
+        }
+        self.claimed = Some(n);
+        Some(lanes)
+    }
+
+    /// The register a result goes to: r0 for the node claimed for it, else a free one.
+    fn result_reg(&mut self, n: NodeId) -> Option<Reg> {
+        if self.claimed == Some(n) {
+            return Some(Reg::Temp(0));
+        }
+        self.alloc()
+    }
+
+    /// `n` is in r0 at `lanes`, where the colour reads it.
+    fn placed_in_r0(&mut self, n: NodeId, lanes: &[u8]) {
+        for &k in lanes {
+            self.placed[usize::from(k)] = true;
+        }
+        self.claimed = None;
+        self.homes.insert(
+            n,
+            Home {
+                reg: Reg::Temp(0),
+                lanes: [0, 1, 2, 3],
+                all: false,
+            },
+        );
+    }
+
+    /// The operands of an instruction are all in place: the temporaries gathered for
+    /// them are free for its result.
+    fn operands_done(&mut self) {
+        for r in std::mem::take(&mut self.scratch) {
+            self.release_reg(r);
+        }
+    }
+
+    /// A register free for a result.
+    fn alloc(&mut self) -> Option<Reg> {
+        let slot = self.pool.iter_mut().find(|(_, taken)| !*taken)?;
+        slot.1 = true;
+        Some(slot.0)
+    }
+
+    fn release_reg(&mut self, reg: Reg) {
+        if reg == Reg::Temp(0) && self.r0_kept {
+            return;
+        }
+        if let Some(slot) = self.pool.iter_mut().find(|(r, _)| *r == reg) {
+            slot.1 = false;
+        }
+    }
+
+    fn temps_message(&self) -> String {
+        let name = self.profile.name();
+        if self.v14() {
+            format!("{name} has 6 temporary registers (r0–r5, the texture samples' among them); this needs more")
+        } else {
+            format!("{name} has 2 temporary registers (r0, r1) and the texture registers no texture instruction takes; this needs more")
+        }
+    }
+
+    /// One read of each component done: a node read for the last time frees its
+    /// register.
+    fn release(&mut self, comps: &[Comp]) {
+        for c in comps {
+            let Some(left) = self.uses_left.get_mut(&c.node) else {
+                continue;
+            };
+            *left = left.saturating_sub(1);
+            if *left == 0 {
+                if let Some(h) = self.homes.get(&c.node).copied() {
+                    if !is_leaf(self.p.node(c.node).op) {
+                        self.release_reg(h.reg);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One value read into every lane (`values` all alike), from one lane of a `def`
+    /// register by a replicate swizzle: any lane in ps_1_4, `.w` before (`.z` into the
+    /// alpha lane). The lane holding it already, or a free one.
+    fn konst_splat(&mut self, values: &[f32], read: &[u8], mask: &[u8]) -> Option<(Reg, u8)> {
+        let v = *values.first()?;
+        if values.iter().any(|x| x.to_bits() != v.to_bits()) || read.len() < 2 && !self.v14() {
+            return None;
+        }
+        let lanes: Vec<u8> = if self.v14() {
+            vec![0, 1, 2, 3]
+        } else if mask == [3] {
+            vec![3, 2]
+        } else {
+            vec![3]
+        };
+        let holds =
+            |d: &[Option<f32>; 4], l: u8| d[usize::from(l)].map(f32::to_bits) == Some(v.to_bits());
+        for (i, d) in self.defs.iter().enumerate() {
+            if let Some(&l) = lanes.iter().find(|&&l| holds(d, l)) {
+                return Some((Reg::Const(self.def_base + i as u32), l));
+            }
+        }
+        for i in 0..self.defs.len() {
+            if let Some(&l) = lanes
+                .iter()
+                .find(|&&l| self.defs[i][usize::from(l)].is_none())
+            {
+                self.defs[i][usize::from(l)] = Some(v);
+                return Some((Reg::Const(self.def_base + i as u32), l));
+            }
+        }
+        self.defs.push([None; 4]);
+        let l = lanes[0];
+        self.defs.last_mut().unwrap()[usize::from(l)] = Some(v);
+        Some((Reg::Const(self.def_base + self.defs.len() as u32 - 1), l))
+    }
+
+    /// A `def` register holding `values` at `lanes`: one that holds them there, or has
+    /// those lanes free.
+    fn konst(&mut self, values: &[f32], lanes: &[u8]) -> Reg {
+        let fits = |d: &[Option<f32>; 4]| {
+            values
+                .iter()
+                .zip(lanes)
+                .all(|(v, &l)| match d[usize::from(l)] {
+                    Some(x) => x.to_bits() == v.to_bits(),
+                    None => true,
+                })
+        };
+        let i = match self.defs.iter().position(fits) {
+            Some(i) => i,
+            None => {
+                self.defs.push([None; 4]);
+                self.defs.len() - 1
+            }
+        };
+        for (&v, &l) in values.iter().zip(lanes) {
+            self.defs[i][usize::from(l)] = Some(v);
+        }
+        Reg::Const(self.def_base + i as u32)
+    }
+
+    /// Where lane `c.lane` of a placed node is in its register.
+    fn lane_of(&self, c: Comp) -> Option<(Reg, u8, bool)> {
+        let h = self.homes.get(&c.node)?;
+        let lane = if h.all {
+            0
+        } else {
+            h.lanes[usize::from(c.lane)]
+        };
+        Some((h.reg, lane, h.all))
+    }
+
+    /// Whether a source swizzle is one the model reads, for an instruction writing
+    /// `mask` and reading lanes `read`.
+    fn swizzle_ok(&self, swz: [u8; 4], read: &[u8], mask: &[u8]) -> bool {
+        let agrees = |want: [u8; 4]| {
+            read.iter()
+                .all(|&l| swz[usize::from(l)] == want[usize::from(l)])
+        };
+        if agrees([0, 1, 2, 3]) {
+            return true;
+        }
+        if self.v14() {
+            return (0..4).any(|k| agrees([k; 4]));
+        }
+        agrees([3; 4]) || (agrees([2; 4]) && mask == [3])
+    }
+
+    /// The operand that reads `src` into lanes `dst` of an instruction writing `mask`:
+    /// as it is where its register holds it so, else gathered into a temporary.
+    fn operand(&mut self, src: &Src, dst: &[u8], mask: &[u8]) -> Option<Operand> {
+        let consts: Option<Vec<f32>> = src.comps.iter().map(|&c| self.p.constant(c)).collect();
+        if let Some(values) = consts {
+            if let Some((reg, lane)) = self.konst_splat(&values, dst, mask) {
+                return Some(Operand {
+                    reg,
+                    swz: [lane; 4],
+                    neg: src.neg,
+                });
+            }
+            let reg = self.konst(&values, dst);
+            let mut swz = [0, 1, 2, 3];
+            fill(&mut swz, dst);
+            return Some(Operand {
+                reg,
+                swz,
+                neg: src.neg,
+            });
+        }
+        if let Some(op) = self.direct(src, dst, mask) {
+            return Some(op);
+        }
+        let reg = self.gather(&src.comps, dst)?;
+        let mut swz = [0, 1, 2, 3];
+        fill(&mut swz, dst);
+        Some(Operand {
+            reg,
+            swz,
+            neg: src.neg,
+        })
+    }
+
+    /// `src` read as it is: the lanes of one register at the lanes read, or one lane of
+    /// one register in all of them, as the model's swizzles allow.
+    fn direct(&self, src: &Src, dst: &[u8], mask: &[u8]) -> Option<Operand> {
+        let mut reg = None;
+        let mut swz = [0u8; 4];
+        let mut all_any = true;
+        for (k, &c) in src.comps.iter().enumerate() {
+            let (r, lane, all) = self.lane_of(c)?;
+            if reg.is_some_and(|x| x != r) {
+                return None;
+            }
+            reg = Some(r);
+            all_any &= all;
+            swz[usize::from(dst[k])] = if all { dst[k] } else { lane };
+        }
+        let reg = reg?;
+        fill(&mut swz, dst);
+        if all_any {
+            // Every lane holds the value: read in place.
+            let mut id = [0, 1, 2, 3];
+            fill(&mut id, dst);
+            return Some(Operand {
+                reg,
+                swz: id,
+                neg: src.neg,
+            });
+        }
+        self.swizzle_ok(swz, dst, mask).then_some(Operand {
+            reg,
+            swz,
+            neg: src.neg,
+        })
+    }
+
+    /// Components moved into lanes `dst` of a fresh temporary.
+    fn gather(&mut self, comps: &[Comp], dst: &[u8]) -> Option<Reg> {
+        let Some(t) = self.alloc() else {
+            let m = self.temps_message();
+            self.fail(m);
+            return None;
+        };
+        self.gather_into(t, comps, dst, false)?;
+        // Free again once the instruction reading it has its operands: its result may
+        // take it.
+        self.scratch.push(t);
+        Some(t)
+    }
+
+    /// Where each of `comps` comes from, grouped so that one instruction moves a group:
+    /// lanes read in place from one register, or one lane of a register into several.
+    /// Constants go into a `def` register at their lanes.
+    fn groups(&mut self, comps: &[Comp], dst: &[u8]) -> Option<Vec<(Source, Vec<u8>)>> {
+        let mut groups: Vec<(Source, Vec<u8>)> = Vec::new();
+        let mut consts: Vec<(u8, f32)> = Vec::new();
+        for (k, &c) in comps.iter().enumerate() {
+            let l = dst[k];
+            let key = match self.p.constant(c) {
+                Some(v) => {
+                    consts.push((l, v));
+                    continue;
+                }
+                None => match self.lane_of(c)? {
+                    (r, _, true) => Source::InPlace(r),
+                    (r, lane, false) if lane == l => Source::InPlace(r),
+                    (r, lane, false) => Source::Splat(r, lane),
+                },
+            };
+            match groups.iter_mut().find(|g| g.0 == key) {
+                Some(g) => g.1.push(l),
+                None => groups.push((key, vec![l])),
+            }
+        }
+        if !consts.is_empty() {
+            let values: Vec<f32> = consts.iter().map(|x| x.1).collect();
+            let lanes: Vec<u8> = consts.iter().map(|x| x.0).collect();
+            let r = self.konst(&values, &lanes);
+            groups.push((Source::InPlace(r), lanes));
+        }
+        // Lanes in place that a spread of the same lane covers as well join it.
+        let mut i = 0;
+        while i < groups.len() {
+            if let Source::InPlace(r) = groups[i].0 {
+                let absorbable = groups[i]
+                    .1
+                    .iter()
+                    .all(|&l| groups.iter().any(|g| g.0 == Source::Splat(r, l)));
+                if absorbable {
+                    let lanes = groups.remove(i).1;
+                    for l in lanes {
+                        let g = groups
+                            .iter_mut()
+                            .find(|g| g.0 == Source::Splat(r, l))
+                            .unwrap();
+                        g.1.push(l);
+                    }
+                    continue;
+                }
+            }
+            i += 1;
+        }
+        Some(groups)
+    }
+
+    /// Components moved into lanes `dst` of `t`; with `keep`, the other lanes of `t` hold
+    /// values and stay as they are.
+    fn gather_into(&mut self, t: Reg, comps: &[Comp], dst: &[u8], keep: bool) -> Option<()> {
+        let groups = self.groups(comps, dst)?;
+        if self.v14() {
+            // A `mov` per group: in place, or one lane replicated.
+            for (source, lanes) in groups {
+                let text = match source {
+                    Source::InPlace(r) if r == t => continue,
+                    Source::InPlace(r) => r.name(),
+                    Source::Splat(r, lane) => format!("{}.{}", r.name(), LANES[usize::from(lane)]),
+                };
+                self.code
+                    .push(format!("mov {}{}, {text}", t.name(), mask_text(&lanes)));
+            }
+            return Some(());
+        }
+        // ps_1_1–1_3: the colour lanes group by group, the first moved (or spread with
+        // a `dp3` against a basis vector, which fills every lane), the rest merged with
+        // `lrp` against a mask of their lanes; the alpha lane by `mov`, `.z` and `.w`
+        // read into it as they are.
+        let alpha = dst.iter().position(|&l| l == 3).map(|k| comps[k]);
+        let mut rgb: Vec<(Source, Vec<u8>)> = groups
+            .into_iter()
+            .filter_map(|(s, lanes)| {
+                let lanes: Vec<u8> = lanes.into_iter().filter(|&l| l < 3).collect();
+                (!lanes.is_empty()).then_some((s, lanes))
+            })
+            .collect();
+        // Spreads that need a `dp3` first: the first of them goes straight into `t`.
+        rgb.sort_by_key(|(s, _)| !matches!(s, Source::Splat(_, l) if *l < 3));
+        let mut alpha_done = alpha.is_none();
+        let mut first = !keep;
+        for (source, lanes) in rgb {
+            let text = match source {
+                Source::InPlace(r) if r == t => continue,
+                Source::InPlace(r) => r.name(),
+                Source::Splat(r, 3) => format!("{}.w", r.name()),
+                Source::Splat(r, lane) => {
+                    let mut basis = [0.0f32; 3];
+                    basis[usize::from(lane)] = 1.0;
+                    let e = self.konst(&basis, &[0, 1, 2]);
+                    if first {
+                        // Every lane of `t`: the alpha lane too, if it is the same.
+                        self.code
+                            .push(format!("dp3 {}, {}, {}", t.name(), e.name(), r.name()));
+                        first = false;
+                        if let Some(a) = alpha {
+                            alpha_done |= self.p.constant(a).is_none()
+                                && self
+                                    .lane_of(a)
+                                    .is_some_and(|(ar, al, all)| ar == r && (al == lane || all));
+                        }
+                        continue;
+                    }
+                    let Some(s) = self.alloc() else {
+                        let m = self.temps_message();
+                        self.fail(m);
+                        return None;
+                    };
+                    self.code
+                        .push(format!("dp3 {}, {}, {}", s.name(), e.name(), r.name()));
+                    self.release_reg(s);
+                    s.name()
+                }
+            };
+            if first {
+                self.code.push(format!("mov {}.xyz, {text}", t.name()));
+                first = false;
+            } else {
+                let mut mask = [0.0f32; 3];
+                for &l in &lanes {
+                    mask[usize::from(l)] = 1.0;
+                }
+                let m = self.konst(&mask, &[0, 1, 2]);
+                self.code.push(format!(
+                    "lrp {}.xyz, {}, {text}, {}",
+                    t.name(),
+                    m.name(),
+                    t.name()
+                ));
+            }
+        }
+        if alpha_done {
+            return Some(());
+        }
+        let c = alpha.unwrap();
+        let source = match self.p.constant(c) {
+            Some(v) => format!("{}.w", self.konst(&[v], &[3]).name()),
+            None => {
+                let (r, lane, all) = self.lane_of(c)?;
+                match (all, lane) {
+                    (true, _) | (false, 3) if r == t => return Some(()),
+                    (true, _) => r.name(),
+                    (false, 2) => format!("{}.z", r.name()),
+                    (false, 3) => format!("{}.w", r.name()),
+                    (false, lane) => {
+                        let mut basis = [0.0f32; 3];
+                        basis[usize::from(lane)] = 1.0;
+                        let e = self.konst(&basis, &[0, 1, 2]);
+                        let Some(s) = self.alloc() else {
+                            let m = self.temps_message();
+                            self.fail(m);
+                            return None;
+                        };
+                        self.code
+                            .push(format!("dp3 {}, {}, {}", s.name(), e.name(), r.name()));
+                        self.release_reg(s);
+                        format!("{}.w", s.name())
+                    }
+                }
+            }
+        };
+        self.code.push(format!("mov {}.w, {source}", t.name()));
+        Some(())
+    }
+
+    fn emit(&mut self, n: NodeId, live: u8) {
+        let p = self.p;
+        let node = p.node(n).clone();
+        let positions: Vec<u8> = (0..node.width).filter(|&l| live & (1 << l) != 0).collect();
+        if positions.is_empty() {
+            return;
+        }
+        // One-lane results fill every lane their instruction writes.
+        let scalar = node.width == 1;
+        let mut mask: Vec<u8> = if scalar {
+            vec![0, 1, 2, 3]
+        } else if self.v14() {
+            positions.clone()
+        } else {
+            let rgb = positions.iter().any(|&l| l < 3);
+            let a = positions.contains(&3);
+            match (rgb, a) {
+                (true, true) => vec![0, 1, 2, 3],
+                (true, false) => vec![0, 1, 2],
+                _ => vec![3],
+            }
+        };
+        // The lanes each operand is read into: a one-lane result reads its one-lane
+        // operands in every lane.
+        let mut reads: Vec<u8> = if scalar {
+            mask.clone()
+        } else {
+            positions.clone()
+        };
+        if let Some(d) = self.claim_r0(n, &positions) {
+            reads = if scalar { d.clone() } else { positions.clone() };
+            mask = d;
+        }
+        let srcs: Vec<Src> = node.args.iter().map(|a| self.resolve(a)).collect();
+        let spread = |s: &Src, reads: &[u8]| -> Src {
+            if s.comps.len() == 1 && reads.len() > 1 {
+                Src {
+                    comps: vec![s.comps[0]; reads.len()],
+                    ..s.clone()
+                }
+            } else if s.comps.len() > reads.len() && !scalar {
+                Src {
+                    comps: reads.iter().map(|&l| s.comps[usize::from(l)]).collect(),
+                    ..s.clone()
+                }
+            } else {
+                s.clone()
+            }
+        };
+        if matches!(node.op, Op::Mul | Op::Add | Op::Mad) {
+            let ops: Vec<Src> = srcs.iter().map(|s| spread(s, &reads)).collect();
+            if self.scaled(n, node.op, &ops, &reads, &mask, scalar) {
+                return;
+            }
+        }
+        let (m, ops): (&str, Vec<Src>) = match node.op {
+            Op::Mov | Op::Copy => ("mov", vec![spread(&srcs[0], &reads)]),
+            Op::Neg => {
+                let mut s = spread(&srcs[0], &reads);
+                s.neg = !s.neg;
+                ("mov", vec![s])
+            }
+            Op::Sat => ("mov_sat", vec![spread(&srcs[0], &reads)]),
+            Op::Add => ("add", srcs.iter().map(|s| spread(s, &reads)).collect()),
+            Op::Mul => ("mul", srcs.iter().map(|s| spread(s, &reads)).collect()),
+            Op::Mad => ("mad", srcs.iter().map(|s| spread(s, &reads)).collect()),
+            Op::Lrp => ("lrp", srcs.iter().map(|s| spread(s, &reads)).collect()),
+            Op::Cmp => return self.choice(n, &srcs, &positions, &mask),
+            Op::Dp3 | Op::Dp4 => return self.dot(n, &srcs),
+            _ => {
+                self.fail(format!(
+                    "cannot map expression to pixel shader instruction set: {} has no {}",
+                    self.profile.name(),
+                    what(node.op)
+                ));
+                return;
+            }
+        };
+        let mut operands = Vec::new();
+        for s in &ops {
+            let Some(o) = self.operand(s, &reads, &mask) else {
+                return;
+            };
+            operands.push(o);
+        }
+        for s in &ops {
+            self.release(&s.comps);
+        }
+        self.write(n, m, &mask, &operands, scalar);
+    }
+
+    /// The values of `src` if it is all constants.
+    fn values(&self, src: &Src) -> Option<Vec<f32>> {
+        let v: Option<Vec<f32>> = src.comps.iter().map(|&c| self.p.constant(c)).collect();
+        v.map(|v| {
+            v.into_iter()
+                .map(|x| if src.neg { -x } else { x })
+                .collect()
+        })
+    }
+
+    /// A constant operand of `values` read into lanes `read`.
+    fn const_operand(&mut self, values: &[f32], read: &[u8], mask: &[u8]) -> Operand {
+        if let Some((reg, lane)) = self.konst_splat(values, read, mask) {
+            return Operand {
+                reg,
+                swz: [lane; 4],
+                neg: false,
+            };
+        }
+        let reg = self.konst(values, read);
+        let mut swz = [0, 1, 2, 3];
+        fill(&mut swz, read);
+        Operand {
+            reg,
+            swz,
+            neg: false,
+        }
+    }
+
+    /// Products and sums with a literal beyond [-1, 1], which no ps_1_x register holds:
+    /// `2 * x` as `x + x`; otherwise the literal scaled into range and the result scaled
+    /// back by the instruction's modifier (`_x2`, `_x4`, in ps_1_4 `_x8`): `k * x` as
+    /// `mul_x4 x, k/4`, `x + k` as `mad_x2 x, 0.5, k/2`, `a * k + c` with both literal
+    /// as `mad_x2 a, k/2, c/2`. Whether it wrote the node.
+    fn scaled(
+        &mut self,
+        n: NodeId,
+        op: Op,
+        ops: &[Src],
+        reads: &[u8],
+        mask: &[u8],
+        scalar: bool,
+    ) -> bool {
+        let values: Vec<Option<Vec<f32>>> = ops.iter().map(|s| self.values(s)).collect();
+        let big =
+            |v: &Option<Vec<f32>>| v.as_ref().is_some_and(|v| v.iter().any(|x| x.abs() > 1.0));
+        if !values.iter().any(big) {
+            return false;
+        }
+        let largest = values
+            .iter()
+            .flatten()
+            .flatten()
+            .fold(0.0f32, |m, x| m.max(x.abs()));
+        let scales: &[u32] = if self.v14() { &[2, 4, 8] } else { &[2, 4] };
+        let Some(&scale) = scales.iter().find(|&&s| largest <= s as f32) else {
+            return false;
+        };
+        let f = scale as f32;
+        let (m, plan): (String, Vec<Result<Vec<f32>, usize>>) = match (op, &values[..]) {
+            // k * x, x * k
+            (Op::Mul, [Some(k), None]) | (Op::Mul, [None, Some(k)]) => {
+                let x = if values[0].is_none() { 0 } else { 1 };
+                if k.iter().all(|&v| v == 2.0 || v == -2.0) && k.iter().all(|&v| v == k[0]) {
+                    // x + x (negated for -2).
+                    let mut src = ops[x].clone();
+                    src.neg ^= k[0] < 0.0;
+                    let Some(o) = self.operand(&src, reads, mask) else {
+                        return true;
+                    };
+                    self.release(&ops[x].comps);
+                    self.write(n, "add", mask, &[o.clone(), o], scalar);
+                    return true;
+                }
+                (
+                    format!("mul_x{scale}"),
+                    vec![Err(x), Ok(k.iter().map(|v| v / f).collect())],
+                )
+            }
+            // x + k, k + x
+            (Op::Add, [Some(k), None]) | (Op::Add, [None, Some(k)]) => {
+                let x = if values[0].is_none() { 0 } else { 1 };
+                (
+                    format!("mad_x{scale}"),
+                    vec![
+                        Err(x),
+                        Ok(vec![1.0 / f; k.len()]),
+                        Ok(k.iter().map(|v| v / f).collect()),
+                    ],
+                )
+            }
+            // a * k + c, k * a + c, both literals
+            (Op::Mad, [None, Some(k), Some(c)]) | (Op::Mad, [Some(k), None, Some(c)]) => {
+                let a = if values[0].is_none() { 0 } else { 1 };
+                (
+                    format!("mad_x{scale}"),
+                    vec![
+                        Err(a),
+                        Ok(k.iter().map(|v| v / f).collect()),
+                        Ok(c.iter().map(|v| v / f).collect()),
+                    ],
+                )
+            }
+            _ => return false,
+        };
+        let mut operands = Vec::new();
+        for p in &plan {
+            match p {
+                Err(i) => {
+                    let Some(o) = self.operand(&ops[*i], reads, mask) else {
+                        return true;
+                    };
+                    operands.push(o);
+                }
+                Ok(v) => operands.push(self.const_operand(v, reads, mask)),
+            }
+        }
+        for p in &plan {
+            if let Err(i) = p {
+                self.release(&ops[*i].comps);
+            }
+        }
+        self.write(n, &m, mask, &operands, scalar);
+        true
+    }
+
+    /// The result of `n` into a fresh register: `m dst.mask, operands`.
+    fn write(&mut self, n: NodeId, m: &str, mask: &[u8], operands: &[Operand], scalar: bool) {
+        self.operands_done();
+        let Some(reg) = self.result_reg(n) else {
+            let msg = self.temps_message();
+            self.fail(msg);
+            return;
+        };
+        let mask_text = if mask.len() == 4 {
+            String::new()
+        } else {
+            mask_text(mask)
+        };
+        let ops: Vec<String> = operands.iter().map(Operand::text).collect();
+        self.code
+            .push(format!("{m} {}{mask_text}, {}", reg.name(), ops.join(", ")));
+        if self.claimed == Some(n) {
+            return self.placed_in_r0(n, mask);
+        }
+        self.homes.insert(
+            n,
+            Home {
+                reg,
+                lanes: [0, 1, 2, 3],
+                all: scalar && mask.len() == 4,
+            },
+        );
+        if self.uses_left.get(&n).copied().unwrap_or(0) == 0 {
+            self.release_reg(reg);
+        }
+    }
+
+    /// A choice per lane, `s >= 0 ? a : b`: `cmp` (ps_1_2 and later); in ps_1_1, `cnd`
+    /// on r0.a, which holds 0.5 − s, the same for every lane.
+    fn choice(&mut self, n: NodeId, srcs: &[Src], positions: &[u8], mask: &[u8]) {
+        let reads = positions.to_vec();
+        let pick = |s: &Src| -> Src {
+            if s.comps.len() == 1 {
+                return Src {
+                    comps: vec![s.comps[0]; reads.len()],
+                    ..s.clone()
+                };
+            }
+            Src {
+                comps: reads.iter().map(|&l| s.comps[usize::from(l)]).collect(),
+                ..s.clone()
+            }
+        };
+        let (s, a, b) = (pick(&srcs[0]), pick(&srcs[1]), pick(&srcs[2]));
+        if self.profile.minor >= 2 {
+            let mut operands = Vec::new();
+            for x in [&s, &a, &b] {
+                let Some(o) = self.operand(x, &reads, mask) else {
+                    return;
+                };
+                operands.push(o);
+            }
+            for x in [&s, &a, &b] {
+                self.release(&x.comps);
+            }
+            return self.write(n, "cmp", mask, &operands, false);
+        }
+        // ps_1_1: one condition for every lane.
+        if s.comps.iter().any(|&c| c != s.comps[0]) {
+            let name = self.profile.name();
+            self.fail(format!("unable to emulate vector conditionals in {name}: its cnd chooses every lane by one value (r0.a)"));
+            return;
+        }
+        if self.homes.values().any(|h| h.reg == Reg::Temp(0))
+            && self
+                .pool
+                .iter()
+                .any(|&(r, taken)| r == Reg::Temp(0) && taken)
+        {
+            let msg = self.temps_message();
+            self.fail(msg);
+            return;
+        }
+        // r0.a = 0.5 - s: more than 0.5 where s < 0.
+        let one = Src {
+            comps: vec![s.comps[0]],
+            neg: !s.neg,
+            abs: false,
+        };
+        let Some(so) = self.operand(&one, &[3], &[3]) else {
+            return;
+        };
+        let half = self.konst(&[0.5], &[3]);
+        self.code
+            .push(format!("add r0.w, {}, {}.w", so.text(), half.name()));
+        self.operands_done();
+        self.release(&s.comps);
+        // r0 holds the condition until `cnd` reads it.
+        let r0_slot = self.pool.iter().position(|&(r, _)| r == Reg::Temp(0));
+        let r0_was = r0_slot.map(|i| std::mem::replace(&mut self.pool[i].1, true));
+        let mut operands = vec![Operand {
+            reg: Reg::Temp(0),
+            swz: [3; 4],
+            neg: false,
+        }];
+        for x in [&b, &a] {
+            let Some(o) = self.operand(x, &reads, mask) else {
+                return;
+            };
+            operands.push(o);
+        }
+        for x in [&a, &b] {
+            self.release(&x.comps);
+        }
+        if let (Some(i), Some(was)) = (r0_slot, r0_was) {
+            self.pool[i].1 = was;
+        }
+        self.write(n, "cnd", mask, &operands, false);
+    }
+
+    /// `dp3`/`dp4` of two vectors, in every lane; ps_1_1 has no `dp4`: `dp3` and a
+    /// `mad` of the w lanes.
+    fn dot(&mut self, n: NodeId, srcs: &[Src]) {
+        let op = self.p.node(n).op;
+        let lanes: Vec<u8> = if op == Op::Dp3 {
+            vec![0, 1, 2]
+        } else {
+            vec![0, 1, 2, 3]
+        };
+        let full = [0u8, 1, 2, 3];
+        let mask = self.claim_r0(n, &[0]).unwrap_or(full.to_vec());
+        let mut operands = Vec::new();
+        for s in srcs {
+            let s = Src {
+                comps: s.comps[..lanes.len()].to_vec(),
+                ..s.clone()
+            };
+            let Some(o) = self.operand(&s, &lanes, &full) else {
+                return;
+            };
+            operands.push(o);
+        }
+        for s in srcs {
+            self.release(&s.comps);
+        }
+        if op == Op::Dp4 && self.profile.minor < 2 {
+            self.operands_done();
+            let Some(reg) = self.result_reg(n) else {
+                let m = self.temps_message();
+                self.fail(m);
+                return;
+            };
+            let (a, b) = (&operands[0], &operands[1]);
+            let dst = format!("{}{}", reg.name(), mask_text(&mask));
+            self.code
+                .push(format!("dp3 {dst}, {}, {}", a.text(), b.text()));
+            let w = |o: &Operand| Operand {
+                swz: [3; 4],
+                ..o.clone()
+            };
+            self.code.push(format!(
+                "mad {dst}, {}, {}, {}",
+                w(a).text(),
+                w(b).text(),
+                reg.name()
+            ));
+            if self.claimed == Some(n) {
+                return self.placed_in_r0(n, &mask);
+            }
+            self.homes.insert(
+                n,
+                Home {
+                    reg,
+                    lanes: full,
+                    all: true,
+                },
+            );
+            if self.uses_left.get(&n).copied().unwrap_or(0) == 0 {
+                self.release_reg(reg);
+            }
+            return;
+        }
+        let m = if op == Op::Dp3 { "dp3" } else { "dp4" };
+        self.write(n, m, &mask, &operands, true);
+    }
+
+    /// The colour into r0, all four lanes: what is not there yet.
+    fn output(&mut self) {
+        let Some(o) = self.p.outputs.first() else {
+            return;
+        };
+        let mut src = self.resolve(&o.comps);
+        while src.comps.len() < 4 {
+            let last = *src.comps.last().unwrap();
+            src.comps.push(last);
+        }
+        let full = [0u8, 1, 2, 3];
+        if self.placed.iter().any(|&p| p) {
+            let (lanes, comps): (Vec<u8>, Vec<Comp>) = full
+                .iter()
+                .filter(|&&k| !self.placed[usize::from(k)])
+                .map(|&k| (k, src.comps[usize::from(k)]))
+                .unzip();
+            if !lanes.is_empty() {
+                let _ = self.gather_into(Reg::Temp(0), &comps, &lanes, true);
+            }
+            return;
+        }
+        if let Some(op) = self.direct(&src, &full, &full) {
+            if op.reg == Reg::Temp(0) && op.swz == full && !src.neg {
+                return;
+            }
+            self.code.push(format!("mov r0, {}", op.text()));
+            return;
+        }
+        // Gathered straight into r0, unless r0 holds one of the values gathered.
+        let reads_r0 = src
+            .comps
+            .iter()
+            .any(|&c| self.lane_of(c).is_some_and(|(r, _, _)| r == Reg::Temp(0)));
+        if !src.neg && !reads_r0 {
+            let _ = self.gather_into(Reg::Temp(0), &src.comps, &full, false);
+            return;
+        }
+        let Some(op) = self.operand(&src, &full, &full) else {
+            return;
+        };
+        self.code.push(format!("mov r0, {}", op.text()));
+    }
+}
+
+/// Lanes a swizzle does not read repeat the last one it does.
+fn fill(swz: &mut [u8; 4], read: &[u8]) {
+    let mut last = None;
+    for l in 0..4u8 {
+        if read.contains(&l) {
+            last = Some(swz[usize::from(l)]);
+        } else if let Some(v) = last {
+            swz[usize::from(l)] = v;
+        }
+    }
+    if let Some(&f) = read.first() {
+        let v = swz[usize::from(f)];
+        for l in 0..f {
+            swz[usize::from(l)] = v;
+        }
+    }
+}
