@@ -646,14 +646,8 @@ pub(super) fn allocate_uniforms(
         }
         regs.insert(var, base);
     }
-    let def_base = (0..)
-        .find(|r| {
-            !taken_c.contains(r)
-                && !(0..).take(0).any(|_: u32| false)
-                && (*r..).take(1).all(|x| !taken_c.contains(&x))
-        })
-        .unwrap_or(0);
-    let def_base = taken_c.iter().max().map_or(0, |m| m + 1).max(def_base);
+    // The `def`s after every register a uniform takes or reserves.
+    let def_base = taken_c.iter().max().map_or(0, |m| m + 1);
     let mut constants: Vec<Constant> = regs
         .iter()
         .map(|(&var, &index)| {

@@ -823,7 +823,8 @@ fn combine(l: &mut Lowering, first: (Vec<Comp>, Comp), rest: Vec<(Vec<Comp>, Com
 pub(super) fn dot(l: &mut Lowering, a: &[Comp], b: &[Comp]) -> Comp {
     match a.len() {
         1 => l.prog().map(Op::Mul, vec![a.to_vec(), b.to_vec()])[0],
-        2 if l.is_pixel() => {
+        // dp2add from ps_2_0; ps_1_x multiplies and adds.
+        2 if l.is_pixel() && l.model() >= 2 => {
             let zero = l.prog().konst(0.0);
             l.prog()
                 .scalar(Op::Dp2Add, vec![a.to_vec(), b.to_vec(), vec![zero]])

@@ -4770,6 +4770,11 @@ impl<'a> Lowering<'a> {
         self.profile.pixel
     }
 
+    /// The shader model's major number.
+    pub(super) fn model(&self) -> u8 {
+        self.profile.major
+    }
+
     pub(super) fn profile(&self) -> Profile {
         self.profile
     }

@@ -113,7 +113,8 @@ struct Gen<'p> {
     pool: Vec<(Reg, bool)>,
     /// `def` registers: values by lane.
     defs: Vec<[Option<f32>; 4]>,
-    def_base: u32,
+    /// The constant registers no uniform takes, in order: the `def`s go there.
+    free_c: Vec<u32>,
     code: Vec<String>,
     /// The first error, where and what.
     error: Option<(Loc, String)>,
@@ -147,7 +148,7 @@ pub fn generate(
     flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
-    legalize(&mut fixed, profile);
+    legalize(&mut fixed);
     let p = &fixed;
     let (needed, live) = live_nodes(p, profile);
     let name = profile.name();
@@ -214,7 +215,18 @@ pub fn generate(
             _ => {}
         }
     }
-    let (uniform_regs, table_constants, def_base) = allocate_uniforms(p, &used_offsets, &[]);
+    let (uniform_regs, table_constants, _) = allocate_uniforms(p, &used_offsets, &[]);
+    // The literals take the constant registers the uniforms leave, the holes first (as
+    // the legacy compiler places them).
+    let occupied: Vec<(u32, u32)> = table_constants
+        .iter()
+        .filter(|c| c.register_set == RegisterSet::FLOAT4)
+        .map(|c| (u32::from(c.register_index), u32::from(c.register_count)))
+        .collect();
+    let free_c: Vec<u32> = (0..256)
+        .filter(|r| !occupied.iter().any(|&(i, n)| (i..i + n).contains(r)))
+        .collect();
+    let uniform_top = occupied.iter().map(|&(i, n)| i + n).max().unwrap_or(0);
     let v14 = profile.minor == 4;
     let mut g = Gen {
         p,
@@ -223,7 +235,7 @@ pub fn generate(
         uses_left: HashMap::new(),
         pool: Vec::new(),
         defs: Vec::new(),
-        def_base,
+        free_c,
         code: Vec::new(),
         error: None,
         at: 0,
@@ -408,12 +420,18 @@ pub fn generate(
     if let Some(e) = g.error {
         return Err(vec![e]);
     }
-    if g.def_base + g.defs.len() as u32 > 8 {
+    let top = (0..g.defs.len())
+        .map(|i| g.def_reg(i) + 1)
+        .chain([uniform_top])
+        .max()
+        .unwrap_or(0);
+    if top > 8 {
         return Err(vec![(
             Loc::default(),
             format!(
-                "maximum constant register index exceeded: {name} has c0–c7, and this needs {} (its uniforms and {} literal registers)",
-                g.def_base + g.defs.len() as u32,
+                "maximum constant register index exceeded: {name} has c0–c7, and this needs c0–c{} ({} registers of uniforms and {} of literals)",
+                top - 1,
+                occupied.iter().map(|&(_, n)| n).sum::<u32>(),
                 g.defs.len()
             ),
         )]);
@@ -422,9 +440,13 @@ pub fn generate(
     let _ = writeln!(asm, "ps_1_{}", profile.minor);
     for (i, d) in g.defs.iter().enumerate() {
         let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
-        let _ = writeln!(asm, "def c{}, {}", g.def_base + i as u32, v.join(", "));
+        let _ = writeln!(asm, "def c{}, {}", g.def_reg(i), v.join(", "));
     }
-    for line in coissue(&g.code) {
+    let mut code = coissue(&g.code);
+    if v14 {
+        code = phases(code);
+    }
+    for line in code {
         let _ = writeln!(asm, "{line}");
     }
     let version_token = crate::shader::d3d9::bytecode::Version {
@@ -518,6 +540,62 @@ fn coissue(code: &[String]) -> Vec<String> {
                 i += 1;
             }
         }
+    }
+    out
+}
+
+/// ps_1_4 runs eight arithmetic instructions, or eight before a `phase` and eight after:
+/// longer code is split where the first part reads no colour register (v# exist only
+/// after the phase) and nothing after reads a register whose alpha lane the first part
+/// wrote (alpha lanes do not outlive the phase).
+fn phases(code: Vec<String>) -> Vec<String> {
+    const PER_PHASE: usize = 8;
+    // Units: an instruction and the one co-issued with it.
+    let mut units: Vec<Vec<String>> = Vec::new();
+    for line in code {
+        match units.last_mut() {
+            Some(u) if line.starts_with("+ ") => u.push(line),
+            _ => units.push(vec![line]),
+        }
+    }
+    let texture = |u: &Vec<String>| u[0].starts_with("tex");
+    let first_arith = units.iter().position(|u| !texture(u)).unwrap_or(units.len());
+    let arith = units.len() - first_arith;
+    if arith <= PER_PHASE || arith > 2 * PER_PHASE {
+        return units.into_iter().flatten().collect();
+    }
+    fn parts(u: &[String]) -> Vec<Line<'_>> {
+        u.iter()
+            .filter_map(|l| take_apart(l.trim_start_matches("+ ")))
+            .collect()
+    }
+    let valid = |k: usize| {
+        let (one, two) = units[first_arith..].split_at(k);
+        let reads_colour = one
+            .iter()
+            .flat_map(|u| parts(u))
+            .any(|l| l.reads.iter().any(|r| r.starts_with('v')));
+        let alpha_written: Vec<String> = one
+            .iter()
+            .flat_map(|u| parts(u))
+            .filter(|l| l.mask.is_empty() || l.mask.contains('w'))
+            .map(|l| l.dst.to_string())
+            .collect();
+        let alpha_read = two
+            .iter()
+            .flat_map(|u| parts(u))
+            .any(|l| l.reads.iter().any(|r| alpha_written.iter().any(|w| w == r)));
+        !reads_colour && !alpha_read
+    };
+    let Some(k) = (arith - PER_PHASE..=PER_PHASE).rev().find(|&k| valid(k)) else {
+        return units.into_iter().flatten().collect();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for (i, u) in units.into_iter().enumerate() {
+        if i == first_arith + k {
+            out.push("phase".into());
+        }
+        out.extend(u);
     }
     out
 }
@@ -617,7 +695,7 @@ fn colour_plan(
 
 /// Operations ps_1_x lacks, built from those it has: `abs` as a choice, `min` and `max`
 /// as choices on the difference (ps_1_2 and later, where `cmp` chooses per lane).
-fn legalize(p: &mut Program, profile: Profile) {
+fn legalize(p: &mut Program) {
     for id in 0..p.nodes.len() {
         let node = p.nodes[id].clone();
         let big = |p: &Program, a: &[Comp]| {
@@ -635,7 +713,8 @@ fn legalize(p: &mut Program, profile: Profile) {
                 let m = p.map(Op::Mul, vec![node.args[0].clone(), node.args[1].clone()]);
                 Some(p.map(Op::Add, vec![m, node.args[2].clone()]))
             }
-            _ if profile.minor < 2 => None,
+            // abs, min and max as choices: per lane with cmp (ps_1_2 and later); in
+            // ps_1_1 with cnd, for one value alone.
             Op::Abs => {
                 let x = node.args[0].clone();
                 let n = p.map(Op::Neg, vec![x.clone()]);
@@ -750,6 +829,46 @@ impl Gen<'_> {
         }
     }
 
+    /// An instruction reads at most so many registers of a kind (two constants, two
+    /// colours, …): operands beyond are moved into temporaries first. Whether it could.
+    fn read_ports(&mut self, operands: &mut [Operand]) -> bool {
+        let ports = |r: Reg, v14: bool| match r {
+            Reg::Temp(_) if v14 => 3,
+            Reg::Texture(_) if v14 => 1,
+            _ => 2,
+        };
+        let kind = |r: Reg| std::mem::discriminant(&r);
+        let v14 = self.v14();
+        for i in 0..operands.len() {
+            let reg = operands[i].reg;
+            let mut seen: Vec<Reg> = Vec::new();
+            for o in &operands[..i] {
+                if kind(o.reg) == kind(reg) && !seen.contains(&o.reg) {
+                    seen.push(o.reg);
+                }
+            }
+            if seen.contains(&reg) || (seen.len() as u32) < ports(reg, v14) {
+                continue;
+            }
+            let Some(t) = self.alloc() else {
+                let m = self.temps_message();
+                self.fail(m);
+                return false;
+            };
+            self.code.push(format!("mov {}, {}", t.name(), reg.name()));
+            self.scratch.push(t);
+            for o in operands[i..].iter_mut().filter(|o| o.reg == reg) {
+                o.reg = t;
+            }
+        }
+        true
+    }
+
+    /// The register of the `i`th `def`.
+    fn def_reg(&self, i: usize) -> u32 {
+        self.free_c.get(i).copied().unwrap_or(256 + i as u32)
+    }
+
     /// A register free for a result.
     fn alloc(&mut self) -> Option<Reg> {
         let slot = self.pool.iter_mut().find(|(_, taken)| !*taken)?;
@@ -812,7 +931,7 @@ impl Gen<'_> {
             |d: &[Option<f32>; 4], l: u8| d[usize::from(l)].map(f32::to_bits) == Some(v.to_bits());
         for (i, d) in self.defs.iter().enumerate() {
             if let Some(&l) = lanes.iter().find(|&&l| holds(d, l)) {
-                return Some((Reg::Const(self.def_base + i as u32), l));
+                return Some((Reg::Const(self.def_reg(i)), l));
             }
         }
         for i in 0..self.defs.len() {
@@ -821,13 +940,13 @@ impl Gen<'_> {
                 .find(|&&l| self.defs[i][usize::from(l)].is_none())
             {
                 self.defs[i][usize::from(l)] = Some(v);
-                return Some((Reg::Const(self.def_base + i as u32), l));
+                return Some((Reg::Const(self.def_reg(i)), l));
             }
         }
         self.defs.push([None; 4]);
         let l = lanes[0];
         self.defs.last_mut().unwrap()[usize::from(l)] = Some(v);
-        Some((Reg::Const(self.def_base + self.defs.len() as u32 - 1), l))
+        Some((Reg::Const(self.def_reg(self.defs.len() - 1)), l))
     }
 
     /// A `def` register holding `values` at `lanes`: one that holds them there, or has
@@ -852,7 +971,7 @@ impl Gen<'_> {
         for (&v, &l) in values.iter().zip(lanes) {
             self.defs[i][usize::from(l)] = Some(v);
         }
-        Reg::Const(self.def_base + i as u32)
+        Reg::Const(self.def_reg(i))
     }
 
     /// Where lane `c.lane` of a placed node is in its register.
@@ -943,7 +1062,17 @@ impl Gen<'_> {
                 neg: src.neg,
             });
         }
-        self.swizzle_ok(swz, dst, mask).then_some(Operand {
+        if !self.swizzle_ok(swz, dst, mask) {
+            return None;
+        }
+        // The lanes not read as the lanes read: the swizzle the model has.
+        let agrees = |want: [u8; 4]| dst.iter().all(|&l| swz[usize::from(l)] == want[usize::from(l)]);
+        if agrees([0, 1, 2, 3]) {
+            swz = [0, 1, 2, 3];
+        } else if let Some(k) = (0..4).find(|&k| agrees([k; 4])) {
+            swz = [k; 4];
+        }
+        Some(Operand {
             reg,
             swz,
             neg: src.neg,
@@ -1139,13 +1268,30 @@ impl Gen<'_> {
     fn emit(&mut self, n: NodeId, live: u8) {
         let p = self.p;
         let node = p.node(n).clone();
-        let positions: Vec<u8> = (0..node.width).filter(|&l| live & (1 << l) != 0).collect();
+        let mut positions: Vec<u8> = (0..node.width).filter(|&l| live & (1 << l) != 0).collect();
         if positions.is_empty() {
             return;
         }
-        // One-lane results fill every lane their instruction writes.
-        let scalar = node.width == 1;
-        let mut mask: Vec<u8> = if scalar {
+        let mut srcs: Vec<Src> = node.args.iter().map(|a| self.resolve(a)).collect();
+        // One-lane results fill every lane their instruction writes. Before ps_1_4, a
+        // wider node of which one lane is read is computed so too: a lane elsewhere
+        // than where it is read would need a swizzle the model has not.
+        let mut scalar = node.width == 1;
+        if !self.v14() && !scalar && positions.len() == 1 && !matches!(node.op, Op::Dp3 | Op::Dp4) {
+            let l = usize::from(positions[0]);
+            for s in &mut srcs {
+                if s.comps.len() > 1 {
+                    s.comps = vec![s.comps[l]];
+                }
+            }
+            scalar = true;
+            positions = vec![0];
+        }
+        let mut mask: Vec<u8> = if scalar && self.v14() {
+            // One lane, read by replicating it: the alpha lanes stay free (they do not
+            // outlive a phase).
+            vec![0]
+        } else if scalar {
             vec![0, 1, 2, 3]
         } else if self.v14() {
             positions.clone()
@@ -1169,7 +1315,6 @@ impl Gen<'_> {
             reads = if scalar { d.clone() } else { positions.clone() };
             mask = d;
         }
-        let srcs: Vec<Src> = node.args.iter().map(|a| self.resolve(a)).collect();
         let spread = |s: &Src, reads: &[u8]| -> Src {
             if s.comps.len() == 1 && reads.len() > 1 {
                 Src {
@@ -1203,7 +1348,7 @@ impl Gen<'_> {
             Op::Mul => ("mul", srcs.iter().map(|s| spread(s, &reads)).collect()),
             Op::Mad => ("mad", srcs.iter().map(|s| spread(s, &reads)).collect()),
             Op::Lrp => ("lrp", srcs.iter().map(|s| spread(s, &reads)).collect()),
-            Op::Cmp => return self.choice(n, &srcs, &positions, &mask),
+            Op::Cmp => return self.choice(n, &srcs, &reads, &mask, scalar),
             Op::Dp3 | Op::Dp4 => return self.dot(n, &srcs),
             _ => {
                 self.fail(format!(
@@ -1355,6 +1500,11 @@ impl Gen<'_> {
 
     /// The result of `n` into a fresh register: `m dst.mask, operands`.
     fn write(&mut self, n: NodeId, m: &str, mask: &[u8], operands: &[Operand], scalar: bool) {
+        let mut operands = operands.to_vec();
+        if !self.read_ports(&mut operands) {
+            return;
+        }
+        let operands = &operands[..];
         self.operands_done();
         let Some(reg) = self.result_reg(n) else {
             let msg = self.temps_message();
@@ -1387,8 +1537,8 @@ impl Gen<'_> {
 
     /// A choice per lane, `s >= 0 ? a : b`: `cmp` (ps_1_2 and later); in ps_1_1, `cnd`
     /// on r0.a, which holds 0.5 − s, the same for every lane.
-    fn choice(&mut self, n: NodeId, srcs: &[Src], positions: &[u8], mask: &[u8]) {
-        let reads = positions.to_vec();
+    fn choice(&mut self, n: NodeId, srcs: &[Src], reads: &[u8], mask: &[u8], scalar: bool) {
+        let reads = reads.to_vec();
         let pick = |s: &Src| -> Src {
             if s.comps.len() == 1 {
                 return Src {
@@ -1413,7 +1563,7 @@ impl Gen<'_> {
             for x in [&s, &a, &b] {
                 self.release(&x.comps);
             }
-            return self.write(n, "cmp", mask, &operands, false);
+            return self.write(n, "cmp", mask, &operands, scalar);
         }
         // ps_1_1: one condition for every lane.
         if s.comps.iter().any(|&c| c != s.comps[0]) {
@@ -1465,7 +1615,7 @@ impl Gen<'_> {
         if let (Some(i), Some(was)) = (r0_slot, r0_was) {
             self.pool[i].1 = was;
         }
-        self.write(n, "cnd", mask, &operands, false);
+        self.write(n, "cnd", mask, &operands, scalar);
     }
 
     /// `dp3`/`dp4` of two vectors, in every lane; ps_1_1 has no `dp4`: `dp3` and a
@@ -1478,7 +1628,8 @@ impl Gen<'_> {
             vec![0, 1, 2, 3]
         };
         let full = [0u8, 1, 2, 3];
-        let mask = self.claim_r0(n, &[0]).unwrap_or(full.to_vec());
+        let one = if self.v14() { vec![0] } else { full.to_vec() };
+        let mask = self.claim_r0(n, &[0]).unwrap_or(one);
         let mut operands = Vec::new();
         for s in srcs {
             let s = Src {
