@@ -122,15 +122,18 @@ struct Gen<'p> {
     at: NodeId,
     /// Nodes read only by the colour, each computed straight into r0 at the lanes the
     /// colour reads it in (when r0 is free then).
-    plan: HashMap<NodeId, Vec<u8>>,
+    plan: HashMap<NodeId, Planned>,
     /// r0 holds lanes of the colour: it is no longer free for anything else.
     r0_kept: bool,
     /// The lanes of r0 that hold the colour's value.
     placed: [bool; 4],
-    /// The node being computed into r0.
+    /// The node being computed into r0, and the lanes of the colour it computes.
     claimed: Option<NodeId>,
+    claimed_lanes: Vec<u8>,
     /// Temporaries gathered for the operands of the instruction being formed.
     scratch: Vec<Reg>,
+    /// The node the last instruction wrote, and its line.
+    last_written: Option<(NodeId, usize)>,
 }
 
 /// Node kinds that name a register rather than compute one.
@@ -243,7 +246,9 @@ pub fn generate(
         r0_kept: false,
         placed: [false; 4],
         claimed: None,
+        claimed_lanes: Vec::new(),
         scratch: Vec::new(),
+        last_written: None,
     };
     for &n in &needed {
         for a in &p.node(n).args {
@@ -285,6 +290,22 @@ pub fn generate(
     let stages = if v14 { 6 } else { 4 };
     let mut stage_used: BTreeMap<u32, NodeId> = BTreeMap::new();
     let mut coords_read: Vec<(NodeId, u32)> = Vec::new();
+    // Inputs read other than as the coordinates of a sample.
+    let mut coordinate_uses: HashMap<NodeId, u32> = HashMap::new();
+    for &n in &needed {
+        if let Op::Tex(_) = p.node(n).op {
+            let coords = resolve_in(p, profile, &p.node(n).args[0]);
+            if texcoord_set(p, &coords.comps).is_some() {
+                for c in coords.comps {
+                    *coordinate_uses.entry(c.node).or_default() += 1;
+                }
+            }
+        }
+    }
+    let uses = g.uses_left.clone();
+    let read_as_value = |n: NodeId| {
+        uses.get(&n).copied().unwrap_or(0) > coordinate_uses.get(&n).copied().unwrap_or(0)
+    };
     for &n in &needed {
         let node = p.node(n);
         match node.op {
@@ -328,7 +349,7 @@ pub fn generate(
                     format!("tex t{s}")
                 });
             }
-            Op::Input(i) if !g.homes.contains_key(&n) => {
+            Op::Input(i) if !g.homes.contains_key(&n) && read_as_value(n) => {
                 let input = &p.inputs[i as usize];
                 let lanes = live.get(&n).copied().unwrap_or(0);
                 if input.usage != "TEXCOORD" {
@@ -408,7 +429,12 @@ pub fn generate(
             break;
         }
         let node = p.node(n);
-        if is_leaf(node.op) || matches!(node.op, Op::Tex(_)) || g.homes.contains_key(&n) {
+        // Nothing reads a node its readers look through (a `mov` of another).
+        if is_leaf(node.op)
+            || matches!(node.op, Op::Tex(_))
+            || g.homes.contains_key(&n)
+            || g.uses_left.get(&n).copied().unwrap_or(0) == 0
+        {
             continue;
         }
         g.at = n;
@@ -449,6 +475,7 @@ pub fn generate(
     for line in code {
         let _ = writeln!(asm, "{line}");
     }
+    if std::env::var_os("PS1_DEBUG").is_some() { eprintln!("{asm}"); } // TEMP
     let version_token = crate::shader::d3d9::bytecode::Version {
         kind: crate::shader::d3d9::bytecode::ShaderKind::Pixel,
         major: 1,
@@ -645,13 +672,13 @@ fn texcoord_set(p: &Program, comps: &[Comp]) -> Option<u32> {
 
 /// The nodes the colour alone reads, each with the lanes of r0 it may be computed into:
 /// the lanes the colour reads it in, when an instruction can write just those (any lanes
-/// in ps_1_4; .rgb, .a or all four before) and read its operands there (a one-lane node
-/// in every lane it writes, a wider one lane for lane).
+/// in ps_1_4; .rgb, .a or all four before, or .rgb for a part of them) and read its
+/// operands there (a one-lane node in every lane it writes, a wider one lane for lane).
 fn colour_plan(
     p: &Program,
     profile: Profile,
     uses_left: &HashMap<NodeId, u32>,
-) -> HashMap<NodeId, Vec<u8>> {
+) -> HashMap<NodeId, Planned> {
     let mut plan = HashMap::new();
     let Some(o) = p.outputs.first() else {
         return plan;
@@ -684,13 +711,27 @@ fn colour_plan(
             continue;
         }
         let in_place = node.width == 1 || lanes.iter().all(|&k| comps[usize::from(k)].lane == k);
-        let legal = v14 || matches!(lanes.as_slice(), [0, 1, 2] | [3] | [0, 1, 2, 3]);
+        let exact = v14 || matches!(lanes.as_slice(), [0, 1, 2] | [3] | [0, 1, 2, 3]);
+        let colour_only = lanes.iter().all(|&k| k < 3);
         let dot = matches!(node.op, Op::Dp3 | Op::Dp4);
-        if in_place && legal && (!dot || node.width == 1) {
-            plan.insert(n, lanes);
+        if in_place && (exact || colour_only) && (!dot || node.width == 1) {
+            let mask = if exact { lanes.clone() } else { vec![0, 1, 2] };
+            plan.insert(n, Planned { mask, lanes });
         }
     }
+    // Before ps_1_4 a node of some of the colour lanes writes all three: only if no other
+    // node goes there (the rest are merged in after).
+    let in_colour = plan.values().filter(|p| p.lanes.iter().any(|&k| k < 3)).count();
+    plan.retain(|_, p| p.mask == p.lanes || in_colour == 1);
     plan
+}
+
+/// A node computed into r0: the lanes its instruction writes, and those of them that
+/// hold the colour.
+#[derive(Debug, Clone)]
+struct Planned {
+    mask: Vec<u8>,
+    lanes: Vec<u8>,
 }
 
 /// Operations ps_1_x lacks, built from those it has: `abs` as a choice, `min` and `max`
@@ -703,7 +744,26 @@ fn legalize(p: &mut Program) {
                 && a.iter()
                     .any(|&c| p.constant(c).is_some_and(|v| v.abs() > 1.0))
         };
+        let negative_splat = |p: &Program, a: &[Comp]| {
+            let v: Option<Vec<f32>> = a.iter().map(|&c| p.constant(c)).collect();
+            v.filter(|v| v.iter().all(|&x| x < 0.0 && x == v[0]))
+                .map(|v| v[0])
+        };
         let replacement = match node.op {
+            // x * -k as -(x * k): the negation goes to whatever reads it, the product may
+            // become a modifier of x's instruction.
+            Op::Mul if negative_splat(p, &node.args[1]).is_some() && negative_splat(p, &node.args[0]).is_none() => {
+                let k = -negative_splat(p, &node.args[1]).unwrap();
+                let kk = p.konst(k);
+                let m = p.map(Op::Mul, vec![node.args[0].clone(), vec![kk; node.args[1].len()]]);
+                Some(p.map(Op::Neg, vec![m]))
+            }
+            Op::Mul if negative_splat(p, &node.args[0]).is_some() && negative_splat(p, &node.args[1]).is_none() => {
+                let k = -negative_splat(p, &node.args[0]).unwrap();
+                let kk = p.konst(k);
+                let m = p.map(Op::Mul, vec![vec![kk; node.args[0].len()], node.args[1].clone()]);
+                Some(p.map(Op::Neg, vec![m]))
+            }
             // a * k + c with k beyond [-1, 1] and c computed: the product alone, which
             // the generator scales (`mul_x4`), then the sum.
             Op::Mad
@@ -762,7 +822,7 @@ impl Gen<'_> {
     /// computes them (`positions`). r0 must be free, or hold only values `n` reads for the
     /// last time.
     fn claim_r0(&mut self, n: NodeId, positions: &[u8]) -> Option<Vec<u8>> {
-        let lanes = self.plan.get(&n)?.clone();
+        let Planned { mask, lanes } = self.plan.get(&n)?.clone();
         if self.p.node(n).width > 1 && positions != lanes.as_slice() {
             return None;
         }
@@ -794,7 +854,8 @@ impl Gen<'_> {
             }
         }
         self.claimed = Some(n);
-        Some(lanes)
+        self.claimed_lanes = lanes;
+        Some(mask)
     }
 
     /// The register a result goes to: r0 for the node claimed for it, else a free one.
@@ -805,9 +866,9 @@ impl Gen<'_> {
         self.alloc()
     }
 
-    /// `n` is in r0 at `lanes`, where the colour reads it.
-    fn placed_in_r0(&mut self, n: NodeId, lanes: &[u8]) {
-        for &k in lanes {
+    /// `n` is in r0 at the lanes where the colour reads it.
+    fn placed_in_r0(&mut self, n: NodeId) {
+        for k in std::mem::take(&mut self.claimed_lanes) {
             self.placed[usize::from(k)] = true;
         }
         self.claimed = None;
@@ -1013,12 +1074,11 @@ impl Gen<'_> {
                     neg: src.neg,
                 });
             }
+            // The values at the lanes read: the identity, which every model reads.
             let reg = self.konst(&values, dst);
-            let mut swz = [0, 1, 2, 3];
-            fill(&mut swz, dst);
             return Some(Operand {
                 reg,
-                swz,
+                swz: [0, 1, 2, 3],
                 neg: src.neg,
             });
         }
@@ -1026,11 +1086,9 @@ impl Gen<'_> {
             return Some(op);
         }
         let reg = self.gather(&src.comps, dst)?;
-        let mut swz = [0, 1, 2, 3];
-        fill(&mut swz, dst);
         Some(Operand {
             reg,
-            swz,
+            swz: [0, 1, 2, 3],
             neg: src.neg,
         })
     }
@@ -1054,11 +1112,9 @@ impl Gen<'_> {
         fill(&mut swz, dst);
         if all_any {
             // Every lane holds the value: read in place.
-            let mut id = [0, 1, 2, 3];
-            fill(&mut id, dst);
             return Some(Operand {
                 reg,
-                swz: id,
+                swz: [0, 1, 2, 3],
                 neg: src.neg,
             });
         }
@@ -1330,6 +1386,9 @@ impl Gen<'_> {
                 s.clone()
             }
         };
+        if node.op == Op::Mul && !self.plan.contains_key(&n) && self.as_modifier(n, &srcs) {
+            return;
+        }
         if matches!(node.op, Op::Mul | Op::Add | Op::Mad) {
             let ops: Vec<Src> = srcs.iter().map(|s| spread(s, &reads)).collect();
             if self.scaled(n, node.op, &ops, &reads, &mask, scalar) {
@@ -1372,6 +1431,56 @@ impl Gen<'_> {
         self.write(n, m, &mask, &operands, scalar);
     }
 
+    /// `x * k` with k a power of two the model scales results by (2, 4, ½; in ps_1_4 8,
+    /// ¼, ⅛) and x the value the last instruction wrote, read nowhere else: the scale
+    /// becomes that instruction's modifier (`mad_x2`), and the product is where x was.
+    /// Whether it did.
+    fn as_modifier(&mut self, n: NodeId, srcs: &[Src]) -> bool {
+        let Some((x, line)) = self.last_written else {
+            return false;
+        };
+        let [a, b] = srcs else { return false };
+        let (k, v) = match (self.values(a), self.values(b)) {
+            (Some(k), None) => (k, b),
+            (None, Some(k)) => (k, a),
+            _ => return false,
+        };
+        if v.neg || k.iter().any(|&y| y != k[0]) || v.comps.iter().any(|c| c.node != x) {
+            return false;
+        }
+        let modifier = match k[0] {
+            2.0 => "_x2",
+            4.0 => "_x4",
+            0.5 => "_d2",
+            8.0 if self.v14() => "_x8",
+            0.25 if self.v14() => "_d4",
+            0.125 if self.v14() => "_d8",
+            _ => return false,
+        };
+        let reads_here = v.comps.len() as u32;
+        if self.uses_left.get(&x).copied() != Some(reads_here) || line + 1 != self.code.len() {
+            return false;
+        }
+        let text = &self.code[line];
+        let Some((op, rest)) = text.split_once(' ') else {
+            return false;
+        };
+        if op.contains('_') || !["mov", "add", "sub", "mul", "mad", "lrp", "dp3", "dp4", "cnd", "cmp"].contains(&op) {
+            return false;
+        }
+        // Lane for lane as x holds them, or x is one value in every lane.
+        let home = self.homes[&x];
+        let in_place = home.all || v.comps.iter().enumerate().all(|(i, c)| usize::from(c.lane) == i || v.comps.len() == 1);
+        if !in_place {
+            return false;
+        }
+        self.code[line] = format!("{op}{modifier} {rest}");
+        self.uses_left.insert(x, 0);
+        self.homes.insert(n, home);
+        self.last_written = Some((n, line));
+        true
+    }
+
     /// The values of `src` if it is all constants.
     fn values(&self, src: &Src) -> Option<Vec<f32>> {
         let v: Option<Vec<f32>> = src.comps.iter().map(|&c| self.p.constant(c)).collect();
@@ -1391,12 +1500,9 @@ impl Gen<'_> {
                 neg: false,
             };
         }
-        let reg = self.konst(values, read);
-        let mut swz = [0, 1, 2, 3];
-        fill(&mut swz, read);
         Operand {
-            reg,
-            swz,
+            reg: self.konst(values, read),
+            swz: [0, 1, 2, 3],
             neg: false,
         }
     }
@@ -1519,8 +1625,9 @@ impl Gen<'_> {
         let ops: Vec<String> = operands.iter().map(Operand::text).collect();
         self.code
             .push(format!("{m} {}{mask_text}, {}", reg.name(), ops.join(", ")));
+        self.last_written = Some((n, self.code.len() - 1));
         if self.claimed == Some(n) {
-            return self.placed_in_r0(n, mask);
+            return self.placed_in_r0(n);
         }
         self.homes.insert(
             n,
@@ -1666,7 +1773,7 @@ impl Gen<'_> {
                 reg.name()
             ));
             if self.claimed == Some(n) {
-                return self.placed_in_r0(n, &mask);
+                return self.placed_in_r0(n);
             }
             self.homes.insert(
                 n,
