@@ -35,6 +35,10 @@ const D3DX9_31_WRONG: &[(&str, &str)] = &[
     ("dot.section3.ps_1_3", DP4_BY_DP3),
     ("dot.section4.ps_1_1", DP4_BY_DP3),
     ("dot.section4.ps_1_3", DP4_BY_DP3),
+    ("max-min.section1.ps_1_1", SCALAR_CHOICE_INVERTED),
+    ("max-min.section1.ps_1_3", SCALAR_CHOICE_INVERTED),
+    ("max-min.section5.ps_1_1", SCALAR_CHOICE_INVERTED),
+    ("max-min.section5.ps_1_3", SCALAR_CHOICE_INVERTED),
     ("return.section7.ps_1_1", RETURN_IN_LOOP),
     ("return.section7.ps_1_3", RETURN_IN_LOOP),
     ("return.section7.ps_1_4", RETURN_IN_LOOP),
@@ -45,6 +49,9 @@ const D3DX9_31_WRONG: &[(&str, &str)] = &[
 
 const LITERAL_BEYOND_ONE: &str = "cross(u, 4) with 4 in a def register, which ps_1_x clamps to 1: \
      the products come out a quarter of what the source says";
+const SCALAR_CHOICE_INVERTED: &str =
+    "max(u.x, u.y) and min(u.x, u.y) by cnd on 0.5 + (u.x - u.y) / 2: \
+     the operands are the wrong way round, so max gives the smaller and min the larger";
 const DP4_BY_DP3: &str =
     "dot() of a float and a float4 as `dp3 r0, …` then `mad r0, r0.w, c.w, r0`: the \
      mad reads r0.w after the dp3 overwrote the spread scalar there";

@@ -26,7 +26,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use super::codegen::{
-    allocate_uniforms, format_float, live_nodes, mask_text, resolve_in, Generated, Src,
+    allocate_uniforms, format_float, live_nodes, mask_text, resolve_in as resolve_uniform,
+    Generated, Src,
 };
 use super::ir::{Comp, Node, NodeId, Op, Program, TexKind};
 use super::lower::Profile;
@@ -250,7 +251,11 @@ pub fn generate(
         scratch: Vec::new(),
         last_written: None,
     };
+    // Readers look through `mov` and negation nodes: those read nothing themselves.
     for &n in &needed {
+        if matches!(p.node(n).op, Op::Mov | Op::Neg) {
+            continue;
+        }
         for a in &p.node(n).args {
             for c in resolve_in(p, profile, a).comps {
                 *g.uses_left.entry(c.node).or_default() += 1;
@@ -475,7 +480,9 @@ pub fn generate(
     for line in code {
         let _ = writeln!(asm, "{line}");
     }
-    if std::env::var_os("PS1_DEBUG").is_some() { eprintln!("{asm}"); } // TEMP
+    if std::env::var_os("PS1_DEBUG").is_some() {
+        eprintln!("{asm}");
+    } // TEMP
     let version_token = crate::shader::d3d9::bytecode::Version {
         kind: crate::shader::d3d9::bytecode::ShaderKind::Pixel,
         major: 1,
@@ -586,7 +593,10 @@ fn phases(code: Vec<String>) -> Vec<String> {
         }
     }
     let texture = |u: &Vec<String>| u[0].starts_with("tex");
-    let first_arith = units.iter().position(|u| !texture(u)).unwrap_or(units.len());
+    let first_arith = units
+        .iter()
+        .position(|u| !texture(u))
+        .unwrap_or(units.len());
     let arith = units.len() - first_arith;
     if arith <= PER_PHASE || arith > 2 * PER_PHASE {
         return units.into_iter().flatten().collect();
@@ -625,6 +635,19 @@ fn phases(code: Vec<String>) -> Vec<String> {
         out.extend(u);
     }
     out
+}
+
+/// An operand's components: through negation and `mov` nodes where all its components
+/// go through alike (as the other models' generator reads them), then each through the
+/// `mov` nodes left where a lacking operation was replaced.
+fn resolve_in(p: &Program, profile: Profile, comps: &[Comp]) -> Src {
+    let mut src = resolve_uniform(p, profile, comps);
+    for c in &mut src.comps {
+        while p.node(c.node).op == Op::Mov {
+            *c = p.node(c.node).args[0][usize::from(c.lane)];
+        }
+    }
+    src
 }
 
 /// What an operation is, for a message.
@@ -700,13 +723,13 @@ fn colour_plan(
         if is_leaf(node.op) || matches!(node.op, Op::Tex(_)) {
             continue;
         }
-        // cnd's condition goes through r0.a in ps_1_1.
-        if node.op == Op::Cmp && profile.minor < 2 {
-            continue;
-        }
         let lanes: Vec<u8> = (0..4u8)
             .filter(|&k| comps[usize::from(k)].node == n)
             .collect();
+        // cnd's condition goes through r0.a in ps_1_1: the choice may write r0's colour.
+        if node.op == Op::Cmp && profile.minor < 2 && lanes.contains(&3) {
+            continue;
+        }
         if uses_left.get(&n).copied().unwrap_or(0) != lanes.len() as u32 {
             continue;
         }
@@ -721,7 +744,10 @@ fn colour_plan(
     }
     // Before ps_1_4 a node of some of the colour lanes writes all three: only if no other
     // node goes there (the rest are merged in after).
-    let in_colour = plan.values().filter(|p| p.lanes.iter().any(|&k| k < 3)).count();
+    let in_colour = plan
+        .values()
+        .filter(|p| p.lanes.iter().any(|&k| k < 3))
+        .count();
     plan.retain(|_, p| p.mask == p.lanes || in_colour == 1);
     plan
 }
@@ -752,16 +778,28 @@ fn legalize(p: &mut Program) {
         let replacement = match node.op {
             // x * -k as -(x * k): the negation goes to whatever reads it, the product may
             // become a modifier of x's instruction.
-            Op::Mul if negative_splat(p, &node.args[1]).is_some() && negative_splat(p, &node.args[0]).is_none() => {
+            Op::Mul
+                if negative_splat(p, &node.args[1]).is_some()
+                    && negative_splat(p, &node.args[0]).is_none() =>
+            {
                 let k = -negative_splat(p, &node.args[1]).unwrap();
                 let kk = p.konst(k);
-                let m = p.map(Op::Mul, vec![node.args[0].clone(), vec![kk; node.args[1].len()]]);
+                let m = p.map(
+                    Op::Mul,
+                    vec![node.args[0].clone(), vec![kk; node.args[1].len()]],
+                );
                 Some(p.map(Op::Neg, vec![m]))
             }
-            Op::Mul if negative_splat(p, &node.args[0]).is_some() && negative_splat(p, &node.args[1]).is_none() => {
+            Op::Mul
+                if negative_splat(p, &node.args[0]).is_some()
+                    && negative_splat(p, &node.args[1]).is_none() =>
+            {
                 let k = -negative_splat(p, &node.args[0]).unwrap();
                 let kk = p.konst(k);
-                let m = p.map(Op::Mul, vec![vec![kk; node.args[0].len()], node.args[1].clone()]);
+                let m = p.map(
+                    Op::Mul,
+                    vec![vec![kk; node.args[0].len()], node.args[1].clone()],
+                );
                 Some(p.map(Op::Neg, vec![m]))
             }
             // a * k + c with k beyond [-1, 1] and c computed: the product alone, which
@@ -1122,7 +1160,10 @@ impl Gen<'_> {
             return None;
         }
         // The lanes not read as the lanes read: the swizzle the model has.
-        let agrees = |want: [u8; 4]| dst.iter().all(|&l| swz[usize::from(l)] == want[usize::from(l)]);
+        let agrees = |want: [u8; 4]| {
+            dst.iter()
+                .all(|&l| swz[usize::from(l)] == want[usize::from(l)])
+        };
         if agrees([0, 1, 2, 3]) {
             swz = [0, 1, 2, 3];
         } else if let Some(k) = (0..4).find(|&k| agrees([k; 4])) {
@@ -1333,7 +1374,12 @@ impl Gen<'_> {
         // wider node of which one lane is read is computed so too: a lane elsewhere
         // than where it is read would need a swizzle the model has not.
         let mut scalar = node.width == 1;
-        if !self.v14() && !scalar && positions.len() == 1 && !matches!(node.op, Op::Dp3 | Op::Dp4) {
+        if !self.v14()
+            && !scalar
+            && positions.len() == 1
+            && !matches!(node.op, Op::Dp3 | Op::Dp4)
+            && !self.reads_in_place(&srcs, positions[0])
+        {
             let l = usize::from(positions[0]);
             for s in &mut srcs {
                 if s.comps.len() > 1 {
@@ -1368,7 +1414,12 @@ impl Gen<'_> {
             positions.clone()
         };
         if let Some(d) = self.claim_r0(n, &positions) {
-            reads = if scalar { d.clone() } else { positions.clone() };
+            // Operands matter at the lanes of the colour only.
+            reads = if scalar {
+                self.claimed_lanes.clone()
+            } else {
+                positions.clone()
+            };
             mask = d;
         }
         let spread = |s: &Src, reads: &[u8]| -> Src {
@@ -1465,12 +1516,21 @@ impl Gen<'_> {
         let Some((op, rest)) = text.split_once(' ') else {
             return false;
         };
-        if op.contains('_') || !["mov", "add", "sub", "mul", "mad", "lrp", "dp3", "dp4", "cnd", "cmp"].contains(&op) {
+        if op.contains('_')
+            || ![
+                "mov", "add", "sub", "mul", "mad", "lrp", "dp3", "dp4", "cnd", "cmp",
+            ]
+            .contains(&op)
+        {
             return false;
         }
         // Lane for lane as x holds them, or x is one value in every lane.
         let home = self.homes[&x];
-        let in_place = home.all || v.comps.iter().enumerate().all(|(i, c)| usize::from(c.lane) == i || v.comps.len() == 1);
+        let in_place = home.all
+            || v.comps
+                .iter()
+                .enumerate()
+                .all(|(i, c)| usize::from(c.lane) == i || v.comps.len() == 1);
         if !in_place {
             return false;
         }
@@ -1479,6 +1539,22 @@ impl Gen<'_> {
         self.homes.insert(n, home);
         self.last_written = Some((n, line));
         true
+    }
+
+    /// Whether every operand has its lane `l` in lane `l` of a register, or is constant:
+    /// then a value of lane `l` alone is computed there as it is.
+    fn reads_in_place(&self, srcs: &[Src], l: u8) -> bool {
+        srcs.iter().all(|s| {
+            let c = if s.comps.len() == 1 {
+                s.comps[0]
+            } else {
+                s.comps[usize::from(l)]
+            };
+            self.p.constant(c).is_some()
+                || self
+                    .lane_of(c)
+                    .is_some_and(|(_, lane, all)| all || lane == l && s.comps.len() > 1)
+        })
     }
 
     /// The values of `src` if it is all constants.
@@ -1678,12 +1754,18 @@ impl Gen<'_> {
             self.fail(format!("unable to emulate vector conditionals in {name}: its cnd chooses every lane by one value (r0.a)"));
             return;
         }
-        if self.homes.values().any(|h| h.reg == Reg::Temp(0))
-            && self
-                .pool
-                .iter()
-                .any(|&(r, taken)| r == Reg::Temp(0) && taken)
-        {
+        let r0_free = if self.claimed == Some(n) {
+            // The choice goes to r0's colour lanes; its alpha lane is free until the
+            // colour's alpha is written.
+            !self.placed[3]
+        } else {
+            !(self.homes.values().any(|h| h.reg == Reg::Temp(0))
+                && self
+                    .pool
+                    .iter()
+                    .any(|&(r, taken)| r == Reg::Temp(0) && taken))
+        };
+        if !r0_free {
             let msg = self.temps_message();
             self.fail(msg);
             return;
