@@ -303,6 +303,8 @@ pub struct Program {
     pub outputs: Vec<Output>,
     /// Components of which any negative one discards the pixel (`texkill`).
     pub kills: Vec<Vec<Comp>>,
+    /// Where each kill is in the source (`discard`, `clip`).
+    pub kill_locs: Vec<super::token::Loc>,
     /// Loops kept as loops, by the number their nodes name.
     pub loops: Vec<Loop>,
     /// Branches kept as branches, by the number their nodes name.

@@ -1747,6 +1747,7 @@ impl<'a> Lowering<'a> {
                 };
                 if self.program.constant(kill) != Some(0.0) {
                     self.program.kills.push(vec![kill]);
+                    self.program.kill_locs.push(s.loc);
                 }
             }
             StmtKind::Return(value) => {
@@ -2010,6 +2011,7 @@ impl<'a> Lowering<'a> {
             self.restore(&saved);
             self.diags.list.truncate(mark);
             self.program.kills.truncate(kills);
+            self.program.kill_locs.truncate(kills);
             if !self.unbounded_loop(cond, step, body, body_first) {
                 self.unroll(stmt, cond, step, body, body_first);
             }
@@ -2266,6 +2268,7 @@ impl<'a> Lowering<'a> {
         self.restore(&saved);
         self.diags.list.truncate(mark);
         self.program.kills.truncate(kills);
+        self.program.kill_locs.truncate(kills);
         if !fits {
             return false;
         }
@@ -2277,6 +2280,7 @@ impl<'a> Lowering<'a> {
         if !unchanged || self.program.kills.len() != kills {
             self.restore(&saved);
             self.program.kills.truncate(kills);
+            self.program.kill_locs.truncate(kills);
             return false;
         }
         // A counter of a loop run a known number of times ends where the trial run of its
@@ -2375,6 +2379,7 @@ impl<'a> Lowering<'a> {
         self.restore(&saved);
         self.diags.list.truncate(mark);
         self.program.kills.truncate(kills);
+        self.program.kill_locs.truncate(kills);
         if !fits {
             return false;
         }
@@ -2387,6 +2392,7 @@ impl<'a> Lowering<'a> {
             self.restore(&saved);
             self.diags.list.truncate(mark);
             self.program.kills.truncate(kills);
+            self.program.kill_locs.truncate(kills);
             return false;
         }
         self.close_loop(run, &saved, None, &[]);
@@ -4821,6 +4827,8 @@ impl<'a> Lowering<'a> {
             }
         };
         self.program.kills.push(comps);
+        let here = self.program.here;
+        self.program.kill_locs.push(here);
     }
 
     pub(super) fn common(&self, a: &Ty, b: &Ty) -> Option<Ty> {

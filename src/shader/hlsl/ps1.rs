@@ -22,7 +22,7 @@
 //! Each node is computed into a register of its own, its lanes where they are in the
 //! node (lane i in lane i); a one-lane node, in every lane its instruction writes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use super::codegen::{
@@ -199,12 +199,6 @@ pub fn generate(
             ),
         )]);
     }
-    if !p.kills.is_empty() {
-        return Err(vec![(
-            Loc::default(),
-            format!("{name}: discard and clip are not compiled for shader model 1 yet"),
-        )]);
-    }
     // Uniforms and their registers.
     let mut used_offsets: HashMap<u32, u32> = HashMap::new();
     for &n in &needed {
@@ -267,6 +261,11 @@ pub fn generate(
             *g.uses_left.entry(c.node).or_default() += 1;
         }
     }
+    for k in &p.kills {
+        for c in resolve_in(p, profile, k).comps {
+            *g.uses_left.entry(c.node).or_default() += 1;
+        }
+    }
     // Leaves: uniforms in their registers, colours in v#.
     for &n in &needed {
         let home = match p.node(n).op {
@@ -295,6 +294,8 @@ pub fn generate(
     let stages = if v14 { 6 } else { 4 };
     let mut stage_used: BTreeMap<u32, NodeId> = BTreeMap::new();
     let mut coords_read: Vec<(NodeId, u32)> = Vec::new();
+    // ps_1_4's samples at computed coordinates: node and stage.
+    let mut dependent: Vec<(NodeId, u32)> = Vec::new();
     // Inputs read other than as the coordinates of a sample.
     let mut coordinate_uses: HashMap<NodeId, u32> = HashMap::new();
     for &n in &needed {
@@ -322,6 +323,17 @@ pub fn generate(
                 };
                 let s = uniform_regs[&var];
                 let set = texcoord_set(p, &coords.comps);
+                if v14 && set.is_none() {
+                    // Coordinates computed: read in the second phase.
+                    if s >= stages || stage_used.insert(s, n).is_some() {
+                        return Err(vec![(
+                            p.loc(n),
+                            format!("{name} samples each of its {stages} texture stages once; this samples s{s}"),
+                        )]);
+                    }
+                    dependent.push((n, s));
+                    continue;
+                }
                 let Some(set) = set.filter(|&t| v14 || t == s) else {
                     return Err(vec![(
                         p.loc(n),
@@ -412,6 +424,35 @@ pub fn generate(
             },
         );
     }
+    // Discards: texkill of a texture coordinate set as it comes in (x, y and z), or in
+    // ps_1_4, of a value computed before the phase.
+    let mut late_kills: Vec<Src> = Vec::new();
+    for (i, k) in p.kills.iter().enumerate() {
+        let at = p.kill_locs.get(i).copied().unwrap_or_default();
+        let src = resolve_in(p, profile, k);
+        if src.comps.len() == 4 && !src.comps[..3].contains(&src.comps[3]) {
+            return Err(vec![(
+                at,
+                format!("Clip must be from a 3 vector in {name}: its texkill tests x, y and z, so a float4's w would go untested"),
+            )]);
+        }
+        let set = (!src.neg && src.comps.len() >= 3)
+            .then(|| texcoord_set(p, &src.comps[..3]))
+            .flatten();
+        match set {
+            Some(set) if set < stages && (v14 || !stage_used.contains_key(&set)) => {
+                g.code.push(format!("texkill t{set}"));
+                g.release(&src.comps);
+            }
+            _ if v14 => late_kills.push(src),
+            _ => {
+                return Err(vec![(
+                    at,
+                    format!("cannot map expression to pixel shader instruction set: {name} discards only by the x, y and z of a texture coordinate set as it comes in (texkill tN; 'Clip must be from a 3 vector'), and then samples no texture by that set"),
+                )]);
+            }
+        }
+    }
     // The registers arithmetic may write: r#, and t# no texture instruction took.
     // r0 last, so that it is free for the colour's lanes more often.
     if v14 {
@@ -429,6 +470,11 @@ pub fn generate(
         g.pool.push((Reg::Temp(0), false));
     }
     g.plan = colour_plan(p, profile, &g.uses_left);
+    if !dependent.is_empty() || !late_kills.is_empty() {
+        if let Err(e) = g.second_phase(&needed, &live, &dependent, &late_kills) {
+            return Err(vec![e]);
+        }
+    }
     for &n in &needed {
         if g.error.is_some() {
             break;
@@ -474,7 +520,7 @@ pub fn generate(
         let _ = writeln!(asm, "def c{}, {}", g.def_reg(i), v.join(", "));
     }
     let mut code = coissue(&g.code);
-    if v14 {
+    if v14 && !code.iter().any(|l| l == "phase") {
         code = phases(code);
     }
     for line in code {
@@ -841,6 +887,144 @@ fn legalize(p: &mut Program) {
 }
 
 impl Gen<'_> {
+    /// ps_1_4's dependent reads and discards of computed values: what they read computed
+    /// first (the first phase, which reads no colour register), moved into registers
+    /// with its lanes in place, then `phase`, then `texld rS, rC` and `texkill rK`.
+    fn second_phase(
+        &mut self,
+        needed: &[NodeId],
+        live: &HashMap<NodeId, u8>,
+        dependent: &[(NodeId, u32)],
+        kills: &[Src],
+    ) -> Result<(), (Loc, String)> {
+        let p = self.p;
+        let name = self.profile.name();
+        let coords: Vec<Src> = dependent
+            .iter()
+            .map(|&(n, _)| self.resolve(&p.node(n).args[0]))
+            .collect();
+        // What they read, transitively.
+        let mut first: HashSet<NodeId> = HashSet::new();
+        let mut stack: Vec<NodeId> = coords
+            .iter()
+            .chain(kills)
+            .flat_map(|s| s.comps.iter().map(|c| c.node))
+            .collect();
+        while let Some(n) = stack.pop() {
+            if !first.insert(n) {
+                continue;
+            }
+            if dependent.iter().any(|&(d, _)| d == n) {
+                return Err((
+                    p.loc(n),
+                    format!("cannot map this dependent texture read to {name}: its coordinates come from another read at computed coordinates, and ps_1_4 has one such level (two phases)"),
+                ));
+            }
+            for a in &p.node(n).args {
+                stack.extend(self.resolve(a).comps.iter().map(|c| c.node));
+            }
+        }
+        for &n in needed {
+            if self.error.is_some() {
+                break;
+            }
+            let node = p.node(n);
+            if !first.contains(&n)
+                || is_leaf(node.op)
+                || matches!(node.op, Op::Tex(_))
+                || self.homes.contains_key(&n)
+                || self.uses_left.get(&n).copied().unwrap_or(0) == 0
+            {
+                continue;
+            }
+            self.at = n;
+            self.emit(n, live.get(&n).copied().unwrap_or(0xF));
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        // The registers the second phase reads: the lanes in place, no swizzle.
+        let mut reads: Vec<(Reg, Vec<Comp>, bool)> = Vec::new();
+        let full = [0u8, 1, 2];
+        for src in coords.iter().chain(kills) {
+            let mut s = src.clone();
+            s.comps.truncate(3);
+            while s.comps.len() < 3 {
+                let last = *s.comps.last().unwrap();
+                s.comps.push(last);
+            }
+            let direct = self
+                .direct(&s, &full, &full)
+                .filter(|o| !o.neg && o.swz == [0, 1, 2, 3] && matches!(o.reg, Reg::Temp(_)));
+            let (reg, gathered) = match direct {
+                Some(o) => (o.reg, false),
+                None => {
+                    let Some(t) = self.alloc() else {
+                        return Err((self.p.loc(self.at), self.temps_message()));
+                    };
+                    if s.neg {
+                        let o = self
+                            .operand(&s, &full, &full)
+                            .ok_or_else(|| (self.p.loc(self.at), self.temps_message()))?;
+                        self.code
+                            .push(format!("mov {}.xyz, {}", t.name(), o.text()));
+                    } else {
+                        self.gather_into(t, &s.comps, &full, false)
+                            .ok_or_else(|| (self.p.loc(self.at), self.temps_message()))?;
+                    }
+                    (t, true)
+                }
+            };
+            reads.push((reg, src.comps.clone(), gathered));
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.code.push("phase".into());
+        let (tex_reads, kill_reads) = reads.split_at(coords.len());
+        for (&(n, s), (reg, comps, gathered)) in dependent.iter().zip(tex_reads) {
+            let dst = Reg::Temp(s);
+            // The stage's register must be free, or hold only what this reads.
+            let busy = self.homes.iter().any(|(&m, h)| {
+                h.reg == dst
+                    && !is_leaf(p.node(m).op)
+                    && self.uses_left.get(&m).copied().unwrap_or(0) > 0
+                    && !comps.iter().any(|c| c.node == m)
+            });
+            if busy {
+                return Err((
+                    p.loc(n),
+                    format!("{name} samples stage {s} into r{s}, which holds another value then; this needs more temporary registers"),
+                ));
+            }
+            self.code
+                .push(format!("texld {}, {}", dst.name(), reg.name()));
+            self.release(comps);
+            if *gathered {
+                self.release_reg(*reg);
+            }
+            if let Some(slot) = self.pool.iter_mut().find(|(r, _)| *r == dst) {
+                slot.1 = true;
+            }
+            self.homes.insert(
+                n,
+                Home {
+                    reg: dst,
+                    lanes: [0, 1, 2, 3],
+                    all: false,
+                },
+            );
+        }
+        for (reg, comps, gathered) in kill_reads {
+            self.code.push(format!("texkill {}", reg.name()));
+            self.release(comps);
+            if *gathered {
+                self.release_reg(*reg);
+            }
+        }
+        Ok(())
+    }
+
     fn fail(&mut self, msg: String) {
         if self.error.is_none() {
             self.error = Some((self.p.loc(self.at), msg));
