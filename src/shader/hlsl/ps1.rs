@@ -153,6 +153,8 @@ pub fn generate(
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
     legalize(&mut fixed);
+    let (_, live) = live_nodes(&fixed, profile);
+    align_lanes(&mut fixed, &live);
     let p = &fixed;
     let (needed, live) = live_nodes(p, profile);
     let name = profile.name();
@@ -526,9 +528,6 @@ pub fn generate(
     for line in code {
         let _ = writeln!(asm, "{line}");
     }
-    if std::env::var_os("PS1_DEBUG").is_some() {
-        eprintln!("{asm}");
-    } // TEMP
     let version_token = crate::shader::d3d9::bytecode::Version {
         kind: crate::shader::d3d9::bytecode::ShaderKind::Pixel,
         major: 1,
@@ -804,6 +803,131 @@ fn colour_plan(
 struct Planned {
     mask: Vec<u8>,
     lanes: Vec<u8>,
+}
+
+/// Lane by lane operations computed where their operands are: a lane whose operands all
+/// sit in lane t of their registers is computed in lane t (`ret.zw += k` in .zw), since
+/// ps_1_x has no swizzle to bring them elsewhere. The node becomes a `mov` of the lanes of
+/// the one computed so.
+fn align_lanes(p: &mut Program, live: &HashMap<NodeId, u8>) {
+    fn register_lane(p: &Program, mut c: Comp) -> Option<u8> {
+        while p.node(c.node).op == Op::Mov {
+            c = p.node(c.node).args[0][usize::from(c.lane)];
+        }
+        let node = p.node(c.node);
+        match node.op {
+            Op::Const(_) | Op::Sampler(_) => None,
+            Op::Uniform { .. } | Op::Input(_) | Op::Tex(_) => Some(c.lane),
+            _ if node.width == 1 => None,
+            _ => Some(c.lane),
+        }
+    }
+    for id in 0..p.nodes.len() {
+        let node = p.nodes[id].clone();
+        let w = usize::from(node.width);
+        if w < 2
+            || !matches!(
+                node.op,
+                Op::Add | Op::Mul | Op::Mad | Op::Lrp | Op::Cmp | Op::Sat
+            )
+            || node.args.iter().any(|a| a.len() != w)
+        {
+            continue;
+        }
+        let live = live.get(&(id as NodeId)).copied().unwrap_or(0);
+        if live == 0 {
+            continue;
+        }
+        // Where each live lane goes.
+        let mut targets: Vec<Option<u8>> = Vec::with_capacity(w);
+        let mut agree = true;
+        for i in 0..w {
+            if live & (1 << i) == 0 {
+                targets.push(None);
+                continue;
+            }
+            let mut t = None;
+            for a in &node.args {
+                if let Some(l) = register_lane(p, a[i]) {
+                    agree &= t.is_none_or_eq(l);
+                    t = Some(l);
+                }
+            }
+            targets.push(Some(t.unwrap_or(i as u8)));
+        }
+        let identity = targets
+            .iter()
+            .enumerate()
+            .all(|(i, &t)| t.is_none_or_eq(i as u8));
+        let distinct = (0..w).all(|i| targets[i].is_none() || !targets[..i].contains(&targets[i]));
+        if !agree || identity || !distinct {
+            continue;
+        }
+        // As wide as the registers read, so that parts of one operation (the rows of a
+        // matrix sum) become one node again.
+        let whole = node.args.iter().all(|a| {
+            a.iter().all(|&c| {
+                p.constant(c).is_some()
+                    || matches!(
+                        p.node(c.node).op,
+                        Op::Uniform { .. } | Op::Input(_) | Op::Tex(_)
+                    ) && p.node(c.node).width == 4
+            })
+        });
+        let width = if whole {
+            4
+        } else {
+            usize::from(targets.iter().flatten().max().copied().unwrap_or(0)) + 1
+        };
+        // The lanes no value goes to read their register's own lane, or zero (repeated
+        // lanes would fold back into the narrow node).
+        let zero = p.konst(0.0);
+        let args: Vec<Vec<Comp>> = node
+            .args
+            .iter()
+            .map(|a| {
+                let reg = a.iter().find(|&&c| p.constant(c).is_none()).map(|c| c.node);
+                (0..width)
+                    .map(|t| match targets.iter().position(|&x| x == Some(t as u8)) {
+                        Some(from) => a[from],
+                        None => match reg {
+                            Some(m) if usize::from(p.node(m).width) > t => Comp {
+                                node: m,
+                                lane: t as u8,
+                            },
+                            _ => zero,
+                        },
+                    })
+                    .collect()
+            })
+            .collect();
+        let wide = p.map(node.op, args);
+        // Dead lanes read anything.
+        let lanes: Vec<Comp> = targets
+            .iter()
+            .map(|&t| wide[usize::from(t.unwrap_or(0))])
+            .collect();
+        // Lanes alike may give the very node again.
+        if lanes.iter().any(|c| c.node as usize == id) {
+            continue;
+        }
+        p.nodes[id] = Node {
+            op: Op::Mov,
+            args: vec![lanes],
+            width: node.width,
+        };
+    }
+}
+
+/// Whether an optional lane is unset or this one.
+trait NoneOrEq {
+    fn is_none_or_eq(&self, l: u8) -> bool;
+}
+
+impl NoneOrEq for Option<u8> {
+    fn is_none_or_eq(&self, l: u8) -> bool {
+        self.map_or(true, |x| x == l)
+    }
 }
 
 /// Operations ps_1_x lacks, built from those it has: `abs` as a choice, `min` and `max`
