@@ -1,7 +1,7 @@
 //! FlatOut effects whose shaders are HLSL (`PixelShader = compile ps_2_0 f(…);`) through
 //! a real mount: the compiled shader runs as the same function compiled by `shaderfs d3d9
 //! compile`; an edit of `pixel.hlsl` with sed lands in the effect, one that breaks the
-//! HLSL is refused with the `.sha`'s line; a shader model 1 shader is not checked yet;
+//! HLSL is refused with the `.sha`'s line; shader model 1 shaders compile like the rest;
 //! all of it reads back after a remount. The effects are the repository's
 //! (`src/archive/sha/fx-verdicts/own/`), which D3DX's effect compiler accepts.
 
@@ -161,17 +161,13 @@ fn an_hlsl_effect_compiles_runs_saves_and_reads_back() {
         "{log}"
     );
 
-    // A shader model 1 effect beside it: mounted, its ps_1_1 code not compiled yet (EIO,
-    // with the reason), `check` says it is not checked; its vs_1_1 code is compiled.
+    // A shader model 1 effect beside it: its vs_1_1 and ps_1_1 shaders compile, and
+    // `check` finds both effects fine.
     fs::copy(own("hlsl_full.sha"), folder.join("full.sha")).unwrap();
     m.unmount();
     let out = run(shaderfs().arg("check").arg(&folder));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(4), "{stdout}");
-    assert!(
-        stdout.contains("full.sha:96:25: pixel shader ps_simple (ps_1_1) is not checked"),
-        "{stdout}"
-    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(!stdout.contains("lit.sha"), "{stdout}");
 
     // Another mount reads back what was saved.
@@ -179,16 +175,10 @@ fn an_hlsl_effect_compiles_runs_saves_and_reads_back() {
     let source = fs::read_to_string(m.path("lit.sha/pixel.hlsl")).unwrap();
     assert!(source.contains("return base * tint * 2.0f;"), "{source}");
     assert_eq!(fs::read(m.path("lit.sha/pixel.pso")).unwrap(), saved_pso);
-    let (code, _, err) = sh(&format!(
-        "cat {} > /dev/null",
-        p(&m.path("full.sha/pixel.ps_simple.pso"))
-    ));
-    assert_ne!(code, 0);
-    assert!(err.contains("Input/output error"), "{err}");
+    let pso = fs::read(m.path("full.sha/pixel.ps_simple.pso")).unwrap();
+    assert_eq!(&pso[..4], &[0x01, 0x01, 0xFF, 0xFF], "ps_1_1 bytecode");
     let vso = fs::read(m.path("full.sha/vertex.vso")).unwrap();
     assert_eq!(&vso[..4], &[0x01, 0x01, 0xFE, 0xFF], "vs_1_1 bytecode");
-    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
-    assert!(log.contains("shader model 1 is not compiled yet"), "{log}");
     assert!(fs::read_to_string(m.path("full.sha/vertex.hlsl"))
         .unwrap()
         .starts_with("VS_OUT vs_main("));
@@ -253,12 +243,21 @@ fn hlsl_written_into_an_asm_effect_is_compiled_into_its_block_and_reads_back() {
     assert_eq!(code, 0, "{err}");
     let doubled = run_pixel(&m.path("pixel.pso"), &inputs, &["c3=0.5,1,0.25,1"]);
     assert_eq!(doubled, times(&want, 2.0));
-    // A ps.1.4 block: shader model 1 is not compiled yet, the save says so. (When it is,
-    // this save compiles into the block as the ps_2_0 one above.)
+    // A ps.1.4 block: the save compiles into it as into the ps_2_0 one above, and runs
+    // as the ps_2_0 code does within ps_1_4's range [-1, 1].
     let (code, _, err) = sh(&format!("cp {} {}", p(&src), p(&m.path("pixel.ps14.hlsl"))));
-    assert_ne!(code, 0, "{err}");
-    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
-    assert!(log.contains("shader model 1 is not compiled yet"), "{log}");
+    assert_eq!(code, 0, "{err}");
+    let ps14 = run_pixel(&m.path("pixel.ps14.pso"), &inputs, &["c3=0.5,1,0.25,1"]);
+    let clamped: Vec<f64> = want
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap().clamp(-1.0, 1.0))
+        .collect();
+    assert_eq!(ps14, serde_json::json!(clamped));
+    assert!(fs::read_to_string(m.path("pixel.ps14.asm"))
+        .unwrap()
+        .contains("ps_1_4"));
     m.unmount();
 
     // The next mount reads back the source as saved.

@@ -238,8 +238,8 @@ enum D3d9Command {
     Compile {
         /// The HLSL source.
         file: PathBuf,
-        /// The profile: vs_1_1 (as Microsoft's legacy compiler), vs_2_0, vs_2_x (vs_2_a),
-        /// vs_3_0, ps_2_0, ps_2_x (ps_2_a, ps_2_b), ps_3_0.
+        /// The profile: vs_1_1 and ps_1_1 to ps_1_4 (as Microsoft's legacy compiler),
+        /// vs_2_0, vs_2_x (vs_2_a), vs_3_0, ps_2_0, ps_2_x (ps_2_a, ps_2_b), ps_3_0.
         #[arg(short = 'T', long = "profile")]
         profile: String,
         /// The entry point.

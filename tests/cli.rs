@@ -470,10 +470,66 @@ fn d3d9_compile_writes_a_shader_that_runs_and_reports_every_error_with_its_place
         "{err}"
     );
     assert!(!out.exists());
-    // Shader model 1 is the next step, and says so.
-    let (code, _, err) = shaderfs(&["d3d9", "compile", src.to_str().unwrap(), "-T", "ps_1_4"]);
+}
+
+/// Pixel shader model 1 compiles as Microsoft's legacy compiler compiles it, and runs
+/// with ps_1_x's range: every result held to [-1, 1]. What the model has no instruction
+/// for is refused at its line, naming the profile.
+#[test]
+fn d3d9_compile_pixel_shader_model_1_and_run_it_within_its_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("blend.hlsl");
+    fs::write(
+        &src,
+        "float4 tint;\nfloat4 main(float4 c : COLOR0) : COLOR\n{\n    return lerp(c, tint, 0.25) * 2;\n}\n",
+    )
+    .unwrap();
+    for profile in ["ps_1_1", "ps_1_2", "ps_1_3", "ps_1_4"] {
+        let pso = tmp.path().join(format!("{profile}.pso"));
+        let (code, listing, err) = shaderfs(&[
+            "d3d9",
+            "compile",
+            src.to_str().unwrap(),
+            "-T",
+            profile,
+            "--listing",
+            "-o",
+            pso.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{profile}: {err}");
+        let listing = String::from_utf8(listing).unwrap();
+        assert!(listing.contains(&format!("    {profile}\n")), "{listing}");
+        let (code, out, err) = shaderfs(&[
+            "d3d9",
+            "run",
+            pso.to_str().unwrap(),
+            "--set",
+            "tint=0.5,0.25,0,1",
+            "--set",
+            "COLOR0=0.25,0.5,0.75,1",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        // (0.3125, 0.4375, 0.5625, 1) * 2, held to 1.
+        assert_eq!(
+            json["outputs"]["oC0"],
+            serde_json::json!([0.625, 0.875, 1.0, 1.0]),
+            "{profile}: {listing}"
+        );
+    }
+    let bad = tmp.path().join("bad.hlsl");
+    fs::write(
+        &bad,
+        "float4 main(float4 c : COLOR0) : COLOR\n{\n    return 1 / c;\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = shaderfs(&["d3d9", "compile", bad.to_str().unwrap(), "-T", "ps_1_1"]);
     assert_eq!(code, 2);
-    assert!(err.contains("shader model 1"), "{err}");
+    let name = bad.display().to_string();
+    assert!(
+        err.contains(&format!("{name}(3,")) && err.contains("ps_1_1 has no reciprocal"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -5,8 +5,8 @@
 //! entry point `main`), and the new shader keeps the text, byte for byte, so the view reads
 //! back what was saved. A constant the old constant table named keeps its register unless
 //! the source binds it with `register()`: the game sets constants by register
-//! ([`Options::keep_registers`]). Shader model 1 is refused (the compiler does not emit it
-//! yet). `#include` is refused: a package holds no files to include, and the daemon reads
+//! ([`Options::keep_registers`]). Every model from vs_1_1 and ps_1_1 to 3.0 compiles.
+//! `#include` is refused: a package holds no files to include, and the daemon reads
 //! nothing of the host's file system on a save's behalf. Errors are the compiler's own,
 //! `hlsl/NAME.hlsl(LINE,COL): error: …`, every one of them; so are the warnings of a
 //! source that compiles, which the save carries to `.shaderfs/errors`.
@@ -51,12 +51,6 @@ pub(super) fn compile_over(
     }
     let version = bytecode::shader_version(current)
         .ok_or_else(|| ViewError::Invalid("the shader it replaces is no D3D9 shader".into()))?;
-    if version.major < 2 {
-        return Err(ViewError::Invalid(format!(
-            "the shader is {version}: HLSL is compiled for shader models 2 and 3 (vs_2_0 to \
-             ps_3_0) so far, not yet for shader model 1; edit its asm/ view instead"
-        )));
-    }
     let options = Options {
         profile: version.to_string(),
         entry: "main".into(),
@@ -353,14 +347,16 @@ mod tests {
             said.contains("hlsl/A.pso.hlsl(1,") && said.contains("includes nothing"),
             "{said}"
         );
-        let said = refused(
-            "hlsl/B.vso.hlsl",
-            b"float4 main() : POSITION { return 0; }\n",
-        );
-        assert!(
-            said.contains("vs_1_1") && said.contains("shader model 1"),
-            "{said}"
-        );
+        // A vs_1_1 shader takes HLSL as any other (the legacy compiler's code).
+        let saved = p
+            .write(
+                "hlsl/B.vso.hlsl",
+                b"float4 main() : POSITION { return 0; }\n",
+            )
+            .unwrap();
+        assert!(String::from_utf8(saved.read("asm/B.vso.asm"))
+            .unwrap()
+            .contains("vs_1_1"));
         let said = refused("hlsl/C.pso.hlsl", b"float4 main() : COLOR { return 0; }\n");
         assert!(said.contains("after a shader of the package"), "{said}");
         assert!(p.archive.new_member("hlsl", "notes.txt").is_err());

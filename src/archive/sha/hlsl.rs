@@ -21,10 +21,10 @@
 //! the `compile` statement.
 //!
 //! Whether the compiler compiles a profile at all is learnt by compiling a one-line
-//! shader for it: where it does not (shader model 1, until its back end lands), a shader
-//! for that profile is [`Outcome::NotCompiled`], neither refused nor passed, with the
-//! compiler's reason. Nothing here names the models it lacks, so once the compiler takes
-//! them, their shaders are compiled and checked like any other.
+//! shader for it: where it does not (a profile it does not know), a shader for that
+//! profile is [`Outcome::NotCompiled`], neither refused nor passed, with the compiler's
+//! reason. Nothing here names the models it compiles: every one from vs_1_1 and ps_1_1
+//! to 3.0 is compiled and checked alike.
 //!
 //! Each shader compiles the whole text, so an effect is given [`BUDGET`] bytes of
 //! compiler input: a hostile effect of thousands of `compile` statements is checked as

@@ -33,7 +33,7 @@
 //!                           `}` and that line's end; saving it replaces those bytes only
 //! pixel.asm                 the compiled code, listed (read-only)
 //! pixel.pso                 the compiled bytecode; EIO with every error when it does not
-//!                           compile, or with why a profile is not compiled yet
+//!                           compile, or with why it is not compiled
 //! ```
 //!
 //! An asm shader takes HLSL too ([`kept`]): writing its `.hlsl` view, which it lists
@@ -41,9 +41,10 @@
 //! block and keeps it as a comment above the shader variable.
 //!
 //! It is compiled as D3DX's effect compiler compiles it at load; its errors are the
-//! effect's problems, at the `.sha`'s line and column and the `.hlsl` view's. A profile
-//! the compiler does not compile yet (shader model 1) is neither a problem nor passed: it
-//! is listed in archive.json (`not_compiled`) and by [`Archive::unchecked`].
+//! effect's problems, at the `.sha`'s line and column and the `.hlsl` view's, for every
+//! profile from vs_1_1 and ps_1_1 to 3.0. A shader left uncompiled (a macro named in the
+//! compile statement, an effect past the compile budget) is neither a problem nor passed:
+//! it is listed in archive.json (`not_compiled`) and by [`Archive::unchecked`].
 //!
 //! Every save is checked as the game's effect compiler would check it (`check.rs`): the
 //! text parses as D3DX's effect language, each state of a pass is one D3DX knows with a

@@ -1,7 +1,6 @@
 //! HLSL shaders in effects: the views of `compile` statements, compiled as D3DX compiles
-//! them, saves of `.hlsl` views, refusals at the `.sha`'s lines, and shader model 1 as
-//! it stands (not compiled yet). The effects are `fx-verdicts/own/`'s, which D3DX's
-//! effect compiler accepts.
+//! them, saves of `.hlsl` views, refusals at the `.sha`'s lines, and shader model 1. The
+//! effects are `fx-verdicts/own/`'s, which D3DX's effect compiler accepts.
 
 use super::tests::{open, Opened};
 use crate::shader::d3d9::bytecode;
@@ -335,46 +334,29 @@ fn an_asm_vertex_shader_beside_an_hlsl_pixel_shader() {
     assert!(said.contains("vDif"), "{said}");
 }
 
-/// Shader model 1 as it stands: vs_1_1 compiles, pixel shader model 1 not yet, and the
-/// compiler says so. The effect mounts, its ps_1_1 shader is listed with the reason, its
-/// code reads as EIO with it, `check` reports it as not checked (neither problems nor
-/// fine), and its source can be edited; the vs_1_1 shader's views hold its code.
-///
-/// When the compiler compiles ps_1_x, this test fails: then the views hold code,
-/// `compiled_views_behave_as_d3dxs` (verdicts.rs) compares it with D3DX's, which is kept
-/// already, and this test should say that they compile instead.
+/// Shader model 1: the effect's vs_1_1 and ps_1_1 shaders compile like the others. No
+/// shader is left unchecked, and the ps_1_1 shader's views hold its code, which behaves
+/// as D3DX's (`compiled_views_behave_as_d3dxs` compares them on random inputs); the
+/// vs_1_1 shader's source is edited and saved.
 #[test]
-fn pixel_shader_model_1_is_not_compiled_yet() {
+fn shader_model_1_shaders_compile() {
     let fx = open(FULL.as_bytes());
     let json = json(&fx);
-    let not_compiled: Vec<(&str, &str)> = json["shaders"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|s| {
-            let why = s["hlsl"].get("not_compiled")?.as_str()?;
-            Some((s["bytecode"].as_str().unwrap(), why))
-        })
-        .collect();
-    assert_eq!(
-        not_compiled.iter().map(|(v, _)| *v).collect::<Vec<_>>(),
-        ["pixel.ps_simple.pso"]
-    );
-    for (_, why) in &not_compiled {
-        assert!(why.contains("shader model 1 is not compiled yet"), "{why}");
+    for s in json["shaders"].as_array().unwrap() {
+        assert!(s["hlsl"].get("not_compiled").is_none(), "{s}");
     }
     assert_eq!(json["problems"], serde_json::json!([]));
     assert!(fx.archive.problems().is_empty());
-    let unchecked = fx.archive.unchecked();
-    let lines: Vec<Option<usize>> = unchecked.iter().map(|p| p.line).collect();
-    assert_eq!(lines, [Some(line_of(FULL, "compile ps_1_1"))]);
-    assert!(unchecked[0]
-        .message
-        .starts_with("pixel shader ps_simple (ps_1_1) is not checked: "));
-    match fx.read("pixel.ps_simple.pso") {
-        Err(ViewError::Corrupt(m)) => assert!(m.contains("is not checked"), "{m}"),
-        other => panic!("pixel.ps_simple.pso: {other:?}"),
-    }
+    assert!(fx.archive.unchecked().is_empty());
+    let simple = fx.read("pixel.ps_simple.pso").unwrap();
+    assert_eq!(version(&simple), "ps_1_1");
+    let golden = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/archive/sha/fx-verdicts/compiled/hlsl_full.ps_1_1.pso"),
+    )
+    .unwrap();
+    same_behaviour(&golden, &simple, 32, 11).unwrap();
+    assert!(fx.text("pixel.ps_simple.asm").contains("tex t0"));
     // The vs_1_1 and ps_2_0 shaders of the same effect compile.
     assert_eq!(version(&fx.read("vertex.vso").unwrap()), "vs_1_1");
     assert!(fx.text("vertex.asm").contains("vs_1_1"));
@@ -511,15 +493,33 @@ fn hlsl_an_asm_shader_cannot_take_is_refused() {
     assert!(fx.archive.new_member("", "pixel.ps9.hlsl").is_err());
     let written = open(WRITTEN.as_bytes());
     assert!(written.archive.new_member("", "pixel.hlsl").is_err());
-    // Shader model 1: the compiler does not compile it yet, and says so. (When it does,
-    // this save compiles into the ps.1.4 block as the ps_2_0 one above does.)
-    let said = refused(fx.create(
-        "pixel.ps14.hlsl",
-        b"float4 main() : COLOR { return 0.5; }\n",
-    ));
+    // Shader model 1: the save compiles into the ps.1.4 block as the ps_2_0 one above
+    // does, the source kept above it.
+    let saved = fx
+        .create(
+            "pixel.ps14.hlsl",
+            b"float4 main() : COLOR { return 0.5; }\n",
+        )
+        .unwrap();
+    let saved = String::from_utf8(saved).unwrap();
     assert!(
-        said.contains("shader model 1 is not compiled yet"),
-        "{said}"
+        saved.contains("// shaderfs hlsl: the source of the asm block below (ps_1_4, main)"),
+        "{saved}"
+    );
+    let reopened = open(saved.as_bytes());
+    assert_eq!(
+        reopened.text("pixel.ps14.hlsl"),
+        "float4 main() : COLOR { return 0.5; }\n"
+    );
+    let code = reopened.read("pixel.ps14.pso").unwrap();
+    assert_eq!(version(&code), "ps_1_4");
+    let ran = crate::shader::d3d9::run::Program::new(&code)
+        .unwrap()
+        .run(&crate::shader::d3d9::run::Inputs::default())
+        .unwrap();
+    assert_eq!(
+        ran.values[&crate::shader::d3d9::run::OutputRegister::Target(0)],
+        [0.5; 4]
     );
 }
 
