@@ -161,25 +161,25 @@ pub fn generate(
     // What the model has no instruction for.
     for &n in &needed {
         let op = p.node(n).op;
-        let ok = match op {
+        let ok = matches!(
+            op,
             Op::Const(_)
-            | Op::Input(_)
-            | Op::Uniform { .. }
-            | Op::Sampler(_)
-            | Op::Mov
-            | Op::Copy
-            | Op::Add
-            | Op::Mul
-            | Op::Mad
-            | Op::Lrp
-            | Op::Neg
-            | Op::Sat
-            | Op::Dp3
-            | Op::Dp4 => true,
-            Op::Cmp => true,
-            Op::Tex(TexKind::Plain) => true,
-            _ => false,
-        };
+                | Op::Input(_)
+                | Op::Uniform { .. }
+                | Op::Sampler(_)
+                | Op::Mov
+                | Op::Copy
+                | Op::Add
+                | Op::Mul
+                | Op::Mad
+                | Op::Lrp
+                | Op::Neg
+                | Op::Sat
+                | Op::Dp3
+                | Op::Dp4
+                | Op::Cmp
+                | Op::Tex(TexKind::Plain)
+        );
         if !ok {
             return Err(vec![(
                 p.loc(n),
