@@ -481,17 +481,7 @@ pub fn generate(
         if g.error.is_some() {
             break;
         }
-        let node = p.node(n);
-        // Nothing reads a node its readers look through (a `mov` of another).
-        if is_leaf(node.op)
-            || matches!(node.op, Op::Tex(_))
-            || g.homes.contains_key(&n)
-            || g.uses_left.get(&n).copied().unwrap_or(0) == 0
-        {
-            continue;
-        }
-        g.at = n;
-        g.emit(n, live.get(&n).copied().unwrap_or(0xF));
+        g.compute(n, &live);
     }
     if g.error.is_none() {
         g.output();
@@ -1052,17 +1042,9 @@ impl Gen<'_> {
             if self.error.is_some() {
                 break;
             }
-            let node = p.node(n);
-            if !first.contains(&n)
-                || is_leaf(node.op)
-                || matches!(node.op, Op::Tex(_))
-                || self.homes.contains_key(&n)
-                || self.uses_left.get(&n).copied().unwrap_or(0) == 0
-            {
-                continue;
+            if first.contains(&n) {
+                self.compute(n, live);
             }
-            self.at = n;
-            self.emit(n, live.get(&n).copied().unwrap_or(0xF));
         }
         if let Some(e) = self.error.take() {
             return Err(e);
@@ -1147,6 +1129,21 @@ impl Gen<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Node `n` computed, unless it names a register, is placed already, or nothing reads
+    /// it (readers look through a `mov` of another node).
+    fn compute(&mut self, n: NodeId, live: &HashMap<NodeId, u8>) {
+        let op = self.p.node(n).op;
+        if is_leaf(op)
+            || matches!(op, Op::Tex(_))
+            || self.homes.contains_key(&n)
+            || self.uses_left.get(&n).copied().unwrap_or(0) == 0
+        {
+            return;
+        }
+        self.at = n;
+        self.emit(n, live.get(&n).copied().unwrap_or(0xF));
     }
 
     fn fail(&mut self, msg: String) {
