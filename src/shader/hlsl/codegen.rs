@@ -3228,11 +3228,14 @@ pub(super) fn resolve_in(p: &Program, profile: Profile, comps: &[Comp]) -> Src {
         abs: false,
     };
     loop {
-        let ops: HashSet<Op> = src.comps.iter().map(|c| p.node(c.node).op).collect();
-        if ops.len() != 1 {
+        // Looked through only where every component is of one kind.
+        let Some(first) = src.comps.first().map(|c| p.node(c.node).op) else {
+            return src;
+        };
+        if src.comps.iter().any(|c| p.node(c.node).op != first) {
             return src;
         }
-        match *ops.iter().next().unwrap() {
+        match first {
             Op::Neg => {
                 if !src.abs {
                     src.neg = !src.neg;
