@@ -517,6 +517,37 @@ fn d3d9_compile_pixel_shader_model_1_and_run_it_within_its_range() {
             "{profile}: {listing}"
         );
     }
+    // FlatOut's car body, with the names of the built-in <flatout.hlsl>.
+    let car = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/flatout/car_body.hlsl"
+    );
+    for (profile, entry, registers) in [
+        (
+            "vs_1_1",
+            "vs_body",
+            ["FlatOutLocalToScreen c0", "CAMERA               c8"],
+        ),
+        ("ps_1_1", "ps_body", ["SHADOW       c2", "Reflection   s1"]),
+    ] {
+        let (code, listing, err) = shaderfs(&[
+            "d3d9",
+            "compile",
+            car,
+            "-T",
+            profile,
+            "-E",
+            entry,
+            "--listing",
+            "-o",
+            "/dev/null",
+        ]);
+        assert_eq!(code, 0, "{profile}: {err}");
+        let listing = String::from_utf8(listing).unwrap();
+        for r in registers {
+            assert!(listing.contains(r), "{profile}: {r}: {listing}");
+        }
+    }
     let bad = tmp.path().join("bad.hlsl");
     fs::write(
         &bad,

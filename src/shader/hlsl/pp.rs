@@ -94,6 +94,10 @@ pub trait Loader {
     fn load(&self, path: &Path) -> std::io::Result<String>;
 }
 
+/// Includes shipped with shaderfs, read when no file of the name is found: `flatout.hlsl`
+/// names what FlatOut puts in which register.
+pub const BUILT_IN: &[(&str, &str)] = &[("flatout.hlsl", include_str!("flatout.hlsl"))];
+
 /// Files on disk.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FsLoader;
@@ -1431,6 +1435,13 @@ impl Pp<'_> {
                     return None;
                 }
             }
+        }
+        // The includes shaderfs ships, where no file of the name was found.
+        if let Some(&(_, text)) = BUILT_IN.iter().find(|(n, _)| Path::new(n) == relative) {
+            return Some((
+                PathBuf::from(format!("<shaderfs>/{name}")),
+                text.to_string(),
+            ));
         }
         let looked = if dirs.is_empty() {
             "no folder to look in (the including file has no path and no -I folder was \

@@ -135,6 +135,10 @@ struct Gen<'p> {
     scratch: Vec<Reg>,
     /// The node the last instruction wrote, and its line.
     last_written: Option<(NodeId, usize)>,
+    /// Each node's readers: the operands (their components) that name it.
+    readers: HashMap<NodeId, Vec<Vec<Comp>>>,
+    /// Values read only by a saturation of them, lane for lane: the saturation.
+    sat_of: HashMap<NodeId, NodeId>,
 }
 
 /// Node kinds that name a register rather than compute one.
@@ -153,6 +157,7 @@ pub fn generate(
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
     legalize(&mut fixed);
+    fuse(&mut fixed);
     let (_, live) = live_nodes(&fixed, profile);
     align_lanes(&mut fixed, &live);
     let p = &fixed;
@@ -246,6 +251,8 @@ pub fn generate(
         claimed_lanes: Vec::new(),
         scratch: Vec::new(),
         last_written: None,
+        readers: HashMap::new(),
+        sat_of: HashMap::new(),
     };
     // Readers look through `mov` and negation nodes: those read nothing themselves.
     for &n in &needed {
@@ -472,6 +479,41 @@ pub fn generate(
         g.pool.push((Reg::Temp(0), false));
     }
     g.plan = colour_plan(p, profile, &g.uses_left);
+    // Saturations that can be their operand's `_sat`.
+    for &s in &needed {
+        if p.node(s).op != Op::Sat {
+            continue;
+        }
+        let a = resolve_in(p, profile, &p.node(s).args[0]);
+        let Some(x) = a.comps.first().map(|c| c.node) else {
+            continue;
+        };
+        let in_place = !a.neg
+            && a.comps
+                .iter()
+                .enumerate()
+                .all(|(i, c)| c.node == x && usize::from(c.lane) == i)
+            && usize::from(p.node(x).width) == a.comps.len();
+        let fusable = matches!(
+            p.node(x).op,
+            Op::Add | Op::Mul | Op::Mad | Op::Lrp | Op::Dp3
+        );
+        if in_place && fusable && g.uses_left.get(&x).copied() == Some(a.comps.len() as u32) {
+            g.sat_of.insert(x, s);
+        }
+    }
+    // Who reads each node, operand by operand.
+    for &n in &needed {
+        if matches!(p.node(n).op, Op::Mov | Op::Neg) {
+            continue;
+        }
+        for a in &p.node(n).args {
+            g.note_reader(resolve_in(p, profile, a).comps);
+        }
+    }
+    for comps in p.outputs.iter().map(|o| &o.comps).chain(&p.kills) {
+        g.note_reader(resolve_in(p, profile, comps).comps);
+    }
     if !dependent.is_empty() || !late_kills.is_empty() {
         if let Err(e) = g.second_phase(&needed, &live, &dependent, &late_kills) {
             return Err(vec![e]);
@@ -795,6 +837,88 @@ struct Planned {
     lanes: Vec<u8>,
 }
 
+/// Instructions ps_1_x has for what the front end spells in parts: `lerp`'s
+/// `a + s * (b - a)` as `lrp s, b, a`, and a product read only by a sum as `mad`.
+fn fuse(p: &mut Program) {
+    // How many nodes (and outputs, kills) read each node.
+    let mut readers = vec![0u32; p.nodes.len()];
+    for node in &p.nodes {
+        let mut seen: Vec<NodeId> = node.args.iter().flatten().map(|c| c.node).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for n in seen {
+            readers[n as usize] += 1;
+        }
+    }
+    for c in p
+        .outputs
+        .iter()
+        .flat_map(|o| &o.comps)
+        .chain(p.kills.iter().flatten())
+    {
+        readers[c.node as usize] += 1;
+    }
+    // The node all of `comps` are lanes of, lane for lane.
+    let whole = |p: &Program, comps: &[Comp]| -> Option<NodeId> {
+        let n = comps.first()?.node;
+        comps
+            .iter()
+            .enumerate()
+            .all(|(i, c)| {
+                c.node == n && usize::from(c.lane) == i && p.node(n).width as usize == comps.len()
+            })
+            .then_some(n)
+    };
+    for id in 0..p.nodes.len() {
+        let node = p.nodes[id].clone();
+        let replacement = match node.op {
+            Op::Mad => {
+                let [s, d, a] = &node.args[..] else { continue };
+                let Some(dn) = whole(p, d) else { continue };
+                let dnode = p.node(dn).clone();
+                if dnode.op != Op::Add || readers[dn as usize] != 1 {
+                    continue;
+                }
+                let [x, b] = &dnode.args[..] else { continue };
+                let Some(xn) = whole(p, x) else { continue };
+                let xnode = p.node(xn);
+                if xnode.op != Op::Neg || xnode.args[0] != *a {
+                    continue;
+                }
+                Some(p.map(Op::Lrp, vec![s.clone(), b.clone(), a.clone()]))
+            }
+            Op::Add => {
+                let product = |arg: &[Comp]| {
+                    whole(p, arg).filter(|&m| p.node(m).op == Op::Mul && readers[m as usize] == 1)
+                };
+                let (m, c) = match (product(&node.args[0]), product(&node.args[1])) {
+                    (Some(m), _) => (m, node.args[1].clone()),
+                    (None, Some(m)) => (m, node.args[0].clone()),
+                    _ => continue,
+                };
+                let mnode = p.node(m).clone();
+                Some(p.map(
+                    Op::Mad,
+                    vec![mnode.args[0].clone(), mnode.args[1].clone(), c],
+                ))
+            }
+            _ => None,
+        };
+        // The node made may be one replaced before (by `legalize`, which split a product
+        // by a literal beyond [-1, 1] out of its `mad`): then it stays as it is.
+        if let Some(r) = replacement.filter(|r| {
+            r.iter()
+                .all(|c| c.node as usize != id && p.node(c.node).op != Op::Mov)
+        }) {
+            p.nodes[id] = Node {
+                op: Op::Mov,
+                args: vec![r],
+                width: node.width,
+            };
+        }
+    }
+}
+
 /// Lane by lane operations computed where their operands are: a lane whose operands all
 /// sit in lane t of their registers is computed in lane t (`ret.zw += k` in .zw), since
 /// ps_1_x has no swizzle to bring them elsewhere. The node becomes a `mov` of the lanes of
@@ -897,8 +1021,11 @@ fn align_lanes(p: &mut Program, live: &HashMap<NodeId, u8>) {
             .iter()
             .map(|&t| wide[usize::from(t.unwrap_or(0))])
             .collect();
-        // Lanes alike may give the very node again.
-        if lanes.iter().any(|c| c.node as usize == id) {
+        // Lanes alike may give the very node again, or one replaced before.
+        if lanes
+            .iter()
+            .any(|c| c.node as usize == id || p.node(c.node).op == Op::Mov)
+        {
             continue;
         }
         p.nodes[id] = Node {
@@ -1165,7 +1292,9 @@ impl Gen<'_> {
     /// computes them (`positions`). r0 must be free, or hold only values `n` reads for the
     /// last time.
     fn claim_r0(&mut self, n: NodeId, positions: &[u8]) -> Option<Vec<u8>> {
-        let Planned { mask, lanes } = self.plan.get(&n)?.clone();
+        // A value saturated on its way is placed as its saturation is.
+        let key = self.sat_of.get(&n).copied().unwrap_or(n);
+        let Planned { mask, lanes } = self.plan.get(&key)?.clone();
         if self.p.node(n).width > 1 && positions != lanes.as_slice() {
             return None;
         }
@@ -1196,7 +1325,7 @@ impl Gen<'_> {
                 slot.1 = true;
             }
         }
-        self.claimed = Some(n);
+        self.claimed = Some(key);
         self.claimed_lanes = lanes;
         Some(mask)
     }
@@ -1266,6 +1395,61 @@ impl Gen<'_> {
             }
         }
         true
+    }
+
+    fn note_reader(&mut self, comps: Vec<Comp>) {
+        let mut nodes: Vec<NodeId> = comps.iter().map(|c| c.node).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        for n in nodes {
+            self.readers.entry(n).or_default().push(comps.clone());
+        }
+    }
+
+    /// A register `n` may be written into at `mask` over another value `m` there: where
+    /// everything that reads `n` reads it beside `m`'s other lanes, in place, and nothing
+    /// else reads `m` (`l.rgb = f(l.rgb); return c * l;` updates `l` where it is).
+    fn merge_target(&self, n: NodeId, mask: &[u8]) -> Option<Reg> {
+        if self.claimed == Some(n) {
+            return None;
+        }
+        let lists = self.readers.get(&n)?;
+        let mut other = None;
+        for list in lists {
+            if list.len() != 4 {
+                return None;
+            }
+            for (k, c) in list.iter().enumerate() {
+                if mask.contains(&(k as u8)) {
+                    if *c
+                        != (Comp {
+                            node: n,
+                            lane: k as u8,
+                        })
+                    {
+                        return None;
+                    }
+                } else if c.node == n || c.lane != k as u8 || other.is_some_and(|m| m != c.node) {
+                    return None;
+                } else {
+                    other = Some(c.node);
+                }
+            }
+        }
+        let m = other?;
+        let home = self.homes.get(&m)?;
+        if home.all
+            || home.lanes != [0, 1, 2, 3]
+            || !matches!(home.reg, Reg::Temp(_) | Reg::Texture(_))
+            || home.reg == Reg::Temp(0) && self.r0_kept
+        {
+            return None;
+        }
+        let read_there: u32 = lists
+            .iter()
+            .map(|l| l.iter().filter(|c| c.node == m).count() as u32)
+            .sum();
+        (self.uses_left.get(&m).copied() == Some(read_there)).then_some(home.reg)
     }
 
     /// The register of the `i`th `def`.
@@ -1993,7 +2177,18 @@ impl Gen<'_> {
         }
         let operands = &operands[..];
         self.operands_done();
-        let Some(reg) = self.result_reg(n) else {
+        // Saturated on its way: the instruction's _sat, and the saturation is its value.
+        let sat = self.sat_of.get(&n).copied();
+        let key = sat.unwrap_or(n);
+        let m = match sat {
+            Some(_) => format!("{m}_sat"),
+            None => m.to_string(),
+        };
+        let reg = match self.merge_target(key, mask) {
+            Some(r) => Some(r),
+            None => self.result_reg(key),
+        };
+        let Some(reg) = reg else {
             let msg = self.temps_message();
             self.fail(msg);
             return;
@@ -2006,7 +2201,35 @@ impl Gen<'_> {
         let ops: Vec<String> = operands.iter().map(Operand::text).collect();
         self.code
             .push(format!("{m} {}{mask_text}, {}", reg.name(), ops.join(", ")));
-        self.last_written = Some((n, self.code.len() - 1));
+        self.last_written = Some((key, self.code.len() - 1));
+        if let Some(s) = sat {
+            // The value itself is read by its saturation alone, which is never computed.
+            self.uses_left.insert(n, 0);
+            self.homes.insert(
+                n,
+                Home {
+                    reg,
+                    lanes: [0, 1, 2, 3],
+                    all: false,
+                },
+            );
+            if self.claimed == Some(s) {
+                return self.placed_in_r0(s);
+            }
+            let n = s;
+            self.homes.insert(
+                n,
+                Home {
+                    reg,
+                    lanes: [0, 1, 2, 3],
+                    all: scalar && mask.len() == 4,
+                },
+            );
+            if self.uses_left.get(&n).copied().unwrap_or(0) == 0 {
+                self.release_reg(reg);
+            }
+            return;
+        }
         if self.claimed == Some(n) {
             return self.placed_in_r0(n);
         }
