@@ -561,6 +561,19 @@ fn d3d9_compile_pixel_shader_model_1_and_run_it_within_its_range() {
         err.contains(&format!("{name}(3,")) && err.contains("ps_1_1 has no reciprocal"),
         "{err}"
     );
+    // Code that does not fit the model is refused with the limit, at the entry point.
+    fs::write(
+        &bad,
+        "float4 u;\nfloat4 v;\nfloat4 main() : COLOR\n{\n    float4 r = 0;\n    r.xyz = cross(u.xyz, v.xyz);\n    return r;\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = shaderfs(&["d3d9", "compile", bad.to_str().unwrap(), "-T", "ps_1_1"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!("{name}(3,8): error: "))
+            && err.contains("ps_1_1 allows 8 arithmetic instruction slots"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -124,6 +124,20 @@ pub fn compile_with(
         if diags.has_errors() {
             return None;
         }
+        // What is said of the code as a whole is said at the entry point's name.
+        let at = program
+            .items
+            .iter()
+            .find_map(|item| match item {
+                super::ast::Item::Function(f) if f.name == entry && f.body.is_some() => Some(f.loc),
+                _ => None,
+            })
+            .filter(|l| l.line > 0)
+            .unwrap_or(Loc {
+                file: main,
+                line: 1,
+                col: 1,
+            });
         let ir = Lowering::new(profile, &mut diags)
             .keep_registers(options.keep_registers.clone())
             .row_major(options.flags & PACK_ROW_MAJOR != 0)
@@ -134,32 +148,19 @@ pub fn compile_with(
             codegen::generate(&ir, profile, &options.profile, options.flags)
         };
         match generated {
-            Ok(g) => Some(g),
+            Ok(g) => Some((g, at)),
             Err(errors) => {
                 for (loc, e) in errors {
-                    // A place the code generator knows (a node's), else the file's start.
-                    let loc = if loc.line > 0 {
-                        loc
-                    } else {
-                        Loc {
-                            file: main,
-                            line: 1,
-                            col: 1,
-                        }
-                    };
+                    // A place the code generator knows (a node's), else the entry point.
+                    let loc = if loc.line > 0 { loc } else { at };
                     diags.error(loc, e);
                 }
                 None
             }
         }
     });
-    let Some(generated) = result else {
+    let Some((generated, place)) = result else {
         return Err(failed(diags, sources));
-    };
-    let place = Loc {
-        file: main,
-        line: 1,
-        col: 1,
     };
     let bytecode = match asm::assemble_dropping_comments(&generated.asm) {
         Ok(b) => b,
