@@ -554,6 +554,17 @@ impl Program {
     }
 
     /// Where node `n` was made.
+    /// Node `id` becomes a `mov` of `comps` (as wide as it), which readers look through:
+    /// how an operation a model lacks is replaced by what it has, keeping its number.
+    pub fn replace_with(&mut self, id: usize, comps: Vec<Comp>) {
+        let width = self.nodes[id].width;
+        self.nodes[id] = Node {
+            op: Op::Mov,
+            args: vec![comps],
+            width,
+        };
+    }
+
     pub fn loc(&self, n: NodeId) -> super::token::Loc {
         self.locs.get(n as usize).copied().unwrap_or_default()
     }

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use super::behaviour::same_behaviour;
 use super::compile::{compile, Options};
-use super::corpus::{slots, table};
+use super::corpus::{binding_table, slots};
 use crate::shader::d3d9::{bytecode, validate};
 
 /// The profiles compiled so far.
@@ -206,13 +206,7 @@ fn legacy_sources_compile_as_d3dx9_31s() {
             ms_slots += u64::from(b);
             rows.push_str(&format!("{stem}\t{a}\t{b}\n"));
         }
-        let (mut a, mut b) = (table(&ms), table(&ours.bytecode));
-        for t in [&mut a, &mut b].into_iter().flatten() {
-            t.flags = 0;
-            for c in &mut t.constants {
-                c.reserved = 0;
-            }
-        }
+        let (a, b) = (binding_table(&ms), binding_table(&ours.bytecode));
         let differs = TABLES_DIFFER.iter().any(|(k, _)| *k == stem);
         match (a == b, differs) {
             (true, false) => tables_agree += 1,
@@ -307,13 +301,7 @@ fn flatout_car_body_compiles_as_d3dx9_31s() {
             .unwrap_or_else(|f| panic!("{profile}: {}", f.render()));
         fits(&ours.bytecode).unwrap_or_else(|e| panic!("{profile}: {e}\n{}", ours.asm));
         let ms = std::fs::read(dir.join(golden)).unwrap();
-        let (mut a, mut b) = (table(&ms), table(&ours.bytecode));
-        for t in [&mut a, &mut b].into_iter().flatten() {
-            t.flags = 0;
-            for c in &mut t.constants {
-                c.reserved = 0;
-            }
-        }
+        let (a, b) = (binding_table(&ms), binding_table(&ours.bytecode));
         assert_eq!(a, b, "{profile}: constant tables");
         same_behaviour(&ms, &ours.bytecode, 64, 0xCA2)
             .unwrap_or_else(|e| panic!("{profile}: {e}\n{}", ours.asm));

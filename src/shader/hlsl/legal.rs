@@ -5,7 +5,7 @@
 //! A node replaced keeps its number and becomes a `mov` of its replacement, which the
 //! code generator looks through, so that whatever read it reads the replacement.
 
-use super::ir::{Comp, Node, Op, Program};
+use super::ir::{Comp, Op, Program};
 use super::lower::Profile;
 
 /// 1/(2π), 2π and π (the legacy compiler's `def`s hold the nearest floats).
@@ -60,11 +60,7 @@ pub fn legalize(p: &mut Program, profile: Profile) {
             _ => None,
         };
         if let Some(r) = replacement {
-            p.nodes[id] = Node {
-                op: Op::Mov,
-                args: vec![r],
-                width: node.width,
-            };
+            p.replace_with(id, r);
         }
     }
 }

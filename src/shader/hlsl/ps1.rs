@@ -29,7 +29,7 @@ use super::codegen::{
     allocate_uniforms, format_float, live_nodes, mask_text, resolve_in as resolve_uniform,
     Generated, Src,
 };
-use super::ir::{Comp, Node, NodeId, Op, Program, TexKind};
+use super::ir::{Comp, NodeId, Op, Program, TexKind};
 use super::lower::Profile;
 use super::token::Loc;
 use crate::shader::d3d9::ctab::{ConstantTable, RegisterSet};
@@ -910,11 +910,7 @@ fn fuse(p: &mut Program) {
             r.iter()
                 .all(|c| c.node as usize != id && p.node(c.node).op != Op::Mov)
         }) {
-            p.nodes[id] = Node {
-                op: Op::Mov,
-                args: vec![r],
-                width: node.width,
-            };
+            p.replace_with(id, r);
         }
     }
 }
@@ -1028,11 +1024,7 @@ fn align_lanes(p: &mut Program, live: &HashMap<NodeId, u8>) {
         {
             continue;
         }
-        p.nodes[id] = Node {
-            op: Op::Mov,
-            args: vec![lanes],
-            width: node.width,
-        };
+        p.replace_with(id, lanes);
     }
 }
 
@@ -1118,11 +1110,7 @@ fn legalize(p: &mut Program) {
             _ => None,
         };
         if let Some(r) = replacement {
-            p.nodes[id] = Node {
-                op: Op::Mov,
-                args: vec![r],
-                width: node.width,
-            };
+            p.replace_with(id, r);
         }
     }
 }
@@ -2202,7 +2190,7 @@ impl Gen<'_> {
         self.code
             .push(format!("{m} {}{mask_text}, {}", reg.name(), ops.join(", ")));
         self.last_written = Some((key, self.code.len() - 1));
-        if let Some(s) = sat {
+        if sat.is_some() {
             // The value itself is read by its saturation alone, which is never computed.
             self.uses_left.insert(n, 0);
             self.homes.insert(
@@ -2213,35 +2201,19 @@ impl Gen<'_> {
                     all: false,
                 },
             );
-            if self.claimed == Some(s) {
-                return self.placed_in_r0(s);
-            }
-            let n = s;
-            self.homes.insert(
-                n,
-                Home {
-                    reg,
-                    lanes: [0, 1, 2, 3],
-                    all: scalar && mask.len() == 4,
-                },
-            );
-            if self.uses_left.get(&n).copied().unwrap_or(0) == 0 {
-                self.release_reg(reg);
-            }
-            return;
         }
-        if self.claimed == Some(n) {
-            return self.placed_in_r0(n);
+        if self.claimed == Some(key) {
+            return self.placed_in_r0(key);
         }
         self.homes.insert(
-            n,
+            key,
             Home {
                 reg,
                 lanes: [0, 1, 2, 3],
                 all: scalar && mask.len() == 4,
             },
         );
-        if self.uses_left.get(&n).copied().unwrap_or(0) == 0 {
+        if self.uses_left.get(&key).copied().unwrap_or(0) == 0 {
             self.release_reg(reg);
         }
     }
