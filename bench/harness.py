@@ -869,8 +869,9 @@ def hlsl_compiler(res):
                  + ", ".join(f"{p.name} {p.ours():.0f} us" for p in
                              sorted(both, key=lambda p: p.ours(), reverse=True)[:3]))
     res.note(f"{HLSL_MARK}how the HLSL compile times are taken: ours, `shaderfs dev hlsl-time "
-             f"--list` (one process for the whole list), the mean of {HLSL_OURS_RUNS} compiles "
-             f"after one not counted, the median of {passes} passes; Microsoft's, two `msd3d "
+             f"--list` (one process for the whole list, every compile on one thread with the "
+             f"compiler's 64 MiB stack, as D3DCompile runs on its caller's), the mean of "
+             f"{HLSL_OURS_RUNS} compiles after one not counted, the median of {passes} passes; Microsoft's, two `msd3d "
              f"time` runs for each (1 and {1 + HLSL_MS_RUNS} compiles), the difference of their "
              f"totals over {HLSL_MS_RUNS}: the first compile in a process also pays the DLL's "
              f"set-up, which this leaves out, as ours leaves out its first"

@@ -134,6 +134,12 @@ enum Timing {
 /// also says whether ours compiles it at all): the source is read before, as `msd3d time`
 /// reads it before timing D3DCompile, and `#include`s are read at each compile, as there.
 fn time_compile(job: &TimedCompile, runs: u32) -> Result<Timing, Failure> {
+    // Every compile on one thread, as `msd3d time` calls D3DCompile on one: no thread
+    // started per compile in the figure.
+    shaderfs::shader::hlsl::with_stack(|| time_compile_here(job, runs))
+}
+
+fn time_compile_here(job: &TimedCompile, runs: u32) -> Result<Timing, Failure> {
     let bytes = std::fs::read(&job.src)
         .map_err(|e| Failure::usage(format!("{}: {e}", job.src.display())))?;
     let text = String::from_utf8(bytes).map_err(|e| Failure {

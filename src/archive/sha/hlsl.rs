@@ -207,10 +207,16 @@ impl Shaders {
     /// Every error of every shader, in file order, each once (an error in the text of a
     /// function two shaders compile is said alike by both).
     pub fn errors(&self, text: &[u8], effect: &Effect) -> Vec<Finding> {
+        // Every compile on one thread with the compiler's stack, not a thread each.
+        let outcomes: Vec<&Outcome> = crate::shader::hlsl::with_stack(|| {
+            (0..self.list.len())
+                .map(|i| self.outcome(text, effect, i))
+                .collect()
+        });
         let mut out: Vec<Finding> = Vec::new();
         let mut said = HashSet::new();
-        for i in 0..self.list.len() {
-            if let Outcome::Refused(findings) = self.outcome(text, effect, i) {
+        for outcome in outcomes {
+            if let Outcome::Refused(findings) = outcome {
                 for f in findings {
                     if said.insert((f.offset, f.message.clone())) {
                         out.push(f.clone());

@@ -42,13 +42,27 @@ pub mod types;
 /// a debug build with room to spare.
 pub const STACK_BYTES: usize = 64 << 20;
 
-/// Run `f` (a compilation) on a thread with [`STACK_BYTES`] of stack.
+thread_local! {
+    /// Whether this thread was started by [`with_stack`], so already has its stack.
+    static ON_BIG_STACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` (a compilation) on a thread with [`STACK_BYTES`] of stack: this one if
+/// [`with_stack`] started it, else a new one. A caller that compiles many sources (a
+/// benchmark, a check of every shader of an effect) runs its loop inside one `with_stack`,
+/// so that each compile does not pay for a thread of its own.
 pub fn with_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if ON_BIG_STACK.with(|on| on.get()) {
+        return f();
+    }
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .name("hlsl".into())
             .stack_size(STACK_BYTES)
-            .spawn_scoped(s, f)
+            .spawn_scoped(s, || {
+                ON_BIG_STACK.with(|on| on.set(true));
+                f()
+            })
             .map(|h| h.join())
             .unwrap_or_else(|_| Err(Box::new("no thread for the compiler")))
             .unwrap_or_else(|e| std::panic::resume_unwind(e))
