@@ -8,7 +8,9 @@ use std::path::Path;
 
 use super::compile::{compile, Options};
 use crate::shader::d3d9::ctab::{ConstantTable, ParamType, RegisterSet};
-use crate::shader::d3d9::run::{Attributes, Bindings, Inputs, OutputRegister, Outputs, Program};
+use crate::shader::d3d9::run::{
+    Attributes, Bindings, Inputs, OutputRegister, Outputs, Program, Semantic,
+};
 use crate::shader::d3d9::run::{Sampler, Texture, TextureKind};
 
 /// A small, seeded generator: the same inputs on every run.
@@ -234,6 +236,24 @@ pub fn same_behaviour(
                     rng.float(attribute_range),
                 ]
             });
+        }
+        if ps1 {
+            // ps_1_x declares no inputs: its v0–v1 are COLOR0–1 (in [0, 1], as the
+            // colour interpolators give them) and its t# TEXCOORD#.
+            for (usage, count) in [(Semantic::COLOR, 2), (Semantic::TEXCOORD, 8)] {
+                for i in 0..count {
+                    let v: [f32; 4] = std::array::from_fn(|_| rng.float(attribute_range));
+                    let v = if usage == Semantic::COLOR {
+                        v.map(f32::abs)
+                    } else {
+                        v
+                    };
+                    attributes
+                        .by_semantic
+                        .entry(Semantic::new(usage, i))
+                        .or_insert(v);
+                }
+            }
         }
         attributes.vpos = [(rng.next() % 640) as f32, (rng.next() % 480) as f32];
         attributes.vface = if rng.next() % 2 == 0 { 1.0 } else { -1.0 };

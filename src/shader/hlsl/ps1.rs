@@ -307,6 +307,9 @@ pub fn generate(
     let mut dependent: Vec<(NodeId, u32)> = Vec::new();
     // Inputs read other than as the coordinates of a sample.
     let mut coordinate_uses: HashMap<NodeId, u32> = HashMap::new();
+    // ps_1_1–1_3's samples at coordinates computed from another sample: what computes
+    // those coordinates is the addressing instruction's, not the arithmetic's.
+    let mut addressed: HashMap<NodeId, Addressing> = HashMap::new();
     for &n in &needed {
         if let Op::Tex(_) = p.node(n).op {
             let coords = resolve_in(p, profile, &p.node(n).args[0]);
@@ -314,9 +317,13 @@ pub fn generate(
                 for c in coords.comps {
                     *coordinate_uses.entry(c.node).or_default() += 1;
                 }
+            } else if let Some(a) = addressing(p, profile, &coords).filter(|_| !v14) {
+                g.unuse(&coords.comps);
+                addressed.insert(n, a);
             }
         }
     }
+    let texture_code = g.code.len();
     let uses = g.uses_left.clone();
     let read_as_value = |n: NodeId| {
         uses.get(&n).copied().unwrap_or(0) > coordinate_uses.get(&n).copied().unwrap_or(0)
@@ -332,6 +339,22 @@ pub fn generate(
                 };
                 let s = uniform_regs[&var];
                 let set = texcoord_set(p, &coords.comps);
+                if let Some(a) = addressed.get(&n) {
+                    let double = match a {
+                        Addressing::Reg2 { from, .. } => addressed.contains_key(from),
+                        Addressing::Matrix { vector, .. } => addressed.contains_key(vector),
+                    };
+                    if double {
+                        return Err(vec![(
+                            p.loc(n),
+                            format!("cannot perform double dependent texture read in ps_1_x: {name}'s addressing instructions read a texture sampled at its own coordinates"),
+                        )]);
+                    }
+                    if let Err(e) = g.address(n, s, a, &mut stage_used) {
+                        return Err(vec![e]);
+                    }
+                    continue;
+                }
                 if v14 && set.is_none() {
                     // Coordinates computed: read in the second phase.
                     if s >= stages || stage_used.insert(s, n).is_some() {
@@ -433,6 +456,18 @@ pub fn generate(
             },
         );
     }
+    if !v14 {
+        // Texture instructions in the order of their stages (an addressing instruction
+        // reads a lower stage than its own).
+        let stage = |line: &String| {
+            let t = line.split_whitespace().nth(1).unwrap_or("");
+            t.trim_start_matches('t')
+                .trim_end_matches(',')
+                .parse::<u32>()
+                .unwrap_or(0)
+        };
+        g.code[texture_code..].sort_by_key(stage);
+    }
     // Discards: texkill of a texture coordinate set as it comes in (x, y and z), or in
     // ps_1_4, of a value computed before the phase.
     let mut late_kills: Vec<Src> = Vec::new();
@@ -504,7 +539,7 @@ pub fn generate(
     }
     // Who reads each node, operand by operand.
     for &n in &needed {
-        if matches!(p.node(n).op, Op::Mov | Op::Neg) {
+        if matches!(p.node(n).op, Op::Mov | Op::Neg) || g.uses_left.get(&n) == Some(&0) {
             continue;
         }
         for a in &p.node(n).args {
@@ -745,6 +780,114 @@ fn what(op: Op) -> &'static str {
         Op::Relative { .. } | Op::LoopRelative { .. } => "run-time index into a uniform array",
         _ => "instruction for this",
     }
+}
+
+/// How ps_1_1–1_3 read a texture at coordinates computed from an earlier sample: by
+/// their texture-addressing instructions, as d3dx9_31 chooses them.
+#[derive(Debug, PartialEq)]
+enum Addressing {
+    /// `texreg2ar`, `texreg2gb`, `texreg2rgb`: the sample `from`'s (a, r), (g, b) or
+    /// (r, g, b) are the coordinates.
+    Reg2 { op: &'static str, from: NodeId },
+    /// `texm3x2pad`/`texm3x2tex` (two rows) or `texm3x3pad` ×2/`texm3x3tex` (three): each
+    /// coordinate is the dot product of a texture coordinate set (the stages before the
+    /// sample's and its own, in order) with the rgb of sample `vector`, or with its
+    /// `rgb * 2 - 1` (`_bx2`). `dots`: the dot product nodes, one a row.
+    Matrix {
+        vector: NodeId,
+        bx2: bool,
+        dots: Vec<NodeId>,
+        sets: Vec<u32>,
+    },
+}
+
+/// The addressing instruction that reads a texture at `coords` (the sample's coordinates,
+/// as many as the sampler has dimensions), if there is one.
+fn addressing(p: &Program, profile: Profile, coords: &Src) -> Option<Addressing> {
+    if coords.neg || coords.abs {
+        return None;
+    }
+    let c = &coords.comps;
+    let from = c.first()?.node;
+    let sample = |n: NodeId| matches!(p.node(n).op, Op::Tex(TexKind::Plain));
+    if sample(from) && c.iter().all(|x| x.node == from) {
+        let lanes: Vec<u8> = c.iter().map(|x| x.lane).collect();
+        let op = match lanes.as_slice() {
+            [3, 0] => "texreg2ar",
+            [1, 2] => "texreg2gb",
+            [0, 1, 2] => "texreg2rgb",
+            _ => return None,
+        };
+        return Some(Addressing::Reg2 { op, from });
+    }
+    if !(2..=3).contains(&c.len()) {
+        return None;
+    }
+    let literal = |x: Comp| match p.node(x.node).op {
+        Op::Const(bits) => Some(f32::from_bits(bits)),
+        _ => None,
+    };
+    // The vector of a row: a sample's rgb, or its rgb * 2 - 1.
+    let vector = |src: &Src| -> Option<(NodeId, bool)> {
+        if src.neg || src.abs || src.comps.len() != 3 {
+            return None;
+        }
+        let n = src.comps[0].node;
+        if !src
+            .comps
+            .iter()
+            .enumerate()
+            .all(|(i, x)| x.node == n && usize::from(x.lane) == i)
+        {
+            return None;
+        }
+        if sample(n) {
+            return Some((n, false));
+        }
+        let node = p.node(n);
+        if node.op != Op::Mad {
+            return None;
+        }
+        let a = resolve_in(p, profile, &node.args[0]);
+        let (scale, bias) = (&node.args[1], &node.args[2]);
+        let all = |s: &[Comp], v: f32| s.iter().take(3).all(|&x| literal(x) == Some(v));
+        let t = a.comps.first()?.node;
+        let rgb = !a.neg
+            && !a.abs
+            && sample(t)
+            && a.comps
+                .iter()
+                .take(3)
+                .enumerate()
+                .all(|(i, x)| x.node == t && usize::from(x.lane) == i);
+        (rgb && all(scale, 2.0) && all(bias, -1.0)).then_some((t, true))
+    };
+    let mut rows = Vec::new();
+    for x in c {
+        let dot = p.node(x.node);
+        if dot.op != Op::Dp3 {
+            return None;
+        }
+        let a = resolve_in(p, profile, &dot.args[0]);
+        let b = resolve_in(p, profile, &dot.args[1]);
+        let row = |t: &Src, v: &Src| {
+            let set = (!t.neg && !t.abs && t.comps.len() == 3)
+                .then(|| texcoord_set(p, &t.comps))
+                .flatten()?;
+            Some((set, vector(v)?))
+        };
+        rows.push((x.node, row(&a, &b).or_else(|| row(&b, &a))?));
+    }
+    let (_, (_, first)) = rows[0];
+    if rows.iter().any(|(_, (_, v))| *v != first) {
+        return None;
+    }
+    Some(Addressing::Matrix {
+        vector: first.0,
+        bx2: first.1,
+        dots: rows.iter().map(|&(d, _)| d).collect(),
+        sets: rows.iter().map(|&(_, (s, _))| s).collect(),
+    })
 }
 
 /// The place of an input: where it is first read.
@@ -1261,6 +1404,113 @@ impl Gen<'_> {
         self.emit(n, live.get(&n).copied().unwrap_or(0xF));
     }
 
+    /// One read of each of `comps` taken back (an addressing instruction computes it): a
+    /// node no longer read is not computed, and reads its operands no more. Samples are
+    /// kept, read or not.
+    fn unuse(&mut self, comps: &[Comp]) {
+        for c in comps {
+            let Some(left) = self.uses_left.get_mut(&c.node) else {
+                continue;
+            };
+            *left = left.saturating_sub(1);
+            let op = self.p.node(c.node).op;
+            if *left > 0 || is_leaf(op) || matches!(op, Op::Tex(_) | Op::Mov | Op::Neg) {
+                continue;
+            }
+            for a in &self.p.node(c.node).args {
+                let src = resolve_in(self.p, self.profile, a);
+                self.unuse(&src.comps);
+            }
+        }
+    }
+
+    /// The texture-addressing instructions of sample `n` at stage `s`.
+    fn address(
+        &mut self,
+        n: NodeId,
+        s: u32,
+        a: &Addressing,
+        stage_used: &mut BTreeMap<u32, NodeId>,
+    ) -> Result<(), (Loc, String)> {
+        let p = self.p;
+        let name = self.profile.name();
+        let at = p.loc(n);
+        let source = |home: Option<&Home>, below: u32| {
+            match home.map(|h| h.reg) {
+            Some(Reg::Texture(k)) if k < below => Ok(k),
+            _ => Err((
+                at,
+                format!("cannot map this dependent texture read to {name}: its coordinates come from a sample of a later stage than the reads they address (t# of a lower stage is read)"),
+            )),
+        }
+        };
+        let mut stages = Vec::new();
+        let mut lines = Vec::new();
+        match a {
+            Addressing::Reg2 { op, from } => {
+                if *op == "texreg2rgb" && self.profile.minor < 2 {
+                    return Err((
+                        at,
+                        format!("cannot map this dependent texture read to {name}: coordinates that are a sample's r, g and b are texreg2rgb's, which {name} does not have (ps_1_2 and up)"),
+                    ));
+                }
+                let k = source(self.homes.get(from), s)?;
+                stages.push(s);
+                lines.push(format!("{op} t{s}, t{k}"));
+            }
+            Addressing::Matrix {
+                vector, bx2, sets, ..
+            } => {
+                let rows = sets.len() as u32;
+                let (pad, last) = if rows == 2 {
+                    ("texm3x2pad", "texm3x2tex")
+                } else {
+                    ("texm3x3pad", "texm3x3tex")
+                };
+                let want: Vec<u32> = (0..rows).map(|i| (s + 1 + i).wrapping_sub(rows)).collect();
+                if s + 1 < rows || *sets != want {
+                    return Err((
+                        at,
+                        format!("cannot bind sampler to user specified stage: {last} samples the stage of its last row, whose texture coordinates are TEXCOORD{}, so the sampler must be bound to s{} (rows TEXCOORD{} in order), not s{s}", sets[sets.len() - 1], sets[sets.len() - 1], sets.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")),
+                    ));
+                }
+                let k = source(self.homes.get(vector), sets[0])?;
+                let v = if *bx2 {
+                    format!("t{k}_bx2")
+                } else {
+                    format!("t{k}")
+                };
+                for &t in &sets[..sets.len() - 1] {
+                    stages.push(t);
+                    lines.push(format!("{pad} t{t}, {v}"));
+                }
+                stages.push(s);
+                lines.push(format!("{last} t{s}, {v}"));
+            }
+        }
+        for t in stages {
+            if t >= 4 {
+                return Err((at, format!("{name} has 4 texture stages; this reads s{t}")));
+            }
+            if stage_used.insert(t, n).is_some() {
+                return Err((
+                    at,
+                    format!("{name} uses each texture stage once; this needs stage {t} again"),
+                ));
+            }
+        }
+        self.code.extend(lines);
+        self.homes.insert(
+            n,
+            Home {
+                reg: Reg::Texture(s),
+                lanes: [0, 1, 2, 3],
+                all: false,
+            },
+        );
+        Ok(())
+    }
+
     fn fail(&mut self, msg: String) {
         if self.error.is_none() {
             self.error = Some((self.p.loc(self.at), msg));
@@ -1294,9 +1544,9 @@ impl Gen<'_> {
                 .iter()
                 .flat_map(|a| self.resolve(a).comps)
                 .collect();
+            // (ps_1_4's texcrd puts an input in r0 too.)
             let busy = self.homes.iter().any(|(&m, h)| {
                 h.reg == Reg::Temp(0)
-                    && !is_leaf(self.p.node(m).op)
                     && self.uses_left.get(&m).is_some_and(|&left| {
                         left > 0 && left != args.iter().filter(|c| c.node == m).count() as u32
                     })
