@@ -275,3 +275,115 @@ fn hlsl_written_into_an_asm_effect_is_compiled_into_its_block_and_reads_back() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// The car body's pixel shader of `examples/flatout/car_body.hlsl` with FlatOut's names,
+/// as a modder writes it into the ps.1.3 block of a FlatOut effect.
+const CAR_BODY_PS: &str = include_str!("../examples/flatout/car_body_pixel.hlsl");
+
+const CAR_BODY_INPUTS: &str = r#"{
+  "inputs": {"COLOR0": [0.5, 0.25, 1, 0.75], "COLOR1": [0.125, 0.5, 0.25, 0.375],
+             "TEXCOORD0": [0.25, 0.75, 0, 0], "TEXCOORD1": [1, 0.5, -0.25, 0],
+             "TEXCOORD2": [0.75, 0.25, 0, 0], "TEXCOORD3": [-0.5, 1, 0.25, 0]},
+  "textures": {
+    "s0": {"width": 2, "height": 2, "filter": "point",
+           "texels": [[1, 0, 0, 1], [0, 1, 0, 0.5], [0, 0, 1, 1], [0.5, 0.5, 0.5, 0.25]]},
+    "s1": {"width": 1, "height": 1, "texels": [[0.25, 0.5, 0.75, 0.5]]},
+    "s2": {"width": 1, "height": 1, "texels": [[0.5, 0.375, 0.25, 1]]},
+    "s3": {"width": 1, "height": 1, "texels": [[0, 0, 0, 0.625]]}
+  }
+}"#;
+
+/// The issue's FlatOut case: HLSL written to `pixel.hlsl` of the corpus's car body (an asm
+/// effect of Zack's compiler, ps.1.3) compiles into its block, runs as `d3d9 compile`'s
+/// code of the same source, reads back after a remount, and leaves the effect that
+/// D3DX's effect compiler accepts (`own/car_body_written.sha`, in the verdicts).
+#[test]
+fn hlsl_written_into_a_flatout_car_body_lands_in_its_ps_1_3_block() {
+    if !can_mount() {
+        return;
+    }
+    let Some(corpus) = shaderfs::test_corpus::corpus("sha") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let effect = tmp.path().join("car_body.sha");
+    fs::copy(corpus.join("demo_car_body.sha"), &effect).unwrap();
+    let original = fs::read(&effect).unwrap();
+    let inputs = tmp.path().join("inputs.json");
+    fs::write(&inputs, CAR_BODY_INPUTS).unwrap();
+    let src = tmp.path().join("ps.hlsl");
+    fs::write(&src, CAR_BODY_PS).unwrap();
+    let mnt = tmp.path().join("mnt");
+
+    let m = Mount::new(&effect, &mnt, &[]);
+    assert!(
+        !m.path("pixel.hlsl").exists(),
+        "an asm shader lists no source"
+    );
+    let (code, _, err) = sh(&format!("cp {} {}", p(&src), p(&m.path("pixel.hlsl"))));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        fs::read_to_string(m.path("pixel.hlsl")).unwrap(),
+        CAR_BODY_PS
+    );
+    let asm = fs::read_to_string(m.path("pixel.asm")).unwrap();
+    assert!(asm.contains("ps_1_3"), "{asm}");
+
+    // The block's code runs as `d3d9 compile -T ps_1_3` of the same source (the game
+    // sets SHADOW in c2; the block keeps no constant table).
+    let alone = tmp.path().join("ps.pso");
+    let out = run(shaderfs()
+        .args(["d3d9", "compile"])
+        .arg(&src)
+        .args(["-T", "ps_1_3", "-o"])
+        .arg(&alone));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = run_pixel(&alone, &inputs, &["SHADOW=0.75,0.5,0.25,1"]);
+    let got = run_pixel(&m.path("pixel.pso"), &inputs, &["c2=0.75,0.5,0.25,1"]);
+    assert_eq!(got, want);
+    assert_ne!(got, serde_json::json!([0.0, 0.0, 0.0, 0.0]));
+    m.unmount();
+
+    // Only the pixel block changed: the vertex shader and the technique are the game's.
+    let saved = fs::read(&effect).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&saved),
+        fs::read_to_string(own("car_body_written.sha")).unwrap()
+    );
+    let (saved, original) = (
+        String::from_utf8_lossy(&saved).into_owned(),
+        String::from_utf8_lossy(&original).into_owned(),
+    );
+    // Before the pixel shader (the kept source goes just above it), and after its block.
+    let before = |t: &str, mark: &str| t[..t.find(mark).unwrap()].to_string();
+    let after = |t: &str| {
+        let block = t.find("pixelshader").unwrap();
+        t[block + t[block..].find("};").unwrap()..].to_string()
+    };
+    assert_eq!(
+        before(&saved, "// shaderfs hlsl:"),
+        before(&original, "pixelshader")
+    );
+    assert_eq!(after(&saved), after(&original));
+
+    // The next mount reads the source back, and `check` passes the effect.
+    let m = Mount::new(&effect, &mnt, &["-o", "ro"]);
+    assert_eq!(
+        fs::read_to_string(m.path("pixel.hlsl")).unwrap(),
+        CAR_BODY_PS
+    );
+    let again = run_pixel(&m.path("pixel.pso"), &inputs, &["c2=0.75,0.5,0.25,1"]);
+    assert_eq!(again, want);
+    m.unmount();
+    let out = run(shaderfs().arg("check").arg(&effect));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
