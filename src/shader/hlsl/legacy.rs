@@ -311,17 +311,18 @@ fn flatout_car_body_compiles_as_d3dx9_31s() {
     }
 }
 
-/// ps_1_1–1_3's texture-addressing instructions, on sources written for them
-/// (`testdata/addressing/`, with d3dx9_31's code or refusal of each, made by the
-/// `make-goldens` there): where Microsoft reads a texture at coordinates computed from
-/// another sample with `texreg2ar`/`texreg2gb`/`texreg2rgb`/`texm3x2tex`/`texm3x3tex`,
-/// ours uses the same texture instructions, fits the model, carries the same table, and
-/// behaves the same on random inputs and textures; where it refuses (a double dependent
-/// read, one dot product, a reflection, a sampler on the wrong stage), ours refuses at
-/// the line of the read.
+/// Sources written for what the corpus has little of (`testdata/sm1/`, with d3dx9_31's
+/// code or refusal of each for ps_1_1, ps_1_3 and ps_1_4, made by the `make-goldens`
+/// there): ps_1_1–1_3's texture-addressing instructions (where Microsoft reads a texture
+/// at coordinates computed from another sample with `texreg2ar`/`texreg2gb`/
+/// `texreg2rgb`/`texm3x2tex`/`texm3x3tex`, ours uses the same texture instructions) and
+/// source modifiers (`_bx2`, `_bias`, `1-`). Ours fits the model, carries the same
+/// table, behaves the same on random inputs and textures, and takes no more slots;
+/// where Microsoft refuses (a double dependent read, one dot product, a reflection, a
+/// sampler on the wrong stage), ours refuses at the line of the read.
 #[test]
-fn texture_addressing_as_d3dx9_31s() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shader/hlsl/testdata/addressing");
+fn own_shader_model_1_sources_as_d3dx9_31s() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shader/hlsl/testdata/sm1");
     let mut sources: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -332,7 +333,7 @@ fn texture_addressing_as_d3dx9_31s() {
     for path in &sources {
         let text = std::fs::read_to_string(path).unwrap();
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        for profile in ["ps_1_1", "ps_1_3"] {
+        for profile in ["ps_1_1", "ps_1_3", "ps_1_4"] {
             let golden = dir.join(format!("{name}.{profile}.d3dx9_31.pso"));
             let options = Options {
                 profile: profile.into(),
@@ -362,12 +363,14 @@ fn texture_addressing_as_d3dx9_31s() {
             let ours = ours.unwrap_or_else(|f| panic!("{what}: {}", f.render()));
             let ms = std::fs::read(&golden).unwrap();
             fits(&ours.bytecode).unwrap_or_else(|e| panic!("{what}: {e}\n{}", ours.asm));
-            assert_eq!(
-                texture_instructions(&ours.bytecode),
-                texture_instructions(&ms),
-                "{what}: texture instructions\n{}",
-                ours.asm
-            );
+            if profile != "ps_1_4" {
+                assert_eq!(
+                    texture_instructions(&ours.bytecode),
+                    texture_instructions(&ms),
+                    "{what}: texture instructions\n{}",
+                    ours.asm
+                );
+            }
             assert_eq!(
                 binding_table(&ms),
                 binding_table(&ours.bytecode),
@@ -385,10 +388,10 @@ fn texture_addressing_as_d3dx9_31s() {
         }
     }
     eprintln!(
-        "texture addressing: {compiled} compile as d3dx9_31's, {refused} refused as it refuses"
+        "own shader model 1 sources: {compiled} compile as d3dx9_31's, {refused} refused as it refuses"
     );
     assert!(
-        compiled >= 16 && refused >= 10,
+        compiled >= 45 && refused >= 10,
         "{compiled} compiled, {refused} refused"
     );
 }

@@ -78,13 +78,32 @@ struct Operand {
     reg: Reg,
     swz: [u8; 4],
     neg: bool,
+    modifier: Modifier,
+}
+
+/// ps_1_x's source modifiers, a value computed on its way into an instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Modifier {
+    None,
+    /// `x_bx2`: `2 * x - 1`.
+    Bx2,
+    /// `x_bias`: `x - 0.5`.
+    Bias,
+    /// `1-x`.
+    Invert,
 }
 
 impl Operand {
     fn text(&self) -> String {
         let swz = swizzle_text(self.swz);
+        let (before, after) = match self.modifier {
+            Modifier::None => ("", ""),
+            Modifier::Bx2 => ("", "_bx2"),
+            Modifier::Bias => ("", "_bias"),
+            Modifier::Invert => ("1-", ""),
+        };
         format!(
-            "{}{}{swz}",
+            "{}{before}{}{after}{swz}",
             if self.neg { "-" } else { "" },
             self.reg.name()
         )
@@ -139,6 +158,14 @@ struct Gen<'p> {
     readers: HashMap<NodeId, Vec<Vec<Comp>>>,
     /// Values read only by a saturation of them, lane for lane: the saturation.
     sat_of: HashMap<NodeId, NodeId>,
+    /// Values every reader takes through a source modifier of another value, not
+    /// computed: what each lane is the modifier of, and which modifier.
+    modified: HashMap<NodeId, (Vec<Comp>, Modifier)>,
+    /// ps_1_4: dot products that are a lane of the coordinates of a read in the second
+    /// phase, computed straight into that lane of one register: the read's group and
+    /// the lane. The register of each group, once its first lane is written.
+    coord_plan: HashMap<NodeId, (usize, u8)>,
+    coord_regs: Vec<Option<Reg>>,
 }
 
 /// Node kinds that name a register rather than compute one.
@@ -253,6 +280,9 @@ pub fn generate(
         last_written: None,
         readers: HashMap::new(),
         sat_of: HashMap::new(),
+        modified: HashMap::new(),
+        coord_plan: HashMap::new(),
+        coord_regs: Vec::new(),
     };
     // Readers look through `mov` and negation nodes: those read nothing themselves.
     for &n in &needed {
@@ -513,6 +543,7 @@ pub fn generate(
         }
         g.pool.push((Reg::Temp(0), false));
     }
+    g.source_modifiers(&needed);
     g.plan = colour_plan(p, profile, &g.uses_left);
     // Saturations that can be their operand's `_sat`.
     for &s in &needed {
@@ -533,7 +564,11 @@ pub fn generate(
             p.node(x).op,
             Op::Add | Op::Mul | Op::Mad | Op::Lrp | Op::Dp3
         );
-        if in_place && fusable && g.uses_left.get(&x).copied() == Some(a.comps.len() as u32) {
+        if in_place
+            && fusable
+            && !g.modified.contains_key(&x)
+            && g.uses_left.get(&x).copied() == Some(a.comps.len() as u32)
+        {
             g.sat_of.insert(x, s);
         }
     }
@@ -548,6 +583,19 @@ pub fn generate(
     }
     for comps in p.outputs.iter().map(|o| &o.comps).chain(&p.kills) {
         g.note_reader(resolve_in(p, profile, comps).comps);
+    }
+    if v14 {
+        // Vectors of dot products read by arithmetic: each built once, in place.
+        for &n in &needed {
+            let node = p.node(n);
+            if matches!(node.op, Op::Mov | Op::Neg | Op::Tex(_)) {
+                continue;
+            }
+            for a in &node.args {
+                let src = resolve_in(p, profile, a);
+                g.plan_vector(&src.comps, false);
+            }
+        }
     }
     if !dependent.is_empty() || !late_kills.is_empty() {
         if let Err(e) = g.second_phase(&needed, &live, &dependent, &late_kills) {
@@ -779,6 +827,52 @@ fn what(op: Op) -> &'static str {
         Op::Tex(_) => "texture read of this kind (projected, biased, at a level or with gradients)",
         Op::Relative { .. } | Op::LoopRelative { .. } => "run-time index into a uniform array",
         _ => "instruction for this",
+    }
+}
+
+/// Whether node `m` is `x_bx2` (`x * 2 - 1`), `x_bias` (`x - 0.5`) or `1-x` of a value `x`
+/// that is no constant: the components of `x`, lane for lane, and the modifier.
+fn modifier_of(p: &Program, profile: Profile, m: NodeId) -> Option<(Vec<Comp>, Modifier)> {
+    let node = p.node(m);
+    let width = usize::from(node.width);
+    let args: Vec<Src> = node
+        .args
+        .iter()
+        .map(|a| resolve_in(p, profile, a))
+        .collect();
+    let literal = |s: &Src, v: f32| {
+        !s.abs
+            && !s.comps.is_empty()
+            && s.comps.iter().all(|&c| {
+                p.constant(c)
+                    .is_some_and(|k| (if s.neg { -k } else { k }).to_bits() == v.to_bits())
+            })
+    };
+    let value = |s: &Src| {
+        !s.abs
+            && s.comps.len() == width
+            && s.comps.iter().all(|&c| {
+                p.constant(c).is_none()
+                    && !matches!(p.node(c.node).op, Op::Uniform { .. } | Op::Sampler(_))
+            })
+    };
+    match (node.op, args.as_slice()) {
+        (Op::Mad, [a, b, c]) if literal(c, -1.0) => [(a, b), (b, a)]
+            .into_iter()
+            .find(|(x, k)| !x.neg && value(x) && literal(k, 2.0))
+            .map(|(x, _)| (x.comps.clone(), Modifier::Bx2)),
+        (Op::Add, [a, b]) => [(a, b), (b, a)].into_iter().find_map(|(x, k)| {
+            if !value(x) {
+                None
+            } else if !x.neg && literal(k, -0.5) {
+                Some((x.comps.clone(), Modifier::Bias))
+            } else if x.neg && literal(k, 1.0) {
+                Some((x.comps.clone(), Modifier::Invert))
+            } else {
+                None
+            }
+        }),
+        _ => None,
     }
 }
 
@@ -1034,16 +1128,28 @@ fn fuse(p: &mut Program) {
                 let product = |arg: &[Comp]| {
                     whole(p, arg).filter(|&m| p.node(m).op == Op::Mul && readers[m as usize] == 1)
                 };
-                let (m, c) = match (product(&node.args[0]), product(&node.args[1])) {
-                    (Some(m), _) => (m, node.args[1].clone()),
-                    (None, Some(m)) => (m, node.args[0].clone()),
-                    _ => continue,
+                // `c - a * b` too, as `a * -b + c`.
+                let negated = |arg: &[Comp]| {
+                    whole(p, arg)
+                        .filter(|&g| p.node(g).op == Op::Neg && readers[g as usize] == 1)
+                        .and_then(|g| product(&p.node(g).args[0]))
+                };
+                let (m, c, neg) = match (product(&node.args[0]), product(&node.args[1])) {
+                    (Some(m), _) => (m, node.args[1].clone(), false),
+                    (None, Some(m)) => (m, node.args[0].clone(), false),
+                    _ => match (negated(&node.args[0]), negated(&node.args[1])) {
+                        (Some(m), _) => (m, node.args[1].clone(), true),
+                        (None, Some(m)) => (m, node.args[0].clone(), true),
+                        _ => continue,
+                    },
                 };
                 let mnode = p.node(m).clone();
-                Some(p.map(
-                    Op::Mad,
-                    vec![mnode.args[0].clone(), mnode.args[1].clone(), c],
-                ))
+                let b = if neg {
+                    p.map(Op::Neg, vec![mnode.args[1].clone()])
+                } else {
+                    mnode.args[1].clone()
+                };
+                Some(p.map(Op::Mad, vec![mnode.args[0].clone(), b, c]))
             }
             _ => None,
         };
@@ -1296,6 +1402,16 @@ impl Gen<'_> {
                 stack.extend(self.resolve(a).comps.iter().map(|c| c.node));
             }
         }
+        // Coordinates that are dot products, each read there alone: each computed into its
+        // lane of one register, which the read then reads as it is (other lanes join
+        // them there below).
+        let groups: Vec<Option<usize>> = coords
+            .iter()
+            .map(|src| {
+                let comps = &src.comps[..src.comps.len().min(3)];
+                (!src.neg).then(|| self.plan_vector(comps, true)).flatten()
+            })
+            .collect();
         for &n in needed {
             if self.error.is_some() {
                 break;
@@ -1310,16 +1426,43 @@ impl Gen<'_> {
         // The registers the second phase reads: the lanes in place, no swizzle.
         let mut reads: Vec<(Reg, Vec<Comp>, bool)> = Vec::new();
         let full = [0u8, 1, 2];
-        for src in coords.iter().chain(kills) {
+        for (i, src) in coords.iter().chain(kills).enumerate() {
             let mut s = src.clone();
             s.comps.truncate(3);
+            if i >= coords.len() {
+                // texkill tests x, y and z: each holds the value.
+                while s.comps.len() < 3 {
+                    let last = *s.comps.last().unwrap();
+                    s.comps.push(last);
+                }
+            }
+            // Lanes computed in place already: the rest joins them there.
+            let group = groups.get(i).copied().flatten();
+            if let Some(r) = group.and_then(|g| self.coord_regs[g]) {
+                let (lanes, comps): (Vec<u8>, Vec<Comp>) = (0..s.comps.len() as u8)
+                    .zip(s.comps.iter().copied())
+                    .filter(|(_, c)| !self.coord_plan.contains_key(&c.node))
+                    .unzip();
+                if !s.neg && !lanes.is_empty() {
+                    self.gather_into(r, &comps, &lanes, true)
+                        .ok_or_else(|| (self.p.loc(self.at), self.temps_message()))?;
+                }
+                if !s.neg {
+                    reads.push((r, src.comps.clone(), true));
+                    continue;
+                }
+            }
+            // The lanes the coordinates have, where they are (a 2D read's z is not read).
+            let lanes: Vec<u8> = (0..s.comps.len() as u8).collect();
+            let direct = self.direct(&s, &lanes, &lanes).filter(|o| {
+                !o.neg
+                    && lanes.iter().all(|&l| o.swz[usize::from(l)] == l)
+                    && matches!(o.reg, Reg::Temp(_))
+            });
             while s.comps.len() < 3 {
                 let last = *s.comps.last().unwrap();
                 s.comps.push(last);
             }
-            let direct = self
-                .direct(&s, &full, &full)
-                .filter(|o| !o.neg && o.swz == [0, 1, 2, 3] && matches!(o.reg, Reg::Temp(_)));
             let (reg, gathered) = match direct {
                 Some(o) => (o.reg, false),
                 None => {
@@ -1344,7 +1487,59 @@ impl Gen<'_> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        // Samples at coordinates as they come in that the first phase does not read are
+        // taken in the second, where their alpha lasts (the phase ends the first's).
+        let late: Vec<String> = self
+            .homes
+            .iter()
+            .filter(|(&n, _)| matches!(p.node(n).op, Op::Tex(_)) && !first.contains(&n))
+            .map(|(_, h)| format!("texld {}, t", h.reg.name()))
+            .collect();
+        let mut moved = Vec::new();
+        self.code.retain(|line| {
+            let keep = !late.iter().any(|l| line.starts_with(l.as_str()));
+            if !keep {
+                moved.push(line.clone());
+            }
+            keep
+        });
+        // The phase ends the alpha of the first's registers: an alpha read after it is
+        // kept in another register's x over the phase.
+        let mut kept: Vec<(NodeId, Reg)> = self
+            .homes
+            .iter()
+            .filter(|(&n, h)| {
+                // (texcrd's inputs have no alpha.)
+                matches!(h.reg, Reg::Temp(_))
+                    && !h.all
+                    && !is_leaf(p.node(n).op)
+                    && (!matches!(p.node(n).op, Op::Tex(_)) || first.contains(&n))
+                    && self.uses_left.get(&n).copied().unwrap_or(0)
+                        > coords
+                            .iter()
+                            .chain(kills)
+                            .flat_map(|s| &s.comps)
+                            .filter(|c| c.node == n)
+                            .count() as u32
+                    && (0..usize::from(p.node(n).width).min(4)).any(|k| h.lanes[k] == 3)
+            })
+            .map(|(&n, h)| (n, h.reg))
+            .collect();
+        kept.sort_by_key(|&(n, _)| n);
+        let mut restore = Vec::new();
+        for (_, reg) in kept {
+            if restore.iter().any(|&(_, r)| r == reg) {
+                continue;
+            }
+            let Some(t) = self.alloc() else {
+                return Err((self.p.loc(self.at), self.temps_message()));
+            };
+            self.code
+                .push(format!("mov {}.x, {}.w", t.name(), reg.name()));
+            restore.push((t, reg));
+        }
         self.code.push("phase".into());
+        self.code.extend(moved);
         let (tex_reads, kill_reads) = reads.split_at(coords.len());
         for (&(n, s), (reg, comps, gathered)) in dependent.iter().zip(tex_reads) {
             let dst = Reg::Temp(s);
@@ -1386,7 +1581,49 @@ impl Gen<'_> {
                 self.release_reg(*reg);
             }
         }
+        for (t, reg) in restore {
+            self.code
+                .push(format!("mov {}.w, {}.x", reg.name(), t.name()));
+            self.release_reg(t);
+        }
         Ok(())
+    }
+
+    /// ps_1_4: a vector of dot products (`float3(dot(a, n), dot(b, n), dot(c, n))`), each
+    /// read nowhere else, is computed lane by lane into one register that its readers then
+    /// read as it is, not gathered for each. With `partial`, lanes of other values may be
+    /// among them (put there by the caller). The group, if planned.
+    fn plan_vector(&mut self, comps: &[Comp], partial: bool) -> Option<usize> {
+        let p = self.p;
+        let dot = |c: &Comp| matches!(p.node(c.node).op, Op::Dp3 | Op::Dp4) && c.lane == 0;
+        let planned: Vec<(usize, Comp)> = comps
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| dot(c))
+            .map(|(k, c)| (k, *c))
+            .collect();
+        let alone = |c: &Comp| {
+            !self.coord_plan.contains_key(&c.node)
+                && comps.iter().filter(|x| x.node == c.node).count() == 1
+                && self
+                    .readers
+                    .get(&c.node)
+                    .is_some_and(|lists| lists.iter().all(|l| l.as_slice() == comps))
+        };
+        let enough = if partial {
+            !planned.is_empty()
+        } else {
+            planned.len() == comps.len() && comps.len() >= 2
+        };
+        if !enough || !planned.iter().all(|(_, c)| alone(c)) {
+            return None;
+        }
+        let g = self.coord_regs.len();
+        self.coord_regs.push(None);
+        for (k, c) in planned {
+            self.coord_plan.insert(c.node, (g, k as u8));
+        }
+        Some(g)
     }
 
     /// Node `n` computed, unless it names a register, is placed already, or nothing reads
@@ -1396,6 +1633,7 @@ impl Gen<'_> {
         if is_leaf(op)
             || matches!(op, Op::Tex(_))
             || self.homes.contains_key(&n)
+            || self.modified.contains_key(&n)
             || self.uses_left.get(&n).copied().unwrap_or(0) == 0
         {
             return;
@@ -1543,6 +1781,10 @@ impl Gen<'_> {
                 .args
                 .iter()
                 .flat_map(|a| self.resolve(a).comps)
+                .map(|c| match self.modified.get(&c.node) {
+                    Some((x, _)) => x[usize::from(c.lane)],
+                    None => c,
+                })
                 .collect();
             // (ps_1_4's texcrd puts an input in r0 too.)
             let busy = self.homes.iter().any(|(&m, h)| {
@@ -1572,6 +1814,14 @@ impl Gen<'_> {
     fn result_reg(&mut self, n: NodeId) -> Option<Reg> {
         if self.claimed == Some(n) {
             return Some(Reg::Temp(0));
+        }
+        if let Some(&(g, _)) = self.coord_plan.get(&n) {
+            if let Some(r) = self.coord_regs[g] {
+                return Some(r);
+            }
+            let r = self.alloc()?;
+            self.coord_regs[g] = Some(r);
+            return Some(r);
         }
         self.alloc()
     }
@@ -1648,7 +1898,7 @@ impl Gen<'_> {
     /// everything that reads `n` reads it beside `m`'s other lanes, in place, and nothing
     /// else reads `m` (`l.rgb = f(l.rgb); return c * l;` updates `l` where it is).
     fn merge_target(&self, n: NodeId, mask: &[u8]) -> Option<Reg> {
-        if self.claimed == Some(n) {
+        if self.claimed == Some(n) || self.coord_plan.contains_key(&n) {
             return None;
         }
         let lists = self.readers.get(&n)?;
@@ -1724,13 +1974,22 @@ impl Gen<'_> {
     /// register.
     fn release(&mut self, comps: &[Comp]) {
         for c in comps {
+            // A read of a modified value is a read of what it modifies.
+            if let Some(x) = self
+                .modified
+                .get(&c.node)
+                .map(|(x, _)| x[usize::from(c.lane)])
+            {
+                self.release(&[x]);
+            }
             let Some(left) = self.uses_left.get_mut(&c.node) else {
                 continue;
             };
             *left = left.saturating_sub(1);
             if *left == 0 {
                 if let Some(h) = self.homes.get(&c.node).copied() {
-                    if !is_leaf(self.p.node(c.node).op) {
+                    // An input ps_1_4's texcrd put in a temporary frees it too.
+                    if !is_leaf(self.p.node(c.node).op) || matches!(h.reg, Reg::Temp(_)) {
                         self.release_reg(h.reg);
                     }
                 }
@@ -1830,6 +2089,9 @@ impl Gen<'_> {
     /// The operand that reads `src` into lanes `dst` of an instruction writing `mask`:
     /// as it is where its register holds it so, else gathered into a temporary.
     fn operand(&mut self, src: &Src, dst: &[u8], mask: &[u8]) -> Option<Operand> {
+        if let Some(o) = self.modified_operand(src, dst, mask) {
+            return o;
+        }
         let consts: Option<Vec<f32>> = src.comps.iter().map(|&c| self.p.constant(c)).collect();
         if let Some(values) = consts {
             if let Some((reg, lane)) = self.konst_splat(&values, dst, mask) {
@@ -1837,6 +2099,7 @@ impl Gen<'_> {
                     reg,
                     swz: [lane; 4],
                     neg: src.neg,
+                    modifier: Modifier::None,
                 });
             }
             // The values at the lanes read: the identity, which every model reads.
@@ -1845,6 +2108,7 @@ impl Gen<'_> {
                 reg,
                 swz: [0, 1, 2, 3],
                 neg: src.neg,
+                modifier: Modifier::None,
             });
         }
         if let Some(op) = self.direct(src, dst, mask) {
@@ -1855,7 +2119,106 @@ impl Gen<'_> {
             reg,
             swz: [0, 1, 2, 3],
             neg: src.neg,
+            modifier: Modifier::None,
         })
+    }
+
+    /// `src` when it reads a value taken through a source modifier: what it modifies,
+    /// read as it is or gathered, with the modifier. `None`: not such a value.
+    #[allow(clippy::option_option)]
+    fn modified_operand(&mut self, src: &Src, dst: &[u8], mask: &[u8]) -> Option<Option<Operand>> {
+        let m = src.comps.first()?.node;
+        let (x, modifier) = self.modified.get(&m)?.clone();
+        if src.comps.iter().any(|c| c.node != m) {
+            return None;
+        }
+        let inner = Src {
+            comps: src.comps.iter().map(|c| x[usize::from(c.lane)]).collect(),
+            neg: false,
+            abs: false,
+        };
+        let read = match self.direct(&inner, dst, mask) {
+            Some(o) => Some(o),
+            None => self.gather(&inner.comps, dst).map(|reg| Operand {
+                reg,
+                swz: [0, 1, 2, 3],
+                neg: false,
+                modifier: Modifier::None,
+            }),
+        };
+        Some(read.map(|o| Operand {
+            neg: src.neg,
+            modifier,
+            ..o
+        }))
+    }
+
+    /// Values that each of their readers can take through a source modifier (`_bx2`,
+    /// `_bias`, `1-`) of a value in a register, as d3dx9_31 reads them: not computed.
+    /// Readers are arithmetic instructions and the colour, each reading the value alone
+    /// in its operand (and `1-x` not negated); constants are not modified (d3dx9_31
+    /// computes those).
+    fn source_modifiers(&mut self, needed: &[NodeId]) {
+        let p = self.p;
+        for &m in needed {
+            if self.uses_left.get(&m).copied().unwrap_or(0) == 0 {
+                continue;
+            }
+            let Some((x, modifier)) = modifier_of(p, self.profile, m) else {
+                continue;
+            };
+            // The lanes of `m` its readers read.
+            let mut lanes: Vec<u8> = Vec::new();
+            let mut ok = true;
+            let mut take = |src: &Src, reader_ok: bool| {
+                if !src.comps.iter().any(|c| c.node == m) {
+                    return;
+                }
+                if !reader_ok
+                    || src.comps.iter().any(|c| c.node != m)
+                    || src.abs
+                    || src.neg && modifier == Modifier::Invert
+                {
+                    ok = false;
+                }
+                lanes.extend(src.comps.iter().map(|c| c.lane));
+            };
+            for &n in needed {
+                let node = p.node(n);
+                if matches!(node.op, Op::Mov | Op::Neg)
+                    || self.uses_left.get(&n) == Some(&0) && !matches!(node.op, Op::Tex(_))
+                {
+                    continue;
+                }
+                for (i, a) in node.args.iter().enumerate() {
+                    // cnd's choice is r0.a's; a sample's coordinates take no modifier.
+                    let reader_ok =
+                        !(matches!(node.op, Op::Tex(_)) || node.op == Op::Cmp && i == 0);
+                    take(&resolve_in(p, self.profile, a), reader_ok);
+                }
+            }
+            for o in &p.outputs {
+                take(&resolve_in(p, self.profile, &o.comps), true);
+            }
+            for k in &p.kills {
+                take(&resolve_in(p, self.profile, k), false);
+            }
+            if !ok || lanes.is_empty() {
+                continue;
+            }
+            // Its readers read what it modifies instead; it reads nothing.
+            for &l in &lanes {
+                *self.uses_left.entry(x[usize::from(l)].node).or_default() += 1;
+            }
+            for a in &p.node(m).args {
+                for c in resolve_in(p, self.profile, a).comps {
+                    if let Some(left) = self.uses_left.get_mut(&c.node) {
+                        *left = left.saturating_sub(1);
+                    }
+                }
+            }
+            self.modified.insert(m, (x, modifier));
+        }
     }
 
     /// `src` read as it is: the lanes of one register at the lanes read, or one lane of
@@ -1881,6 +2244,7 @@ impl Gen<'_> {
                 reg,
                 swz: [0, 1, 2, 3],
                 neg: src.neg,
+                modifier: Modifier::None,
             });
         }
         if !self.swizzle_ok(swz, dst, mask) {
@@ -1900,6 +2264,7 @@ impl Gen<'_> {
             reg,
             swz,
             neg: src.neg,
+            modifier: Modifier::None,
         })
     }
 
@@ -2301,12 +2666,14 @@ impl Gen<'_> {
                 reg,
                 swz: [lane; 4],
                 neg: false,
+                modifier: Modifier::None,
             };
         }
         Operand {
             reg: self.konst(values, read),
             swz: [0, 1, 2, 3],
             neg: false,
+            modifier: Modifier::None,
         }
     }
 
@@ -2375,6 +2742,18 @@ impl Gen<'_> {
             // a * k + c, k * a + c, both literals
             (Op::Mad, [None, Some(k), Some(c)]) | (Op::Mad, [Some(k), None, Some(c)]) => {
                 let a = if values[0].is_none() { 0 } else { 1 };
+                if k.iter().all(|&v| v == f) {
+                    // a * 2 + c as add_x2 a, c/2: one literal read, not two.
+                    return self.write_planned(
+                        n,
+                        &format!("add_x{scale}"),
+                        ops,
+                        &[Err(a), Ok(c.iter().map(|v| v / f).collect())],
+                        reads,
+                        mask,
+                        scalar,
+                    );
+                }
                 (
                     format!("mad_x{scale}"),
                     vec![
@@ -2386,8 +2765,24 @@ impl Gen<'_> {
             }
             _ => return false,
         };
+        self.write_planned(n, &m, ops, &plan, reads, mask, scalar)
+    }
+
+    /// `m` of `plan`'s operands (`Err(i)`: operand `i` of `ops`; `Ok`: literals) into
+    /// node `n`. Always true: the node is written, or the failure recorded.
+    #[allow(clippy::too_many_arguments)]
+    fn write_planned(
+        &mut self,
+        n: NodeId,
+        m: &str,
+        ops: &[Src],
+        plan: &[Result<Vec<f32>, usize>],
+        reads: &[u8],
+        mask: &[u8],
+        scalar: bool,
+    ) -> bool {
         let mut operands = Vec::new();
-        for p in &plan {
+        for p in plan {
             match p {
                 Err(i) => {
                     let Some(o) = self.operand(&ops[*i], reads, mask) else {
@@ -2398,12 +2793,12 @@ impl Gen<'_> {
                 Ok(v) => operands.push(self.const_operand(v, reads, mask)),
             }
         }
-        for p in &plan {
+        for p in plan {
             if let Err(i) = p {
                 self.release(&ops[*i].comps);
             }
         }
-        self.write(n, &m, mask, &operands, scalar);
+        self.write(n, m, mask, &operands, scalar);
         true
     }
 
@@ -2541,6 +2936,7 @@ impl Gen<'_> {
             reg: Reg::Temp(0),
             swz: [3; 4],
             neg: false,
+            modifier: Modifier::None,
         }];
         for x in [&b, &a] {
             let Some(o) = self.operand(x, &reads, mask) else {
@@ -2568,7 +2964,11 @@ impl Gen<'_> {
         };
         let full = [0u8, 1, 2, 3];
         let one = if self.v14() { vec![0] } else { full.to_vec() };
-        let mask = self.claim_r0(n, &[0]).unwrap_or(one);
+        let planned = self.coord_plan.get(&n).map(|&(_, lane)| lane);
+        let mask = match planned {
+            Some(lane) => vec![lane],
+            None => self.claim_r0(n, &[0]).unwrap_or(one),
+        };
         let mut operands = Vec::new();
         for s in srcs {
             let s = Src {
@@ -2622,6 +3022,10 @@ impl Gen<'_> {
         }
         let m = if op == Op::Dp3 { "dp3" } else { "dp4" };
         self.write(n, m, &mask, &operands, true);
+        if let (Some(lane), Some(home)) = (planned, self.homes.get_mut(&n)) {
+            home.lanes = [lane; 4];
+            home.all = false;
+        }
     }
 
     /// The colour into r0, all four lanes: what is not there yet.
@@ -2635,6 +3039,12 @@ impl Gen<'_> {
             src.comps.push(last);
         }
         let full = [0u8, 1, 2, 3];
+        if let Some(op) = self.modified_operand(&src, &full, &full) {
+            if let Some(op) = op {
+                self.code.push(format!("mov r0, {}", op.text()));
+            }
+            return;
+        }
         if self.placed.iter().any(|&p| p) {
             let (lanes, comps): (Vec<u8>, Vec<Comp>) = full
                 .iter()
