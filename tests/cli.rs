@@ -574,6 +574,14 @@ fn d3d9_compile_pixel_shader_model_1_and_run_it_within_its_range() {
             && err.contains("ps_1_1 allows 8 arithmetic instruction slots"),
         "{err}"
     );
+    // … and says how many the code takes.
+    let takes: u32 = err
+        .split("; it takes ")
+        .nth(1)
+        .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(takes > 8, "{err}");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use super::diag::{Diagnostics, Severity};
 use super::lower::{Lowering, Profile};
 use super::token::{FileId, Loc, SourceFile, Sources, Token};
 use super::{codegen, parse, pp};
-use crate::shader::d3d9::{asm, ctab};
+use crate::shader::d3d9::{asm, ctab, disasm};
 
 /// fxc's options, as `d3d9 compile` takes them.
 #[derive(Debug, Clone, Default)]
@@ -173,10 +173,15 @@ pub fn compile_with(
             diags.error(
                 place,
                 format!(
-                    "the compiled code does not fit {}: {} (at '{}')",
+                    "the compiled code does not fit {}: {} (at '{}'){}",
                     options.profile,
                     e.message,
-                    line.trim()
+                    line.trim(),
+                    if e.message.starts_with("too many instructions") {
+                        slots_used(&generated.asm)
+                    } else {
+                        String::new()
+                    }
                 ),
             );
             return Err(failed(diags, sources));
@@ -198,6 +203,32 @@ pub fn compile_with(
         diagnostics: diags,
         sources,
     })
+}
+
+/// How many instruction slots code that does not fit its model takes, as its listing
+/// counts them: `; it takes 10 (0 texture, 10 arithmetic)`.
+fn slots_used(asm_text: &str) -> String {
+    let Ok(bytes) = asm::assemble_unvalidated(asm_text) else {
+        return String::new();
+    };
+    let Ok(listing) = disasm::disassemble(&bytes) else {
+        return String::new();
+    };
+    listing
+        .lines()
+        .find_map(|l| l.strip_prefix("// approximately "))
+        .and_then(|rest| {
+            let (n, detail) = rest.split_once(" instruction slot")?;
+            let detail = detail
+                .split_once('(')
+                .map_or("", |(_, d)| d.trim_end_matches(')'));
+            Some(if detail.is_empty() {
+                format!("; it takes {n}")
+            } else {
+                format!("; it takes {n} ({detail})")
+            })
+        })
+        .unwrap_or_default()
 }
 
 /// The source's tokens after preprocessing.
