@@ -162,11 +162,6 @@ const COMPILER_GAPS: &[(&str, &str)] = &[];
 /// Where `check` refuses on another line than D3DX's first message, and why.
 const OTHER_LINE: &[(&str, &str)] = &[
     (
-        "own/hlsl_sm2/ps3-profile-ps_1_1",
-        "two samplers read TEXCOORD0 in ps_1_1 (each stage reads its own set): D3DX names \
-         the first sample (54), check the second, which is the one the model cannot make",
-    ),
-    (
         "own/hlsl_sm2/ps-returns-nothing",
         "a function that does not return its value on every path: D3DX's first line is the \
          pass that compiles it (73: 'There was an error compiling HLL shader parameter'), \
@@ -182,12 +177,6 @@ const OTHER_LINE: &[(&str, &str)] = &[
     (
         "post_copy/ps-operand-dropped",
         "as helloworld: the operand missing on line 21, D3DX stops at the block's end",
-    ),
-    (
-        "own/hlsl_sm2/vs-no-position",
-        "the vertex shader writes no POSITION: for vs_2_0 (line 68) check says that Direct3D \
-         9's validator refuses it, where d3dx9_31's compiler takes it; for vs_3_0 (line 79) \
-         d3dx9_31 refuses it (X4541) and shaderfs's compiler takes it, a compiler gap",
     ),
 ];
 

@@ -396,6 +396,17 @@ pub fn generate(
                     dependent.push((n, s));
                     continue;
                 }
+                if let Some(&m) = set
+                    .filter(|&t| !v14 && t != s)
+                    .and_then(|t| stage_used.get(&t))
+                {
+                    // Another sampler reads these coordinates as they come in: named at
+                    // the first read, as d3dx9_31 names it (X4516).
+                    return Err(vec![(
+                        p.loc(m),
+                        format!("cannot read from same texcoord: in {name}, each sampler must have a unique TEXCOORD (s{s} reads TEXCOORD{} too, and stage {s} reads set {s})", set.unwrap_or(0)),
+                    )]);
+                }
                 let Some(set) = set.filter(|&t| v14 || t == s) else {
                     return Err(vec![(
                         p.loc(n),
