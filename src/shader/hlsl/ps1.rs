@@ -2545,7 +2545,7 @@ impl Gen<'_> {
         }
         if matches!(node.op, Op::Mul | Op::Add | Op::Mad) {
             let ops: Vec<Src> = srcs.iter().map(|s| spread(s, &reads)).collect();
-            if self.scaled(n, node.op, &ops, &reads, &mask, scalar) {
+            if self.scaled(n, node.op, &ops, &srcs, &reads, &mask, scalar) {
                 return;
             }
         }
@@ -2579,7 +2579,9 @@ impl Gen<'_> {
             };
             operands.push(o);
         }
-        for s in &ops {
+        // One read of each component as the node reads it (a one-lane value spread over
+        // the lanes is one read).
+        for s in &srcs {
             self.release(&s.comps);
         }
         self.write(n, m, &mask, &operands, scalar);
@@ -2693,11 +2695,13 @@ impl Gen<'_> {
     /// back by the instruction's modifier (`_x2`, `_x4`, in ps_1_4 `_x8`): `k * x` as
     /// `mul_x4 x, k/4`, `x + k` as `mad_x2 x, 0.5, k/2`, `a * k + c` with both literal
     /// as `mad_x2 a, k/2, c/2`. Whether it wrote the node.
+    #[allow(clippy::too_many_arguments)]
     fn scaled(
         &mut self,
         n: NodeId,
         op: Op,
         ops: &[Src],
+        originals: &[Src],
         reads: &[u8],
         mask: &[u8],
         scalar: bool,
@@ -2729,7 +2733,7 @@ impl Gen<'_> {
                     let Some(o) = self.operand(&src, reads, mask) else {
                         return true;
                     };
-                    self.release(&ops[x].comps);
+                    self.release(&originals[x].comps);
                     self.write(n, "add", mask, &[o.clone(), o], scalar);
                     return true;
                 }
@@ -2759,6 +2763,7 @@ impl Gen<'_> {
                         n,
                         &format!("add_x{scale}"),
                         ops,
+                        originals,
                         &[Err(a), Ok(c.iter().map(|v| v / f).collect())],
                         reads,
                         mask,
@@ -2776,7 +2781,7 @@ impl Gen<'_> {
             }
             _ => return false,
         };
-        self.write_planned(n, &m, ops, &plan, reads, mask, scalar)
+        self.write_planned(n, &m, ops, originals, &plan, reads, mask, scalar)
     }
 
     /// `m` of `plan`'s operands (`Err(i)`: operand `i` of `ops`; `Ok`: literals) into
@@ -2787,6 +2792,7 @@ impl Gen<'_> {
         n: NodeId,
         m: &str,
         ops: &[Src],
+        originals: &[Src],
         plan: &[Result<Vec<f32>, usize>],
         reads: &[u8],
         mask: &[u8],
@@ -2806,7 +2812,7 @@ impl Gen<'_> {
         }
         for p in plan {
             if let Err(i) = p {
-                self.release(&ops[*i].comps);
+                self.release(&originals[*i].comps);
             }
         }
         self.write(n, m, mask, &operands, scalar);
@@ -2899,7 +2905,7 @@ impl Gen<'_> {
                 };
                 operands.push(o);
             }
-            for x in [&s, &a, &b] {
+            for x in srcs {
                 self.release(&x.comps);
             }
             return self.write(n, "cmp", mask, &operands, scalar);
@@ -2939,7 +2945,7 @@ impl Gen<'_> {
         self.code
             .push(format!("add r0.w, {}, {}.w", so.text(), half.name()));
         self.operands_done();
-        self.release(&s.comps);
+        self.release(&srcs[0].comps);
         // r0 holds the condition until `cnd` reads it.
         let r0_slot = self.pool.iter().position(|&(r, _)| r == Reg::Temp(0));
         let r0_was = r0_slot.map(|i| std::mem::replace(&mut self.pool[i].1, true));
@@ -2955,7 +2961,7 @@ impl Gen<'_> {
             };
             operands.push(o);
         }
-        for x in [&a, &b] {
+        for x in &srcs[1..] {
             self.release(&x.comps);
         }
         if let (Some(i), Some(was)) = (r0_slot, r0_was) {
