@@ -291,6 +291,17 @@ enum D3d9Command {
         #[arg(long, value_name = "FILE.json")]
         inputs: Option<PathBuf>,
     },
+    /// Print a shader as HLSL that compiles back, for its profile and entry `main`, to a
+    /// shader that behaves the same and binds the same constant registers. For now an
+    /// instruction a statement; loops, calls, predicates and relative addressing are
+    /// refused with the instruction.
+    Decompile {
+        /// Shader bytecode (.pso, .vso, .bin).
+        file: PathBuf,
+        /// Where to write the HLSL (`-` or none: standard output).
+        #[arg(short = 'o', value_name = "OUT")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// Whose listing `d3d9 disasm` prints.
@@ -590,6 +601,9 @@ fn run(command: Command) -> Result<(), Failure> {
             },
         ),
         Command::D3d9(D3d9Command::Ctab { file }) => loose::ctab(&file),
+        Command::D3d9(D3d9Command::Decompile { file, out }) => {
+            loose::decompile(&file, out.as_deref())
+        }
         Command::D3d9(D3d9Command::Compile {
             file,
             profile,

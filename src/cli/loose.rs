@@ -38,6 +38,13 @@ pub fn disasm(file: &Path, out: Option<&Path>, style: disasm::Style) -> Result<(
     write_out(out.unwrap_or(Path::new("-")), text.as_bytes())
 }
 
+/// `d3d9 decompile FILE [-o OUT]`
+pub fn decompile(file: &Path, out: Option<&Path>) -> Result<(), Failure> {
+    use shaderfs::shader::d3d9::decompile;
+    let text = decompile::decompile(&read(file)?).map_err(|e| malformed(file, &e))?;
+    write_out(out.unwrap_or(Path::new("-")), text.as_bytes())
+}
+
 /// The checks `d3d9 asm` makes.
 pub enum Rules {
     /// The shader model's, for Direct3D 9.

@@ -4,6 +4,7 @@ pub mod asm;
 pub mod bytecode;
 pub mod ctab;
 mod dataflow;
+pub mod decompile;
 pub mod disasm;
 pub mod kept_source;
 pub mod limits;

@@ -1,0 +1,1207 @@
+//! Direct3D 9 bytecode as HLSL: globals named and typed from the constant table, inputs
+//! and outputs as parameters with the semantics of the `dcl` lines (or of the ps_1_x
+//! register conventions), and one statement per instruction over `float4` registers.
+//!
+//! The text compiles back, with shaderfs's compiler or Microsoft's, for the shader's
+//! profile and entry `main`, into a shader that behaves as the original and binds the same
+//! constants to the same registers. This first form writes an instruction a statement;
+//! what it cannot express yet (loops, calls, predication, relative addressing, ps_1_x's
+//! bump-mapping instructions) is refused with the instruction and its offset.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use super::bytecode::{self, Instruction, Param, ShaderKind, Version};
+use super::ctab::{Class, Constant, ConstantTable, ParamType, RegisterSet};
+use super::registers::RegisterType;
+
+/// Why a shader could not be decompiled: where, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecompileError {
+    /// Byte offset of the instruction (0 for the shader as a whole).
+    pub offset: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for DecompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "at byte {}: {}", self.offset, self.message)
+    }
+}
+
+fn fail<T>(ins: &Instruction, what: impl Into<String>) -> Result<T, DecompileError> {
+    Err(DecompileError {
+        offset: ins.offset,
+        message: format!("'{}': {}", ins.mnemonic(), what.into()),
+    })
+}
+
+/// The profile a shader of `version` compiles for (`ps_2_0`, `vs_1_1`, …).
+pub fn profile(version: Version) -> String {
+    format!(
+        "{}_{}_{}",
+        version.kind.prefix(),
+        version.major,
+        version.minor
+    )
+}
+
+/// HLSL for the shader in `bytes`.
+pub fn decompile(bytes: &[u8]) -> Result<String, DecompileError> {
+    let whole = |message: String| DecompileError { offset: 0, message };
+    let shader = bytecode::parse(bytes).map_err(|e| whole(format!("{e:?}")))?;
+    let table =
+        ConstantTable::from_bytecode(bytes).map_err(|e| whole(format!("constant table: {e}")))?;
+    let mut d = Decompiler::new(shader.version, table);
+    let instructions: Vec<&Instruction> = shader.instructions().collect();
+    for ins in &instructions {
+        d.declare(ins)?;
+    }
+    for ins in &instructions {
+        d.statement(ins)?;
+    }
+    Ok(d.finish())
+}
+
+struct Decompiler {
+    version: Version,
+    table: Option<ConstantTable>,
+    /// `def`/`defi`/`defb` literals by register number.
+    defs: BTreeMap<u32, String>,
+    defis: BTreeMap<u32, String>,
+    defbs: BTreeMap<u32, String>,
+    /// Samplers by number: the HLSL type from their `dcl` (2D when none says).
+    samplers: BTreeMap<u32, &'static str>,
+    /// Input parameters: (declaration, name) by register key.
+    inputs: BTreeMap<(u8, u32), (String, String)>,
+    outputs: BTreeMap<(u8, u32), (String, String)>,
+    temps: BTreeSet<u32>,
+    /// ps_1_x texture registers written by the shader (read as inputs before).
+    texture_written: BTreeSet<u32>,
+    /// Constants not in the table (declared by register).
+    loose: BTreeSet<(u8, u32)>,
+    body: String,
+    depth: usize,
+    /// texm3x2pad/texm3x3pad rows waiting for their last row.
+    pad_rows: Vec<String>,
+}
+
+impl Decompiler {
+    fn new(version: Version, table: Option<ConstantTable>) -> Decompiler {
+        Decompiler {
+            version,
+            table,
+            defs: BTreeMap::new(),
+            defis: BTreeMap::new(),
+            defbs: BTreeMap::new(),
+            samplers: BTreeMap::new(),
+            inputs: BTreeMap::new(),
+            outputs: BTreeMap::new(),
+            temps: BTreeSet::new(),
+            texture_written: BTreeSet::new(),
+            loose: BTreeSet::new(),
+            body: String::new(),
+            depth: 1,
+            pad_rows: Vec::new(),
+        }
+    }
+
+    fn pixel(&self) -> bool {
+        self.version.kind == ShaderKind::Pixel
+    }
+
+    fn ps1(&self) -> bool {
+        self.version.is_ps1()
+    }
+
+    /// `dcl` and `def` lines: what the registers are.
+    fn declare(&mut self, ins: &Instruction) -> Result<(), DecompileError> {
+        let Some(ops) = &ins.operands else {
+            return fail(ins, "operands that do not fit the instruction");
+        };
+        match ins.opcode() {
+            0x1F => {
+                let (Some(decl), Some(dst)) = (ops.decl, ops.dst) else {
+                    return Ok(());
+                };
+                let ty = reg_type(ins, &dst)?;
+                if ty == RegisterType::Sampler {
+                    let t = match (decl >> 27) & 0xF {
+                        1 => "sampler1D",
+                        3 => "samplerCUBE",
+                        4 => "sampler3D",
+                        _ => "sampler2D",
+                    };
+                    self.samplers.insert(dst.number(), t);
+                    return Ok(());
+                }
+                let usage = usage_name((decl & 0x1F) as u8);
+                let index = (decl >> 16) & 0xF;
+                let semantic = if index == 0 && matches!(usage, "FOG" | "PSIZE" | "DEPTH") {
+                    usage.to_string()
+                } else {
+                    format!("{usage}{index}")
+                };
+                let key = (dst.register_type_value(), dst.number());
+                match ty {
+                    RegisterType::Input => {
+                        let name = format!("v{}", dst.number());
+                        let semantic = if self.pixel() && self.version.major < 3 {
+                            format!("COLOR{}", dst.number())
+                        } else {
+                            semantic
+                        };
+                        self.inputs
+                            .insert(key, (format!("float4 {name} : {semantic}"), name));
+                    }
+                    RegisterType::AddrOrTexture if self.pixel() => {
+                        let name = format!("t{}", dst.number());
+                        self.inputs.insert(
+                            key,
+                            (format!("float4 {name} : TEXCOORD{}", dst.number()), name),
+                        );
+                    }
+                    RegisterType::Output => {
+                        let name = format!("o{}", dst.number());
+                        self.outputs
+                            .insert(key, (format!("out float4 {name} : {semantic}"), name));
+                    }
+                    RegisterType::MiscType => {
+                        let (decl, name) = if dst.number() == 0 {
+                            ("float2 vpos : VPOS".to_string(), "vpos")
+                        } else {
+                            ("float vface : VFACE".to_string(), "vface")
+                        };
+                        self.inputs.insert(key, (decl, name.to_string()));
+                    }
+                    _ => {}
+                }
+            }
+            0x51 => {
+                let Some(dst) = ops.dst else { return Ok(()) };
+                // ps_1_x reads a constant register clamped to [-1, 1]: the literal is
+                // what the shader sees.
+                let range = if self.ps1() { 1.0 } else { f32::INFINITY };
+                let v: Vec<String> = ops
+                    .immediates
+                    .iter()
+                    .map(|&b| float_text(f32::from_bits(b).clamp(-range, range)))
+                    .collect();
+                self.defs
+                    .insert(dst.number(), format!("float4({})", v.join(", ")));
+            }
+            0x30 => {
+                let Some(dst) = ops.dst else { return Ok(()) };
+                let v: Vec<String> = ops
+                    .immediates
+                    .iter()
+                    .map(|&b| (b as i32).to_string())
+                    .collect();
+                self.defis
+                    .insert(dst.number(), format!("int4({})", v.join(", ")));
+            }
+            0x2F => {
+                let Some(dst) = ops.dst else { return Ok(()) };
+                let v = ops.immediates.first().copied().unwrap_or(0) != 0;
+                self.defbs.insert(dst.number(), v.to_string());
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The constant of `set` that holds register `n`, and the register's place in it.
+    fn constant(&self, set: RegisterSet, n: u32) -> Option<(&Constant, u32)> {
+        let t = self.table.as_ref()?;
+        t.constants.iter().find_map(|c| {
+            let start = u32::from(c.register_index);
+            (c.register_set == set && (start..start + u32::from(c.register_count)).contains(&n))
+                .then_some((c, n - start))
+        })
+    }
+
+    /// A float constant register as a `float4` expression.
+    fn float_const(&mut self, ins: &Instruction, n: u32) -> Result<String, DecompileError> {
+        if let Some(v) = self.defs.get(&n) {
+            return Ok(v.clone());
+        }
+        let Some((c, at)) = self.constant(RegisterSet::FLOAT4, n) else {
+            self.loose.insert((RegisterType::Const as u8, n));
+            return Ok(format!("c{n}"));
+        };
+        let ti = &c.type_info;
+        let (rows, cols) = (u32::from(ti.rows.max(1)), u32::from(ti.columns.max(1)));
+        if !ti.members.is_empty() {
+            return fail(
+                ins,
+                format!("reads c{n} of the struct '{}', not decompiled yet", c.name),
+            );
+        }
+        let per = match ti.class {
+            Class::MATRIX_ROWS => rows,
+            Class::MATRIX_COLUMNS => cols,
+            _ => 1,
+        };
+        let (element, k) = (at / per, at % per);
+        let name = identifier(&c.name);
+        let base = if ti.elements > 1 {
+            format!("{name}[{element}]")
+        } else {
+            name
+        };
+        let pad = |parts: Vec<String>| {
+            let mut parts = parts;
+            while parts.len() < 4 {
+                parts.push("0".into());
+            }
+            format!("float4({})", parts.join(", "))
+        };
+        Ok(match ti.class {
+            Class::MATRIX_ROWS => {
+                if cols == 4 {
+                    format!("{base}[{k}]")
+                } else {
+                    pad((0..cols).map(|j| format!("{base}[{k}][{j}]")).collect())
+                }
+            }
+            Class::MATRIX_COLUMNS => pad((0..rows).map(|i| format!("{base}[{i}][{k}]")).collect()),
+            _ if cols == 4 => base,
+            _ if cols == 1 => format!("{base}.xxxx"),
+            _ => pad((0..cols).map(|j| format!("{base}[{j}]")).collect()),
+        })
+    }
+
+    /// A register read, as a `float4` expression (before swizzle and modifier).
+    fn register(&mut self, ins: &Instruction, p: &Param) -> Result<String, DecompileError> {
+        if p.is_relative() {
+            return fail(ins, "relative addressing is not decompiled yet");
+        }
+        let ty = reg_type(ins, p)?;
+        let n = p.number();
+        let key = (p.register_type_value(), n);
+        Ok(match ty {
+            RegisterType::Temp => {
+                self.temps.insert(n);
+                format!("r{n}")
+            }
+            RegisterType::Input => {
+                if self.pixel() && self.version.major < 3 {
+                    self.inputs
+                        .entry(key)
+                        .or_insert_with(|| (format!("float4 v{n} : COLOR{n}"), format!("v{n}")));
+                }
+                match self.inputs.get(&key) {
+                    Some((_, name)) => name.clone(),
+                    None => return fail(ins, format!("reads v{n}, which no dcl declares")),
+                }
+            }
+            RegisterType::AddrOrTexture if self.pixel() => {
+                if self.ps1() && self.texture_written.contains(&n) {
+                    format!("t{n}")
+                } else {
+                    self.texcoord(n)
+                }
+            }
+            RegisterType::Const
+            | RegisterType::Const2
+            | RegisterType::Const3
+            | RegisterType::Const4 => {
+                let n = n + ty.const_bank().unwrap_or(0) * 2048;
+                self.float_const(ins, n)?
+            }
+            RegisterType::ConstInt => match self.defis.get(&n) {
+                Some(v) => v.clone(),
+                None => match self.constant(RegisterSet::INT4, n) {
+                    Some((c, _)) => format!("(int4){}", identifier(&c.name)),
+                    None => {
+                        self.loose.insert(key);
+                        format!("i{n}")
+                    }
+                },
+            },
+            RegisterType::ConstBool => match self.defbs.get(&n) {
+                Some(v) => v.clone(),
+                None => match self.constant(RegisterSet::BOOL, n) {
+                    Some((c, _)) => identifier(&c.name),
+                    None => {
+                        self.loose.insert(key);
+                        format!("b{n}")
+                    }
+                },
+            },
+            RegisterType::MiscType => match self.inputs.get(&key) {
+                Some((_, name)) if n == 0 => format!("float4({name}, 0, 0)"),
+                Some((_, name)) => format!("{name}.xxxx"),
+                None => return fail(ins, "reads vPos/vFace without a dcl"),
+            },
+            _ => {
+                return fail(
+                    ins,
+                    format!("reads a register of type {ty:?}, not decompiled yet"),
+                )
+            }
+        })
+    }
+
+    /// A texture coordinate set as it comes in (ps_1_x's t# before a texture instruction
+    /// writes it, ps_2_x's t#).
+    fn texcoord(&mut self, n: u32) -> String {
+        let key = (RegisterType::AddrOrTexture as u8, n);
+        let name = if self.ps1() {
+            format!("tc{n}")
+        } else {
+            format!("t{n}")
+        };
+        self.inputs
+            .entry(key)
+            .or_insert_with(|| (format!("float4 {name} : TEXCOORD{n}"), name.clone()));
+        name
+    }
+
+    /// A source operand with its swizzle and modifier, as a `float4` expression.
+    fn source(&mut self, ins: &Instruction, p: &Param) -> Result<String, DecompileError> {
+        self.source_at(ins, p, &[0, 1, 2, 3])
+    }
+
+    /// A source operand read at `lanes` of the destination only: a vector as wide as
+    /// `lanes` (the swizzle's components there).
+    fn source_at(
+        &mut self,
+        ins: &Instruction,
+        p: &Param,
+        lanes: &[usize],
+    ) -> Result<String, DecompileError> {
+        let reg = self.register(ins, p)?;
+        let swz = if lanes.len() == 4 {
+            swizzle_text(p.swizzle())
+        } else {
+            let picked: String = lanes
+                .iter()
+                .map(|&l| ['x', 'y', 'z', 'w'][usize::from((p.swizzle() >> (2 * l)) & 3)])
+                .collect();
+            format!(".{picked}")
+        };
+        let x = format!("{reg}{swz}");
+        Ok(match p.source_modifier() {
+            0 => x,
+            1 => format!("-{x}"),
+            2 => format!("({x} - 0.5)"),
+            3 => format!("-({x} - 0.5)"),
+            4 => format!("(2 * {x} - 1)"),
+            5 => format!("-(2 * {x} - 1)"),
+            6 => format!("(1 - {x})"),
+            7 => format!("(2 * {x})"),
+            8 => format!("(-2 * {x})"),
+            9 => format!("({x} / {reg}.z)"),
+            10 => format!("({x} / {reg}.w)"),
+            11 => format!("abs({x})"),
+            12 => format!("-abs({x})"),
+            13 => format!("!{x}"),
+            m => return fail(ins, format!("source modifier {m}")),
+        })
+    }
+
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.depth {
+            self.body.push_str("    ");
+        }
+        self.body.push_str(text);
+        self.body.push('\n');
+    }
+
+    /// `dst = value` with the write mask and the result modifiers; `scalar` values are
+    /// one component, every lane written takes it.
+    fn assign(
+        &mut self,
+        ins: &Instruction,
+        value: String,
+        scalar: bool,
+    ) -> Result<(), DecompileError> {
+        self.assign_as(ins, value, if scalar { Width::Scalar } else { Width::Four })
+    }
+
+    /// The lanes the destination writes (for a one-component output, its x).
+    fn lanes(&self, ins: &Instruction) -> Vec<usize> {
+        let mask = ins
+            .operands
+            .as_ref()
+            .and_then(|o| o.dst)
+            .map_or(0xF, |d| d.write_mask());
+        let lanes: Vec<usize> = (0..4).filter(|i| mask & (1 << i) != 0).collect();
+        if lanes.is_empty() {
+            vec![0, 1, 2, 3]
+        } else {
+            lanes
+        }
+    }
+
+    fn assign_as(
+        &mut self,
+        ins: &Instruction,
+        value: String,
+        width: Width,
+    ) -> Result<(), DecompileError> {
+        let scalar = width == Width::Scalar;
+        let Some(dst) = ins.operands.as_ref().and_then(|o| o.dst) else {
+            return fail(ins, "no destination");
+        };
+        let ty = reg_type(ins, &dst)?;
+        let n = dst.number();
+        let key = (dst.register_type_value(), n);
+        let (name, reg_width) = match ty {
+            RegisterType::Temp => {
+                self.temps.insert(n);
+                (format!("r{n}"), 4)
+            }
+            RegisterType::AddrOrTexture if self.pixel() => {
+                self.texture_written.insert(n);
+                (format!("t{n}"), 4)
+            }
+            RegisterType::AddrOrTexture => (format!("a{n}"), 4),
+            RegisterType::RastOut => {
+                let (decl, name, w) = match n {
+                    0 => ("out float4 oPos : POSITION", "oPos", 4),
+                    1 => ("out float oFog : FOG", "oFog", 1),
+                    _ => ("out float oPts : PSIZE", "oPts", 1),
+                };
+                self.outputs.insert(key, (decl.into(), name.into()));
+                (name.to_string(), w)
+            }
+            RegisterType::AttrOut => {
+                let name = format!("oD{n}");
+                self.outputs
+                    .insert(key, (format!("out float4 {name} : COLOR{n}"), name.clone()));
+                (name, 4)
+            }
+            RegisterType::Output if self.version.major < 3 => {
+                let name = format!("oT{n}");
+                self.outputs.insert(
+                    key,
+                    (format!("out float4 {name} : TEXCOORD{n}"), name.clone()),
+                );
+                (name, 4)
+            }
+            RegisterType::Output => match self.outputs.get(&key) {
+                Some((_, name)) => (name.clone(), 4),
+                None => return fail(ins, format!("writes o{n}, which no dcl declares")),
+            },
+            RegisterType::ColorOut => {
+                let name = format!("oC{n}");
+                self.outputs
+                    .insert(key, (format!("out float4 {name} : COLOR{n}"), name.clone()));
+                (name, 4)
+            }
+            RegisterType::DepthOut => {
+                self.outputs
+                    .insert(key, ("out float oDepth : DEPTH".into(), "oDepth".into()));
+                ("oDepth".to_string(), 1)
+            }
+            _ => {
+                return fail(
+                    ins,
+                    format!("writes a register of type {ty:?}, not decompiled yet"),
+                )
+            }
+        };
+        let mask = dst.write_mask();
+        let lanes: String = (0..4)
+            .filter(|i| mask & (1 << i) != 0)
+            .map(|i| ['x', 'y', 'z', 'w'][i])
+            .collect();
+        let shift = ((dst.shift() as i8) << 4) >> 4;
+        let mut v = value;
+        if shift > 0 {
+            v = format!("({v}) * {}", 1 << shift);
+        } else if shift < 0 {
+            v = format!("({v}) / {}", 1 << -shift);
+        }
+        if dst.result_modifiers() & 1 != 0 {
+            v = format!("saturate({v})");
+        }
+        let text = if width == Width::Lanes {
+            if reg_width == 1 || mask == 0xF || lanes.is_empty() {
+                format!("{name} = {v};")
+            } else {
+                format!("{name}.{lanes} = {v};")
+            }
+        } else if reg_width == 1 {
+            if scalar {
+                format!("{name} = {v};")
+            } else {
+                format!("{name} = ({v}).x;")
+            }
+        } else if mask == 0xF || lanes.is_empty() {
+            if scalar {
+                format!("{name} = ({v}).xxxx;")
+            } else {
+                format!("{name} = {v};")
+            }
+        } else if scalar {
+            format!("{name}.{lanes} = {v};")
+        } else {
+            format!("{name}.{lanes} = ({v}).{lanes};")
+        };
+        self.line(&text);
+        Ok(())
+    }
+
+    /// The sampler `s#` by name, and its HLSL type.
+    fn sampler(&mut self, n: u32) -> (String, &'static str) {
+        let ty = self.samplers.get(&n).copied();
+        match self.constant(RegisterSet::SAMPLER, n) {
+            Some((c, _)) => {
+                let from_table = match c.type_info.param_type {
+                    ParamType(11) => "sampler1D",
+                    ParamType(13) => "sampler3D",
+                    ParamType(14) => "samplerCUBE",
+                    _ => "sampler2D",
+                };
+                (identifier(&c.name), from_table)
+            }
+            None => {
+                self.loose.insert((RegisterType::Sampler as u8, n));
+                self.samplers.entry(n).or_insert("sampler2D");
+                (format!("s{n}"), ty.unwrap_or("sampler2D"))
+            }
+        }
+    }
+
+    /// A read of sampler `n` at `coords` (a float4 expression), by its type.
+    fn sample(&mut self, n: u32, coords: &str, how: &str) -> String {
+        let (name, ty) = self.sampler(n);
+        let (f, lanes) = match ty {
+            "sampler1D" => ("tex1D", ".x"),
+            "sampler3D" => ("tex3D", ".xyz"),
+            "samplerCUBE" => ("texCUBE", ".xyz"),
+            _ => ("tex2D", ".xy"),
+        };
+        match how {
+            "proj" | "bias" | "lod" => format!("{f}{how}({name}, {coords})"),
+            _ => format!("{f}({name}, ({coords}){lanes})"),
+        }
+    }
+
+    fn srcs(&mut self, ins: &Instruction) -> Result<Vec<String>, DecompileError> {
+        let params: Vec<Param> = ins
+            .operands
+            .as_ref()
+            .map(|o| o.srcs.clone())
+            .unwrap_or_default();
+        params.iter().map(|p| self.source(ins, p)).collect()
+    }
+
+    /// One instruction as statements.
+    fn statement(&mut self, ins: &Instruction) -> Result<(), DecompileError> {
+        let Some(info) = ins.info else {
+            return fail(ins, "unknown opcode");
+        };
+        let Some(ops) = ins.operands.clone() else {
+            return fail(ins, "operands that do not fit the instruction");
+        };
+        if ops.predicate.is_some() {
+            return fail(ins, "predicated instructions are not decompiled yet");
+        }
+        let m = info.mnemonic;
+        let s = |d: &mut Self| d.srcs(ins);
+        // Matrix products: rows from consecutive registers of the second source.
+        let matrix = |d: &mut Self, rows: u32, dot: &str| -> Result<String, DecompileError> {
+            let a = d.source(ins, &ops.srcs[0])?;
+            let mut parts = Vec::new();
+            for k in 0..rows {
+                let mut p = ops.srcs[1];
+                p.token = (p.token & !0x7FF) | (p.number() + k);
+                let row = d.source(ins, &p)?;
+                parts.push(if dot == "dp3" {
+                    format!("dot(({a}).xyz, ({row}).xyz)")
+                } else {
+                    format!("dot({a}, {row})")
+                });
+            }
+            while parts.len() < 4 {
+                parts.push("0".into());
+            }
+            Ok(format!("float4({})", parts.join(", ")))
+        };
+        match ins.opcode() {
+            0x00 | 0x1F | 0x51 | 0x30 | 0x2F | 0xFFFE | 0xFFFF => return Ok(()),
+            _ => {}
+        }
+        let x = |v: &str| format!("({v}).x");
+        // Component-wise: each source read at the lanes written, the value that wide.
+        let lanes = self.lanes(ins);
+        let wide = |d: &mut Self| -> Result<Vec<String>, DecompileError> {
+            ops.srcs
+                .iter()
+                .map(|p| d.source_at(ins, p, &lanes))
+                .collect()
+        };
+        let vec_ty = format!("float{}", lanes.len()).replace("float1", "float");
+        let address = !self.pixel()
+            && ops
+                .dst
+                .is_some_and(|d| d.register_type() == Some(RegisterType::AddrOrTexture));
+        let pointwise = match m {
+            "mov" | "mova" if !address => {
+                let a = wide(self)?;
+                Some(a[0].clone())
+            }
+            "add" => wide(self)?.join(" + ").into(),
+            "sub" => {
+                let a = wide(self)?;
+                Some(format!("{} - {}", a[0], a[1]))
+            }
+            "mul" => wide(self)?.join(" * ").into(),
+            "mad" => {
+                let a = wide(self)?;
+                Some(format!("{} * {} + {}", a[0], a[1], a[2]))
+            }
+            "min" | "max" => {
+                let a = wide(self)?;
+                Some(format!("{m}({}, {})", a[0], a[1]))
+            }
+            "slt" | "sge" => {
+                let a = wide(self)?;
+                let op = if m == "slt" { "<" } else { ">=" };
+                Some(format!("({vec_ty})({} {op} {})", a[0], a[1]))
+            }
+            "frc" => Some(format!("frac({})", wide(self)?[0])),
+            "abs" => Some(format!("abs({})", wide(self)?[0])),
+            "dsx" => Some(format!("ddx({})", wide(self)?[0])),
+            "dsy" => Some(format!("ddy({})", wide(self)?[0])),
+            "lrp" => {
+                let a = wide(self)?;
+                Some(format!("lerp({}, {}, {})", a[2], a[1], a[0]))
+            }
+            "cmp" => {
+                let a = wide(self)?;
+                Some(format!("({} >= 0 ? {} : {})", a[0], a[1], a[2]))
+            }
+            "cnd" => {
+                let a = wide(self)?;
+                Some(format!("({} > 0.5 ? {} : {})", a[0], a[1], a[2]))
+            }
+            _ => None,
+        };
+        if let Some(v) = pointwise {
+            return self.assign_as(ins, v, Width::Lanes);
+        }
+        match m {
+            "mov" | "mova" => fail(ins, "address register writes are not decompiled yet"),
+            "dp3" => {
+                let a = s(self)?;
+                self.assign(ins, format!("dot(({}).xyz, ({}).xyz)", a[0], a[1]), true)
+            }
+            "dp4" => {
+                let a = s(self)?;
+                self.assign(ins, format!("dot({}, {})", a[0], a[1]), true)
+            }
+            "dp2add" => {
+                let a = s(self)?;
+                let v = format!("dot(({}).xy, ({}).xy) + ({}).x", a[0], a[1], a[2]);
+                self.assign(ins, v, true)
+            }
+            "rcp" => {
+                let a = s(self)?;
+                self.assign(ins, format!("1 / {}", x(&a[0])), true)
+            }
+            "rsq" => {
+                let a = s(self)?;
+                self.assign(ins, format!("rsqrt(abs({}))", x(&a[0])), true)
+            }
+            "exp" | "expp" => {
+                let a = s(self)?;
+                self.assign(ins, format!("exp2({})", x(&a[0])), true)
+            }
+            "log" | "logp" => {
+                let a = s(self)?;
+                self.assign(ins, format!("log2(abs({}))", x(&a[0])), true)
+            }
+            "pow" => {
+                let a = s(self)?;
+                self.assign(ins, format!("pow(abs({}), {})", x(&a[0]), x(&a[1])), true)
+            }
+            "nrm" => {
+                let a = s(self)?;
+                self.assign(ins, format!("float4(normalize(({}).xyz), 0)", a[0]), false)
+            }
+            "crs" => {
+                let a = s(self)?;
+                let v = format!("float4(cross(({}).xyz, ({}).xyz), 0)", a[0], a[1]);
+                self.assign(ins, v, false)
+            }
+            "sincos" => {
+                let a = s(self)?;
+                let v = format!("float4(cos({0}), sin({0}), 0, 0)", x(&a[0]));
+                self.assign(ins, v, false)
+            }
+            "lit" => {
+                let a = s(self)?;
+                let v = format!("lit(({0}).x, ({0}).y, ({0}).w)", a[0]);
+                self.assign(ins, v, false)
+            }
+            "dst" => {
+                let a = s(self)?;
+                self.assign(ins, format!("dst({}, {})", a[0], a[1]), false)
+            }
+            "m4x4" => {
+                let v = matrix(self, 4, "dp4")?;
+                self.assign(ins, v, false)
+            }
+            "m4x3" => {
+                let v = matrix(self, 3, "dp4")?;
+                self.assign(ins, v, false)
+            }
+            "m3x4" => {
+                let v = matrix(self, 4, "dp3")?;
+                self.assign(ins, v, false)
+            }
+            "m3x3" => {
+                let v = matrix(self, 3, "dp3")?;
+                self.assign(ins, v, false)
+            }
+            "m3x2" => {
+                let v = matrix(self, 2, "dp3")?;
+                self.assign(ins, v, false)
+            }
+            "texkill" => {
+                let dst = ops.dst.unwrap();
+                let r = self.register(ins, &dst)?;
+                let lanes = if self.ps1() { ".xyz" } else { "" };
+                self.line(&format!("clip({r}{lanes});"));
+                Ok(())
+            }
+            "tex" | "texld" | "texldp" | "texldb" | "texldl" | "texldd" if !self.ps1() => {
+                // The sampler operand names a sampler, not a value.
+                let a: Vec<String> = ops
+                    .srcs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        if i == 1 {
+                            Ok(String::new())
+                        } else {
+                            self.source(ins, p)
+                        }
+                    })
+                    .collect::<Result<_, _>>()?;
+                let sn = ops.srcs[1].number();
+                let how = match (m, ins.controls()) {
+                    ("texldl", _) => "lod",
+                    ("texldd", _) => "grad",
+                    (_, 1) => "proj",
+                    (_, 2) => "bias",
+                    _ => "",
+                };
+                let v = if how == "grad" {
+                    let (name, ty) = self.sampler(sn);
+                    let (f, l) = match ty {
+                        "sampler3D" => ("tex3Dgrad", ".xyz"),
+                        "samplerCUBE" => ("texCUBEgrad", ".xyz"),
+                        "sampler1D" => ("tex1Dgrad", ".x"),
+                        _ => ("tex2Dgrad", ".xy"),
+                    };
+                    format!("{f}({name}, ({}){l}, ({}){l}, ({}){l})", a[0], a[2], a[3])
+                } else {
+                    self.sample(sn, &a[0], how)
+                };
+                self.assign(ins, v, false)
+            }
+            // ps_1_1–1_3: t# takes the sample at its own coordinates.
+            "tex" => {
+                let n = ops.dst.unwrap().number();
+                let c = self.texcoord(n);
+                let v = self.sample(n, &c, "");
+                self.assign(ins, v, false)
+            }
+            "texcoord" => {
+                let n = ops.dst.unwrap().number();
+                let c = self.texcoord(n);
+                self.assign(ins, format!("float4(saturate(({c}).xyz), 1)"), false)
+            }
+            // ps_1_4: texld r#, t# or r# (the stage is the destination's number).
+            "texld" => {
+                let n = ops.dst.unwrap().number();
+                let a = s(self)?;
+                let v = self.sample(n, &a[0], "");
+                self.assign(ins, v, false)
+            }
+            "texcrd" => {
+                let a = s(self)?;
+                self.assign(ins, a[0].clone(), false)
+            }
+            "texreg2ar" | "texreg2gb" | "texreg2rgb" => {
+                let n = ops.dst.unwrap().number();
+                let a = s(self)?;
+                let lanes = match m {
+                    "texreg2ar" => "wxxx",
+                    "texreg2gb" => "yzzz",
+                    _ => "xyzz",
+                };
+                let v = self.sample(n, &format!("({}).{lanes}", a[0]), "");
+                self.assign(ins, v, false)
+            }
+            "texm3x2pad" | "texm3x3pad" => {
+                let n = ops.dst.unwrap().number();
+                let c = self.texcoord(n);
+                let a = s(self)?;
+                self.pad_rows
+                    .push(format!("dot(({c}).xyz, ({}).xyz)", a[0]));
+                Ok(())
+            }
+            "texm3x2tex" | "texm3x3tex" | "texm3x3" => {
+                let n = ops.dst.unwrap().number();
+                let c = self.texcoord(n);
+                let a = s(self)?;
+                let mut rows = std::mem::take(&mut self.pad_rows);
+                rows.push(format!("dot(({c}).xyz, ({}).xyz)", a[0]));
+                while rows.len() < 4 {
+                    rows.push(if m == "texm3x3" {
+                        "1".into()
+                    } else {
+                        "0".into()
+                    });
+                }
+                let coords = format!("float4({})", rows.join(", "));
+                let v = if m == "texm3x3" {
+                    coords
+                } else {
+                    self.sample(n, &coords, "")
+                };
+                self.assign(ins, v, false)
+            }
+            "phase" | "nop" => Ok(()),
+            "if" if ins.opcode() == 0x28 => {
+                let a = s(self)?;
+                self.line(&format!("if ({})", x(&a[0])));
+                self.line("{");
+                self.depth += 1;
+                Ok(())
+            }
+            "if" => {
+                let a = s(self)?;
+                let op = comparison(ins.controls());
+                self.line(&format!("if ({} {op} {})", x(&a[0]), x(&a[1])));
+                self.line("{");
+                self.depth += 1;
+                Ok(())
+            }
+            "else" => {
+                self.depth = self.depth.saturating_sub(1);
+                self.line("}");
+                self.line("else");
+                self.line("{");
+                self.depth += 1;
+                Ok(())
+            }
+            "endif" => {
+                self.depth = self.depth.saturating_sub(1);
+                self.line("}");
+                Ok(())
+            }
+            "ret" if self.depth == 1 => Ok(()),
+            _ => fail(ins, "not decompiled yet"),
+        }
+    }
+
+    fn finish(self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "// {}: decompiled by shaderfs, an instruction a statement",
+            profile(self.version)
+        );
+        if let Some(t) = &self.table {
+            for c in &t.constants {
+                let _ = writeln!(out, "{}", declaration(c));
+            }
+        }
+        for &(ty, n) in &self.loose {
+            let line = match RegisterType::from_u8(ty) {
+                Some(RegisterType::Sampler) => {
+                    let t = self.samplers.get(&n).copied().unwrap_or("sampler2D");
+                    format!("{t} s{n} : register(s{n});")
+                }
+                Some(RegisterType::ConstInt) => format!("int4 i{n} : register(i{n});"),
+                Some(RegisterType::ConstBool) => format!("bool b{n} : register(b{n});"),
+                _ => format!("float4 c{n} : register(c{n});"),
+            };
+            let _ = writeln!(out, "{line}");
+        }
+        let mut params: Vec<String> = self.inputs.values().map(|(d, _)| d.clone()).collect();
+        if self.ps1() {
+            params.push("out float4 oC0 : COLOR0".into());
+        }
+        params.extend(self.outputs.values().map(|(d, _)| d.clone()));
+        let _ = writeln!(out, "\nvoid main({})\n{{", params.join(",\n    "));
+        let mut temps = self.temps.clone();
+        if self.ps1() {
+            temps.insert(0);
+        }
+        for n in &temps {
+            let _ = writeln!(out, "    float4 r{n} = 0;");
+        }
+        if self.ps1() {
+            for n in &self.texture_written {
+                let _ = writeln!(out, "    float4 t{n} = 0;");
+            }
+        }
+        for (_, name) in self.outputs.values() {
+            let _ = writeln!(out, "    {name} = 0;");
+        }
+        out.push_str(&self.body);
+        if self.ps1() {
+            out.push_str("    oC0 = r0;\n");
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+/// What a statement's value is: one component for every lane written, a float4 of which
+/// the lanes written are taken, or a vector of just those lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Width {
+    Scalar,
+    Four,
+    Lanes,
+}
+
+/// The HLSL declaration of a constant of the table, at its register.
+fn declaration(c: &Constant) -> String {
+    let ti = &c.type_info;
+    let scalar = match ti.param_type {
+        ParamType(1) => "bool",
+        ParamType(2) => "int",
+        _ => "float",
+    };
+    let (rows, cols) = (ti.rows.max(1), ti.columns.max(1));
+    let ty = match ti.class {
+        Class::MATRIX_ROWS => format!("row_major {scalar}{rows}x{cols}"),
+        Class::MATRIX_COLUMNS => format!("column_major {scalar}{rows}x{cols}"),
+        Class::VECTOR => format!("{scalar}{cols}"),
+        Class::OBJECT => match ti.param_type {
+            ParamType(11) => "sampler1D".into(),
+            ParamType(13) => "sampler3D".into(),
+            ParamType(14) => "samplerCUBE".into(),
+            _ => "sampler2D".into(),
+        },
+        _ => scalar.to_string(),
+    };
+    let array = if ti.elements > 1 {
+        format!("[{}]", ti.elements)
+    } else {
+        String::new()
+    };
+    let set = match c.register_set {
+        RegisterSet::BOOL => "b",
+        RegisterSet::INT4 => "i",
+        RegisterSet::SAMPLER => "s",
+        _ => "c",
+    };
+    format!(
+        "{ty} {}{array} : register({set}{});",
+        identifier(&c.name),
+        c.register_index
+    )
+}
+
+/// A table name as an HLSL identifier: an effect's `sampler+texture` pair names joined
+/// by `_`.
+fn identifier(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, '_');
+    }
+    s
+}
+
+fn reg_type(ins: &Instruction, p: &Param) -> Result<RegisterType, DecompileError> {
+    match p.register_type() {
+        Some(t) => Ok(t),
+        None => fail(ins, format!("register type {}", p.register_type_value())),
+    }
+}
+
+fn swizzle_text(s: u8) -> String {
+    if s == 0xE4 {
+        return String::new();
+    }
+    let l: String = (0..4)
+        .map(|i| ['x', 'y', 'z', 'w'][usize::from((s >> (2 * i)) & 3)])
+        .collect();
+    format!(".{l}")
+}
+
+fn comparison(controls: u8) -> &'static str {
+    match controls {
+        1 => ">",
+        2 => "==",
+        3 => ">=",
+        4 => "<",
+        5 => "!=",
+        _ => "<=",
+    }
+}
+
+fn usage_name(u: u8) -> &'static str {
+    [
+        "POSITION",
+        "BLENDWEIGHT",
+        "BLENDINDICES",
+        "NORMAL",
+        "PSIZE",
+        "TEXCOORD",
+        "TANGENT",
+        "BINORMAL",
+        "TESSFACTOR",
+        "POSITIONT",
+        "COLOR",
+        "FOG",
+        "DEPTH",
+        "SAMPLE",
+    ]
+    .get(usize::from(u))
+    .copied()
+    .unwrap_or("TEXCOORD")
+}
+
+/// A float literal HLSL reads back to the same bits.
+fn float_text(v: f32) -> String {
+    if v.is_nan() {
+        return "(0.0 / 0.0)".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 {
+            "(1.0 / 0.0)".into()
+        } else {
+            "(-1.0 / 0.0)".into()
+        };
+    }
+    let s = format!("{v:?}");
+    if v < 0.0 {
+        format!("({s})")
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shader::hlsl::behaviour::same_behaviour;
+    use crate::shader::hlsl::compile::{compile, Options};
+
+    /// Every D3D9 shader Microsoft's compilers made of the vkd3d corpus (SM2/3, and SM1 in
+    /// `legacy/`): decompiled, compiled back with shaderfs's compiler for its profile, it
+    /// behaves as the original on random inputs (the constants bound by their names,
+    /// which the decompiled text keeps), and its constant table names what the
+    /// original's does. Those this first form refuses (structs, loops, predicates,
+    /// relative addressing) are counted; the count may only fall.
+    /// `bytes` with its constant table's names as the decompiled text spells them (an
+    /// effect's `sampler+texture` as `sampler_texture`).
+    fn spelled(bytes: &[u8]) -> Vec<u8> {
+        let Ok(Some(mut table)) = ConstantTable::from_bytecode(bytes) else {
+            return bytes.to_vec();
+        };
+        if table
+            .constants
+            .iter()
+            .all(|c| identifier(&c.name) == c.name)
+        {
+            return bytes.to_vec();
+        }
+        for c in &mut table.constants {
+            c.name = identifier(&c.name);
+        }
+        crate::shader::d3d9::ctab::replace_ctab(bytes, &table.encode()).unwrap()
+    }
+
+    #[test]
+    fn corpus_shaders_decompile_and_compile_back_to_the_same_behaviour() {
+        let Some(root) = crate::test_corpus::corpus("hlsl") else {
+            return;
+        };
+        let mut files = Vec::new();
+        for dir in [root.join("vkd3d"), root.join("legacy")] {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "bin") {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        let (mut same, mut refused) = (0, 0);
+        let mut problems = Vec::new();
+        for path in &files {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(path).unwrap();
+            let text = match decompile(&bytes) {
+                Ok(t) => t,
+                Err(_) => {
+                    refused += 1;
+                    continue;
+                }
+            };
+            let version = bytecode::shader_version(&bytes).unwrap();
+            let options = Options {
+                profile: profile(version),
+                ..Options::default()
+            };
+            let ours = match compile("decompiled.hlsl", &text, None, &options) {
+                Ok(c) => c.bytecode,
+                Err(f) => {
+                    problems.push(format!(
+                        "{name}: does not compile back:\n{}\n{text}",
+                        f.render()
+                    ));
+                    continue;
+                }
+            };
+            // Constants are matched by name: the original's as HLSL spells them.
+            let original = spelled(&bytes);
+            match same_behaviour(&original, &ours, 16, 0xDEC) {
+                Ok(()) => same += 1,
+                Err(e) => problems.push(format!("{name}: behaves otherwise: {e}\n{text}")),
+            }
+        }
+        // ps_1_1–1_3 code written an instruction a statement does not always compile
+        // back into their 8 slots and 2 temporaries yet: counted, and the count may only
+        // fall. Everything else must compile back and behave.
+        let (early, problems): (Vec<String>, Vec<String>) = problems
+            .into_iter()
+            .partition(|p| p.contains(".ps_1_1.") || p.contains(".ps_1_3."));
+        eprintln!(
+            "decompiled: {} shaders; {same} compile back and behave the same, {refused} refused (not decompiled yet), {} ps_1_1-1_3 do not compile back into the model, {} otherwise",
+            files.len(),
+            early.len(),
+            problems.len()
+        );
+        assert!(
+            refused <= 54 && early.len() <= 152,
+            "more refused ({refused}) or more ps_1_1-1_3 shaders that do not compile back ({}) than before:\n{}",
+            early.len(),
+            early.iter().take(3).cloned().collect::<Vec<_>>().join("\n\n")
+        );
+        assert!(
+            problems.is_empty(),
+            "{} problems:\n{}",
+            problems.len(),
+            problems
+                .iter()
+                .take(400)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        );
+    }
+}
