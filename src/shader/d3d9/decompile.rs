@@ -162,12 +162,12 @@ impl Decompiler {
                         );
                     }
                     RegisterType::Output => {
-                        // A point size and a fog factor are scalars.
+                        // As wide as its dcl's mask (a point size is a scalar).
                         let name = format!("o{}", dst.number());
-                        let ty = if matches!(usage, "PSIZE" | "FOG") {
-                            "float"
-                        } else {
-                            "float4"
+                        let lanes = dst.write_mask().count_ones().clamp(1, 4);
+                        let ty = match (usage, lanes) {
+                            ("PSIZE", _) | (_, 1) => "float".to_string(),
+                            (_, n) => format!("float{n}"),
                         };
                         self.outputs
                             .insert(key, (format!("out {ty} {name} : {semantic}"), name));
