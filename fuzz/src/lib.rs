@@ -234,11 +234,13 @@ pub fn dxil_bitcode(data: &[u8]) {
 
 /// D3D9 bytecode parsed and disassembled as the `asm/` view shows it
 /// (`shader::d3d9::disasm::disassemble`), and the listing assembled again without the
-/// per-model checks, as saving the view unchanged does.
+/// per-model checks, as saving the view unchanged does; and decompiled to HLSL
+/// (`shader::d3d9::decompile`).
 pub fn d3d9_disasm(data: &[u8]) {
     if let Ok(text) = disasm::disassemble(data) {
         let _ = asm::assemble_unvalidated(&text);
     }
+    let _ = shaderfs::shader::d3d9::decompile::decompile(data);
 }
 
 /// D3D9 assembly text, any UTF-8 (`shader::d3d9::asm`): assembled with the per-model

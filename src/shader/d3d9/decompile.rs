@@ -222,7 +222,7 @@ impl Decompiler {
         t.constants.iter().find_map(|c| {
             let start = u32::from(c.register_index);
             (c.register_set == set && (start..start + u32::from(c.register_count)).contains(&n))
-                .then_some((c, n - start))
+                .then(|| (c, n - start))
         })
     }
 
@@ -942,7 +942,10 @@ enum Width {
 /// Float registers one value of type `ti` takes (one element of an array).
 fn registers_one(ti: &TypeInfo) -> u32 {
     if !ti.members.is_empty() {
-        return ti.members.iter().map(|m| registers(&m.type_info)).sum();
+        return ti
+            .members
+            .iter()
+            .fold(0u32, |n, m| n.saturating_add(registers(&m.type_info)));
     }
     match ti.class {
         Class::MATRIX_ROWS => u32::from(ti.rows.max(1)),
@@ -953,7 +956,7 @@ fn registers_one(ti: &TypeInfo) -> u32 {
 
 /// Float registers a value of type `ti` takes, every element.
 fn registers(ti: &TypeInfo) -> u32 {
-    registers_one(ti) * u32::from(ti.elements.max(1))
+    registers_one(ti).saturating_mul(u32::from(ti.elements.max(1)))
 }
 
 /// Register `at` of a value `base` of type `ti` as a `float4` expression: an element, a
@@ -968,17 +971,17 @@ fn register_of(base: &str, ti: &TypeInfo, at: u32) -> Option<String> {
         return register_of(&format!("{base}[{}]", at / per), &one, at % per);
     }
     if !ti.members.is_empty() {
-        let mut start = 0;
+        let mut start = 0u32;
         for m in &ti.members {
             let n = registers(&m.type_info);
-            if at < start + n {
+            if at < start.saturating_add(n) {
                 return register_of(
                     &format!("{base}.{}", identifier(&m.name)),
                     &m.type_info,
                     at - start,
                 );
             }
-            start += n;
+            start = start.saturating_add(n);
         }
         return None;
     }
