@@ -42,6 +42,22 @@ fn run_pixel(shader: &Path, inputs: &Path, set: &[&str]) -> serde_json::Value {
     json["outputs"]["oC0"].clone()
 }
 
+/// `shaderfs d3d9 compile SRC -T PROFILE` into `SRC.PROFILE.pso` beside it.
+fn compile_alone(src: &Path, profile: &str) -> PathBuf {
+    let out_path = src.with_extension(format!("{profile}.pso"));
+    let out = run(shaderfs()
+        .args(["d3d9", "compile"])
+        .arg(src)
+        .args(["-T", profile, "-o"])
+        .arg(&out_path));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out_path
+}
+
 /// Each component of the outputs `v`, times `k`.
 fn times(v: &serde_json::Value, k: f64) -> serde_json::Value {
     let scaled: Vec<f64> = v
@@ -219,17 +235,7 @@ fn hlsl_written_into_an_asm_effect_is_compiled_into_its_block_and_reads_back() {
 
     // pixel.pso runs as the source compiled by `d3d9 compile` (the game sets c3; the
     // block keeps no constant table).
-    let alone = tmp.path().join("ps.pso");
-    let out = run(shaderfs()
-        .args(["d3d9", "compile"])
-        .arg(&src)
-        .args(["-T", "ps_2_0", "-o"])
-        .arg(&alone));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let alone = compile_alone(&src, "ps_2_0");
     let want = run_pixel(&alone, &inputs, &["tint=0.5,1,0.25,1"]);
     let got = run_pixel(&m.path("pixel.pso"), &inputs, &["c3=0.5,1,0.25,1"]);
     assert_eq!(got, want);
@@ -331,17 +337,7 @@ fn hlsl_written_into_a_flatout_car_body_lands_in_its_ps_1_3_block() {
 
     // The block's code runs as `d3d9 compile -T ps_1_3` of the same source (the game
     // sets SHADOW in c2; the block keeps no constant table).
-    let alone = tmp.path().join("ps.pso");
-    let out = run(shaderfs()
-        .args(["d3d9", "compile"])
-        .arg(&src)
-        .args(["-T", "ps_1_3", "-o"])
-        .arg(&alone));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let alone = compile_alone(&src, "ps_1_3");
     let want = run_pixel(&alone, &inputs, &["SHADOW=0.75,0.5,0.25,1"]);
     let got = run_pixel(&m.path("pixel.pso"), &inputs, &["c2=0.75,0.5,0.25,1"]);
     assert_eq!(got, want);

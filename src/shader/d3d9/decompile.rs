@@ -716,24 +716,15 @@ impl Decompiler {
                 let a = s(self)?;
                 self.assign(ins, format!("dst({}, {})", a[0], a[1]), false)
             }
-            "m4x4" => {
-                let v = matrix(self, 4, "dp4")?;
-                self.assign(ins, v, false)
-            }
-            "m4x3" => {
-                let v = matrix(self, 3, "dp4")?;
-                self.assign(ins, v, false)
-            }
-            "m3x4" => {
-                let v = matrix(self, 4, "dp3")?;
-                self.assign(ins, v, false)
-            }
-            "m3x3" => {
-                let v = matrix(self, 3, "dp3")?;
-                self.assign(ins, v, false)
-            }
-            "m3x2" => {
-                let v = matrix(self, 2, "dp3")?;
+            // m4x4 … m3x2: rows from consecutive registers, dp4 or dp3 each.
+            "m4x4" | "m4x3" | "m3x4" | "m3x3" | "m3x2" => {
+                let rows = u32::from(m.as_bytes()[3] - b'0');
+                let dot = if m.as_bytes()[1] == b'4' {
+                    "dp4"
+                } else {
+                    "dp3"
+                };
+                let v = matrix(self, rows, dot)?;
                 self.assign(ins, v, false)
             }
             "texkill" => {
