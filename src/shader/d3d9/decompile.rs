@@ -12,7 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::bytecode::{self, Instruction, Param, ShaderKind, Version};
-use super::ctab::{Class, Constant, ConstantTable, ParamType, RegisterSet, TypeInfo};
+use super::ctab::{
+    Class, Constant, ConstantTable, ParamType, RegisterSet, TypeInfo, MAX_TYPE_NODES,
+};
 use super::registers::RegisterType;
 
 /// Why a shader could not be decompiled: where, and what.
@@ -52,6 +54,17 @@ pub fn decompile(bytes: &[u8]) -> Result<String, DecompileError> {
     let shader = bytecode::parse(bytes).map_err(|e| whole(format!("{e:?}")))?;
     let table =
         ConstantTable::from_bytecode(bytes).map_err(|e| whole(format!("constant table: {e}")))?;
+    // Each constant's type is written out whole: as many type infos as a table may hold.
+    let nodes = table.as_ref().map_or(0, |t| {
+        t.constants
+            .iter()
+            .fold(0usize, |n, c| n.saturating_add(c.type_info.nodes()))
+    });
+    if nodes > MAX_TYPE_NODES {
+        return Err(whole(format!(
+            "constant table: its types take {nodes} type infos written out, more than {MAX_TYPE_NODES}"
+        )));
+    }
     let mut d = Decompiler::new(shader.version, table);
     let instructions: Vec<&Instruction> = shader.instructions().collect();
     for ins in &instructions {
