@@ -612,6 +612,21 @@ impl Decompiler {
             0x00 | 0x1F | 0x51 | 0x30 | 0x2F | 0xFFFE | 0xFFFF => return Ok(()),
             _ => {}
         }
+        // The operands each form reads, checked once (bytecode from anywhere).
+        let needs = match m {
+            "mad" | "lrp" | "cmp" | "cnd" | "dp2add" => 3,
+            "texldd" => 4,
+            "add" | "sub" | "mul" | "min" | "max" | "slt" | "sge" | "dp3" | "dp4" | "pow"
+            | "crs" | "dst" | "m4x4" | "m4x3" | "m3x4" | "m3x3" | "m3x2" => 2,
+            "if" if ins.opcode() == 0x29 => 2,
+            "tex" | "texld" | "texldp" | "texldb" | "texldl" if !self.ps1() => 2,
+            "tex" | "texcoord" | "texkill" | "else" | "endif" | "ret" | "phase" | "nop" => 0,
+            _ => 1,
+        };
+        let flow = matches!(m, "if" | "else" | "endif" | "ret" | "phase" | "nop");
+        if ops.srcs.len() < needs || (!flow && ops.dst.is_none()) {
+            return fail(ins, "fewer operands than the instruction takes");
+        }
         let x = |v: &str| format!("({v}).x");
         // Component-wise: each source read at the lanes written, the value that wide.
         let lanes = self.lanes(ins);
@@ -761,7 +776,10 @@ impl Decompiler {
                         }
                     })
                     .collect::<Result<_, _>>()?;
-                let sn = ops.srcs[1].number();
+                let (Some(sampler), true) = (ops.srcs.get(1), a.len() >= 2) else {
+                    return fail(ins, "a texture read without its sampler operand");
+                };
+                let sn = sampler.number();
                 let how = match (m, ins.controls()) {
                     ("texldl", _) => "lod",
                     ("texldd", _) => "grad",
@@ -769,6 +787,9 @@ impl Decompiler {
                     (_, 2) => "bias",
                     _ => "",
                 };
+                if how == "grad" && a.len() < 4 {
+                    return fail(ins, "texldd without its two gradients");
+                }
                 let v = if how == "grad" {
                     let (name, ty) = self.sampler(sn);
                     let (f, l) = match ty {
