@@ -42,6 +42,18 @@ fn run_pixel(shader: &Path, inputs: &Path, set: &[&str]) -> serde_json::Value {
     json["outputs"]["oC0"].clone()
 }
 
+/// `cp SRC pixel.hlsl` into the mounted effect of an asm shader (which lists no source
+/// until then): the copy succeeds and the view reads back `text`, what SRC holds.
+fn copy_in_pixel_hlsl(m: &Mount, src: &Path, text: &str) {
+    assert!(
+        !m.path("pixel.hlsl").exists(),
+        "an asm shader lists no source"
+    );
+    let (code, _, err) = sh(&format!("cp {} {}", p(src), p(&m.path("pixel.hlsl"))));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fs::read_to_string(m.path("pixel.hlsl")).unwrap(), text);
+}
+
 /// `shaderfs d3d9 compile SRC -T PROFILE` into `SRC.PROFILE.pso` beside it.
 fn compile_alone(src: &Path, profile: &str) -> PathBuf {
     let out_path = src.with_extension(format!("{profile}.pso"));
@@ -220,13 +232,7 @@ fn hlsl_written_into_an_asm_effect_is_compiled_into_its_block_and_reads_back() {
     fs::write(&src, PS).unwrap();
     let mnt = tmp.path().join("mnt");
     let m = Mount::new(&effect, &mnt, &[]);
-    assert!(
-        !m.path("pixel.hlsl").exists(),
-        "an asm shader lists no source"
-    );
-    let (code, _, err) = sh(&format!("cp {} {}", p(&src), p(&m.path("pixel.hlsl"))));
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(fs::read_to_string(m.path("pixel.hlsl")).unwrap(), PS);
+    copy_in_pixel_hlsl(&m, &src, PS);
     // The effect is the one D3DX accepts (own/written_hlsl.sha, in the verdicts).
     assert_eq!(
         fs::read(&effect).unwrap(),
@@ -322,16 +328,7 @@ fn hlsl_written_into_a_flatout_car_body_lands_in_its_ps_1_3_block() {
     let mnt = tmp.path().join("mnt");
 
     let m = Mount::new(&effect, &mnt, &[]);
-    assert!(
-        !m.path("pixel.hlsl").exists(),
-        "an asm shader lists no source"
-    );
-    let (code, _, err) = sh(&format!("cp {} {}", p(&src), p(&m.path("pixel.hlsl"))));
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(
-        fs::read_to_string(m.path("pixel.hlsl")).unwrap(),
-        CAR_BODY_PS
-    );
+    copy_in_pixel_hlsl(&m, &src, CAR_BODY_PS);
     let asm = fs::read_to_string(m.path("pixel.asm")).unwrap();
     assert!(asm.contains("ps_1_3"), "{asm}");
 

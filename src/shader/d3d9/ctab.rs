@@ -34,6 +34,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use listing::type_name;
 pub use listing::{is_command_line, is_section_title, HeaderError, Style, GENERATED_BY};
 
 /// `'CTAB'` as the first payload DWORD of the comment that holds the table (§10.1).

@@ -13,9 +13,12 @@ use std::fmt::Write as _;
 
 use super::bytecode::{self, Instruction, Param, ShaderKind, Version};
 use super::ctab::{
-    Class, Constant, ConstantTable, ParamType, RegisterSet, TypeInfo, MAX_TYPE_NODES,
+    type_name, Class, Constant, ConstantTable, ParamType, RegisterSet, TypeInfo, MAX_TYPE_NODES,
 };
 use super::registers::RegisterType;
+use super::syntax::USAGES;
+
+const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
 
 /// Why a shader could not be decompiled: where, and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,16 +39,6 @@ fn fail<T>(ins: &Instruction, what: impl Into<String>) -> Result<T, DecompileErr
         offset: ins.offset,
         message: format!("'{}': {}", ins.mnemonic(), what.into()),
     })
-}
-
-/// The profile a shader of `version` compiles for (`ps_2_0`, `vs_1_1`, …).
-pub fn profile(version: Version) -> String {
-    format!(
-        "{}_{}_{}",
-        version.kind.prefix(),
-        version.major,
-        version.minor
-    )
 }
 
 /// HLSL for the shader in `bytes`.
@@ -150,8 +143,9 @@ impl Decompiler {
                 }
                 let usage = usage_name((decl & 0x1F) as u8);
                 let index = (decl >> 16) & 0xF;
-                let semantic = if index == 0 && matches!(usage, "FOG" | "PSIZE" | "DEPTH") {
-                    usage.to_string()
+                let semantic = if index == 0 && matches!(usage.as_str(), "FOG" | "PSIZE" | "DEPTH")
+                {
+                    usage.clone()
                 } else {
                     format!("{usage}{index}")
                 };
@@ -178,7 +172,7 @@ impl Decompiler {
                         // As wide as its dcl's mask (a point size is a scalar).
                         let name = format!("o{}", dst.number());
                         let lanes = dst.write_mask().count_ones().clamp(1, 4);
-                        let ty = match (usage, lanes) {
+                        let ty = match (usage.as_str(), lanes) {
                             ("PSIZE", _) | (_, 1) => "float".to_string(),
                             (_, n) => format!("float{n}"),
                         };
@@ -360,7 +354,7 @@ impl Decompiler {
         } else {
             let picked: String = lanes
                 .iter()
-                .map(|&l| ['x', 'y', 'z', 'w'][usize::from((p.swizzle() >> (2 * l)) & 3)])
+                .map(|&l| LANES[usize::from((p.swizzle() >> (2 * l)) & 3)])
                 .collect();
             format!(".{picked}")
         };
@@ -492,7 +486,7 @@ impl Decompiler {
         let mask = dst.write_mask();
         let lanes: String = (0..4)
             .filter(|i| mask & (1 << i) != 0)
-            .map(|i| ['x', 'y', 'z', 'w'][i])
+            .map(|i| LANES[i])
             .collect();
         let shift = ((dst.shift() as i8) << 4) >> 4;
         let mut v = value;
@@ -535,15 +529,7 @@ impl Decompiler {
     fn sampler(&mut self, n: u32) -> (String, &'static str) {
         let ty = self.samplers.get(&n).copied();
         match self.constant(RegisterSet::SAMPLER, n) {
-            Some((c, _)) => {
-                let from_table = match c.type_info.param_type {
-                    ParamType(11) => "sampler1D",
-                    ParamType(13) => "sampler3D",
-                    ParamType(14) => "samplerCUBE",
-                    _ => "sampler2D",
-                };
-                (identifier(&c.name), from_table)
-            }
+            Some((c, _)) => (identifier(&c.name), sampler_type(c.type_info.param_type)),
             None => {
                 self.loose.insert((RegisterType::Sampler as u8, n));
                 self.samplers.entry(n).or_insert("sampler2D");
@@ -906,7 +892,7 @@ impl Decompiler {
         let _ = writeln!(
             out,
             "// {}: decompiled by shaderfs, an instruction a statement",
-            profile(self.version)
+            self.version
         );
         if let Some(t) = &self.table {
             for c in &t.constants {
@@ -1046,23 +1032,26 @@ fn type_text(ti: &TypeInfo, name: &str, structs: &mut Vec<String>) -> String {
         structs.push(format!("struct {name}\n{{\n{body}}};\n"));
         return name.to_string();
     }
-    let scalar = match ti.param_type {
-        ParamType(1) => "bool",
-        ParamType(2) => "int",
-        _ => "float",
-    };
-    let (rows, cols) = (ti.rows.max(1), ti.columns.max(1));
-    match ti.class {
-        Class::MATRIX_ROWS => format!("row_major {scalar}{rows}x{cols}"),
-        Class::MATRIX_COLUMNS => format!("column_major {scalar}{rows}x{cols}"),
-        Class::VECTOR => format!("{scalar}{cols}"),
-        Class::OBJECT => match ti.param_type {
-            ParamType(11) => "sampler1D".into(),
-            ParamType(13) => "sampler3D".into(),
-            ParamType(14) => "samplerCUBE".into(),
-            _ => "sampler2D".into(),
-        },
-        _ => scalar.to_string(),
+    if ti.class == Class::OBJECT {
+        return sampler_type(ti.param_type).to_string();
+    }
+    // Column-major spelled out: the text means the same under -Zpr.
+    let ty = type_name(ti);
+    if ti.class == Class::MATRIX_COLUMNS {
+        format!("column_major {ty}")
+    } else {
+        ty
+    }
+}
+
+/// The sampler type a constant of the SAMPLER set is declared and read as (an effect's
+/// `texture`-typed or untyped one as a 2D sampler).
+fn sampler_type(t: ParamType) -> &'static str {
+    match t {
+        ParamType(11) => "sampler1D",
+        ParamType(13) => "sampler3D",
+        ParamType(14) => "samplerCUBE",
+        _ => "sampler2D",
     }
 }
 
@@ -1120,7 +1109,7 @@ fn swizzle_text(s: u8) -> String {
         return String::new();
     }
     let l: String = (0..4)
-        .map(|i| ['x', 'y', 'z', 'w'][usize::from((s >> (2 * i)) & 3)])
+        .map(|i| LANES[usize::from((s >> (2 * i)) & 3)])
         .collect();
     format!(".{l}")
 }
@@ -1136,26 +1125,11 @@ fn comparison(controls: u8) -> &'static str {
     }
 }
 
-fn usage_name(u: u8) -> &'static str {
-    [
-        "POSITION",
-        "BLENDWEIGHT",
-        "BLENDINDICES",
-        "NORMAL",
-        "PSIZE",
-        "TEXCOORD",
-        "TANGENT",
-        "BINORMAL",
-        "TESSFACTOR",
-        "POSITIONT",
-        "COLOR",
-        "FOG",
-        "DEPTH",
-        "SAMPLE",
-    ]
-    .get(usize::from(u))
-    .copied()
-    .unwrap_or("TEXCOORD")
+fn usage_name(u: u8) -> String {
+    USAGES
+        .get(usize::from(u))
+        .unwrap_or(&"texcoord")
+        .to_ascii_uppercase()
 }
 
 /// A float literal HLSL reads back to the same bits.
@@ -1238,7 +1212,7 @@ mod tests {
             };
             let version = bytecode::shader_version(&bytes).unwrap();
             let options = Options {
-                profile: profile(version),
+                profile: version.to_string(),
                 ..Options::default()
             };
             let ours = match compile("decompiled.hlsl", &text, None, &options) {

@@ -897,11 +897,10 @@ enum Addressing {
     /// `texm3x2pad`/`texm3x2tex` (two rows) or `texm3x3pad` ×2/`texm3x3tex` (three): each
     /// coordinate is the dot product of a texture coordinate set (the stages before the
     /// sample's and its own, in order) with the rgb of sample `vector`, or with its
-    /// `rgb * 2 - 1` (`_bx2`). `dots`: the dot product nodes, one a row.
+    /// `rgb * 2 - 1` (`_bx2`).
     Matrix {
         vector: NodeId,
         bx2: bool,
-        dots: Vec<NodeId>,
         sets: Vec<u32>,
     },
 }
@@ -928,44 +927,29 @@ fn addressing(p: &Program, profile: Profile, coords: &Src) -> Option<Addressing>
     if !(2..=3).contains(&c.len()) {
         return None;
     }
-    let literal = |x: Comp| match p.node(x.node).op {
-        Op::Const(bits) => Some(f32::from_bits(bits)),
-        _ => None,
-    };
-    // The vector of a row: a sample's rgb, or its rgb * 2 - 1.
-    let vector = |src: &Src| -> Option<(NodeId, bool)> {
-        if src.neg || src.abs || src.comps.len() != 3 {
-            return None;
-        }
-        let n = src.comps[0].node;
-        if !src
-            .comps
+    // The vector of a row: a sample's rgb, or its rgb * 2 - 1 (what `_bx2` reads).
+    let rgb_of = |comps: &[Comp]| {
+        let n = comps.first()?.node;
+        let in_place = comps
             .iter()
             .enumerate()
-            .all(|(i, x)| x.node == n && usize::from(x.lane) == i)
-        {
+            .all(|(i, x)| x.node == n && usize::from(x.lane) == i);
+        (comps.len() == 3 && in_place).then_some(n)
+    };
+    let vector = |src: &Src| -> Option<(NodeId, bool)> {
+        if src.neg || src.abs {
             return None;
         }
+        let n = rgb_of(&src.comps)?;
         if sample(n) {
             return Some((n, false));
         }
-        let node = p.node(n);
-        if node.op != Op::Mad {
-            return None;
+        match modifier_of(p, profile, n)? {
+            (x, Modifier::Bx2) => rgb_of(&x[..x.len().min(3)])
+                .filter(|&t| sample(t))
+                .map(|t| (t, true)),
+            _ => None,
         }
-        let a = resolve_in(p, profile, &node.args[0]);
-        let (scale, bias) = (&node.args[1], &node.args[2]);
-        let all = |s: &[Comp], v: f32| s.iter().take(3).all(|&x| literal(x) == Some(v));
-        let t = a.comps.first()?.node;
-        let rgb = !a.neg
-            && !a.abs
-            && sample(t)
-            && a.comps
-                .iter()
-                .take(3)
-                .enumerate()
-                .all(|(i, x)| x.node == t && usize::from(x.lane) == i);
-        (rgb && all(scale, 2.0) && all(bias, -1.0)).then_some((t, true))
     };
     let mut rows = Vec::new();
     for x in c {
@@ -981,17 +965,16 @@ fn addressing(p: &Program, profile: Profile, coords: &Src) -> Option<Addressing>
                 .flatten()?;
             Some((set, vector(v)?))
         };
-        rows.push((x.node, row(&a, &b).or_else(|| row(&b, &a))?));
+        rows.push(row(&a, &b).or_else(|| row(&b, &a))?);
     }
-    let (_, (_, first)) = rows[0];
-    if rows.iter().any(|(_, (_, v))| *v != first) {
+    let (_, first) = rows[0];
+    if rows.iter().any(|(_, v)| *v != first) {
         return None;
     }
     Some(Addressing::Matrix {
         vector: first.0,
         bx2: first.1,
-        dots: rows.iter().map(|&(d, _)| d).collect(),
-        sets: rows.iter().map(|&(_, (s, _))| s).collect(),
+        sets: rows.iter().map(|&(s, _)| s).collect(),
     })
 }
 
@@ -1792,10 +1775,7 @@ impl Gen<'_> {
                 .args
                 .iter()
                 .flat_map(|a| self.resolve(a).comps)
-                .map(|c| match self.modified.get(&c.node) {
-                    Some((x, _)) => x[usize::from(c.lane)],
-                    None => c,
-                })
+                .map(|c| self.through_modifier(c))
                 .collect();
             // (ps_1_4's texcrd puts an input in r0 too.)
             let busy = self.homes.iter().any(|(&m, h)| {
@@ -1986,12 +1966,9 @@ impl Gen<'_> {
     fn release(&mut self, comps: &[Comp]) {
         for c in comps {
             // A read of a modified value is a read of what it modifies.
-            if let Some(x) = self
-                .modified
-                .get(&c.node)
-                .map(|(x, _)| x[usize::from(c.lane)])
-            {
-                self.release(&[x]);
+            let read = self.through_modifier(*c);
+            if read != *c {
+                self.release(&[read]);
             }
             let Some(left) = self.uses_left.get_mut(&c.node) else {
                 continue;
@@ -2134,17 +2111,29 @@ impl Gen<'_> {
         })
     }
 
+    /// What a read of `c` reads: the component it modifies when `c` is a value taken
+    /// through a source modifier, else `c`.
+    fn through_modifier(&self, c: Comp) -> Comp {
+        self.modified
+            .get(&c.node)
+            .map_or(c, |(x, _)| x[usize::from(c.lane)])
+    }
+
     /// `src` when it reads a value taken through a source modifier: what it modifies,
     /// read as it is or gathered, with the modifier. `None`: not such a value.
     #[allow(clippy::option_option)]
     fn modified_operand(&mut self, src: &Src, dst: &[u8], mask: &[u8]) -> Option<Option<Operand>> {
         let m = src.comps.first()?.node;
-        let (x, modifier) = self.modified.get(&m)?.clone();
+        let modifier = self.modified.get(&m)?.1;
         if src.comps.iter().any(|c| c.node != m) {
             return None;
         }
         let inner = Src {
-            comps: src.comps.iter().map(|c| x[usize::from(c.lane)]).collect(),
+            comps: src
+                .comps
+                .iter()
+                .map(|&c| self.through_modifier(c))
+                .collect(),
             neg: false,
             abs: false,
         };

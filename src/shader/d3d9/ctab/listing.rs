@@ -399,7 +399,7 @@ fn declarations(out: &mut Vec<String>, items: &[(&str, &TypeInfo)], depth: usize
 }
 
 /// The HLSL spelling of a type: `float`, `float3`, `row_major float4x3`, `sampler2D`.
-fn type_name(t: &TypeInfo) -> String {
+pub(crate) fn type_name(t: &TypeInfo) -> String {
     let Some((_, base)) = TYPE_NAMES.iter().find(|(p, _)| *p == t.param_type) else {
         return format!("type{}", t.param_type.0);
     };
