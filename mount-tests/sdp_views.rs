@@ -147,7 +147,8 @@ fn asm_saved_by_sed_vim_cp_redirection_truncate_rename_patch_and_perl() {
     // Each way of saving puts a different value into `def c1`, then the package holds it.
     let cases: Vec<(&str, String)> = vec![
         ("sed -i", format!("sed -i 's/^    def c1, .*/    def c1, 11, 0, 0, 0/' {}", asm.display())),
-        ("vim -es", format!("vim -es -c '%s/^    def c1, .*/    def c1, 12, 0, 0, 0/' -c wq {}", asm.display())),
+        // vim -es says nothing of an error but its exit code: its messages go to a log.
+        ("vim -es", format!("vim -es -V1/tmp/shaderfs-vim-es.log -c '%s/^    def c1, .*/    def c1, 12, 0, 0, 0/' -c wq {} || {{ cat /tmp/shaderfs-vim-es.log >&2; exit 1; }}", asm.display())),
         ("vim :w", format!("vim -N -u NONE -c '%s/^    def c1, .*/    def c1, 13, 0, 0, 0/' -c 'w' -c 'q' {} </dev/null >/dev/null 2>&1", asm.display())),
         ("cp", format!("sed 's/^    def c1, .*/    def c1, 14, 0, 0, 0/' {a} > /tmp/shaderfs-cp.asm && cp /tmp/shaderfs-cp.asm {a}", a = asm.display())),
         ("redirection", format!("t=$(sed 's/^    def c1, .*/    def c1, 15, 0, 0, 0/' {a}); printf '%s\\n' \"$t\" > {a}", a = asm.display())),

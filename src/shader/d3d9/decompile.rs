@@ -43,6 +43,10 @@ fn fail<T>(ins: &Instruction, what: impl Into<String>) -> Result<T, DecompileErr
 
 /// HLSL for the shader in `bytes`.
 pub fn decompile(bytes: &[u8]) -> Result<String, DecompileError> {
+    decompiled(bytes).map(|d| d.text)
+}
+
+fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
     let whole = |message: String| DecompileError { offset: 0, message };
     let shader = bytecode::parse(bytes).map_err(|e| whole(format!("{e:?}")))?;
     let table =
@@ -66,14 +70,18 @@ pub fn decompile(bytes: &[u8]) -> Result<String, DecompileError> {
     for ins in &instructions {
         d.statement(ins)?;
     }
-    Ok(d.finish())
+    let code = instructions
+        .iter()
+        .filter(|i| !matches!(i.opcode(), 0x00 | 0x1F | 0x51 | 0x30 | 0x2F | 0xFFFE | 0xFFFF))
+        .count();
+    Ok(d.finish(code))
 }
 
 struct Decompiler {
     version: Version,
     table: Option<ConstantTable>,
     /// `def`/`defi`/`defb` literals by register number.
-    defs: BTreeMap<u32, String>,
+    defs: BTreeMap<u32, [f32; 4]>,
     defis: BTreeMap<u32, String>,
     defbs: BTreeMap<u32, String>,
     /// Samplers by number: the HLSL type from their `dcl` (2D when none says).
@@ -86,7 +94,11 @@ struct Decompiler {
     texture_written: BTreeSet<u32>,
     /// Constants not in the table (declared by register).
     loose: BTreeSet<(u8, u32)>,
-    body: String,
+    /// The body, a statement a line, before [`fold`] puts values into their readers.
+    stmts: Vec<Stmt>,
+    /// Every read of a register a statement may name (a temporary, a ps_1_x texture
+    /// register written by the shader), by the marker its text holds.
+    reads: Vec<Read>,
     depth: usize,
     /// texm3x2pad/texm3x3pad rows waiting for their last row.
     pad_rows: Vec<String>,
@@ -106,7 +118,8 @@ impl Decompiler {
             temps: BTreeSet::new(),
             texture_written: BTreeSet::new(),
             loose: BTreeSet::new(),
-            body: String::new(),
+            stmts: Vec::new(),
+            reads: Vec::new(),
             depth: 1,
             pad_rows: Vec::new(),
         }
@@ -195,13 +208,11 @@ impl Decompiler {
                 // ps_1_x reads a constant register clamped to [-1, 1]: the literal is
                 // what the shader sees.
                 let range = if self.ps1() { 1.0 } else { f32::INFINITY };
-                let v: Vec<String> = ops
-                    .immediates
-                    .iter()
-                    .map(|&b| float_text(f32::from_bits(b).clamp(-range, range)))
-                    .collect();
-                self.defs
-                    .insert(dst.number(), format!("float4({})", v.join(", ")));
+                let mut v = [0f32; 4];
+                for (v, &b) in v.iter_mut().zip(&ops.immediates) {
+                    *v = f32::from_bits(b).clamp(-range, range);
+                }
+                self.defs.insert(dst.number(), v);
             }
             0x30 => {
                 let Some(dst) = ops.dst else { return Ok(()) };
@@ -236,7 +247,7 @@ impl Decompiler {
     /// A float constant register as a `float4` expression.
     fn float_const(&mut self, ins: &Instruction, n: u32) -> Result<String, DecompileError> {
         if let Some(v) = self.defs.get(&n) {
-            return Ok(v.clone());
+            return Ok(literal(v));
         }
         let Some((c, at)) = self.constant(RegisterSet::FLOAT4, n) else {
             self.loose.insert((RegisterType::Const as u8, n));
@@ -349,7 +360,38 @@ impl Decompiler {
         lanes: &[usize],
     ) -> Result<String, DecompileError> {
         let reg = self.register(ins, p)?;
-        let swz = if lanes.len() == 4 {
+        let ty = reg_type(ins, p)?;
+        let def = match ty {
+            RegisterType::Const if !p.is_relative() => self.defs.get(&p.number()),
+            _ => None,
+        };
+        let swz = if let Some(values) = def {
+            // A def's lanes, modified, as a literal of the width read.
+            let m = p.source_modifier();
+            let picked: Option<Vec<f32>> = lanes
+                .iter()
+                .map(|&l| {
+                    let v = values[usize::from((p.swizzle() >> (2 * l)) & 3)];
+                    modified_value(m, v, values[usize::from(m.clamp(9, 10)) - 7])
+                })
+                .collect();
+            return match picked {
+                Some(v) => Ok(literal(&v)),
+                None => fail(ins, format!("source modifier {m} on a constant")),
+            };
+        } else if reg.ends_with(".xxxx") && ty != RegisterType::Temp {
+            // A scalar constant: as wide as read.
+            let scalar = reg.trim_end_matches(".xxxx").to_string();
+            let swz = match lanes.len() {
+                1 => String::new(),
+                n => format!(".{}", "x".repeat(n)),
+            };
+            let x = format!("{scalar}{swz}");
+            return modified(p.source_modifier(), &x, &x)
+                .map_or_else(|| fail(ins, "an unknown source modifier"), Ok);
+        } else if ty == RegisterType::ConstBool {
+            String::new()
+        } else if lanes.len() == 4 {
             swizzle_text(p.swizzle())
         } else {
             let picked: String = lanes
@@ -358,32 +400,90 @@ impl Decompiler {
                 .collect();
             format!(".{picked}")
         };
-        let x = format!("{reg}{swz}");
-        Ok(match p.source_modifier() {
-            0 => x,
-            1 => format!("-{x}"),
-            2 => format!("({x} - 0.5)"),
-            3 => format!("-({x} - 0.5)"),
-            4 => format!("(2 * {x} - 1)"),
-            5 => format!("-(2 * {x} - 1)"),
-            6 => format!("(1 - {x})"),
-            7 => format!("(2 * {x})"),
-            8 => format!("(-2 * {x})"),
-            9 => format!("({x} / {reg}.z)"),
-            10 => format!("({x} / {reg}.w)"),
-            11 => format!("abs({x})"),
-            12 => format!("-abs({x})"),
-            13 => format!("!{x}"),
-            m => return fail(ins, format!("source modifier {m}")),
-        })
+        let x = self.read_of(ins, p, &format!("{reg}{swz}"), lanes)?;
+        let by = match p.source_modifier() {
+            m @ (9 | 10) => {
+                let lane = usize::from(m - 7);
+                self.read_lanes(ins, p, &format!("{reg}.{}", LANES[lane]), vec![lane])?
+            }
+            _ => String::new(),
+        };
+        modified(p.source_modifier(), &x, &by)
+            .map_or_else(|| fail(ins, format!("source modifier {}", p.source_modifier())), Ok)
     }
 
-    fn line(&mut self, text: &str) {
-        for _ in 0..self.depth {
-            self.body.push_str("    ");
+    /// `plain` (register `p` read at the destination's `lanes`), or for a register a
+    /// statement may name, a marker [`fold`] replaces by that text or by the value.
+    fn read_of(
+        &mut self,
+        ins: &Instruction,
+        p: &Param,
+        plain: &str,
+        lanes: &[usize],
+    ) -> Result<String, DecompileError> {
+        let picked = lanes
+            .iter()
+            .map(|&l| usize::from((p.swizzle() >> (2 * l)) & 3))
+            .collect();
+        self.read_lanes(ins, p, plain, picked)
+    }
+
+    /// `plain`, register `p` read at its `lanes`, or its marker.
+    fn read_lanes(
+        &mut self,
+        ins: &Instruction,
+        p: &Param,
+        plain: &str,
+        lanes: Vec<usize>,
+    ) -> Result<String, DecompileError> {
+        let ty = reg_type(ins, p)?;
+        let n = p.number();
+        let foldable = ty == RegisterType::Temp
+            || (ty == RegisterType::AddrOrTexture
+                && self.ps1()
+                && self.texture_written.contains(&n));
+        if !foldable {
+            return Ok(plain.to_string());
         }
-        self.body.push_str(text);
-        self.body.push('\n');
+        Ok(self.marker(Read {
+            reg: (p.register_type_value(), n),
+            lanes,
+            plain: plain.to_string(),
+        }))
+    }
+
+    fn marker(&mut self, read: Read) -> String {
+        self.reads.push(read);
+        format!("{MARK}{}{END}", self.reads.len() - 1)
+    }
+
+    /// A statement that is not an assignment (`clip(…);`).
+    fn line(&mut self, text: &str) {
+        self.push(Kind::Line(text.to_string()));
+    }
+
+    /// A line of control flow (`if (…)`, `{`, `}`): no value is moved across it.
+    fn control(&mut self, text: &str) {
+        self.push(Kind::Control(text.to_string()));
+    }
+
+    /// `head` and the `{` of a block.
+    fn open(&mut self, head: &str) {
+        self.control(head);
+        self.control("{");
+        self.depth += 1;
+    }
+
+    fn close(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+        self.control("}");
+    }
+
+    fn push(&mut self, kind: Kind) {
+        self.stmts.push(Stmt {
+            depth: self.depth,
+            kind,
+        });
     }
 
     /// `dst = value` with the write mask and the result modifiers; `scalar` values are
@@ -418,7 +518,6 @@ impl Decompiler {
         value: String,
         width: Width,
     ) -> Result<(), DecompileError> {
-        let scalar = width == Width::Scalar;
         let Some(dst) = ins.operands.as_ref().and_then(|o| o.dst) else {
             return fail(ins, "no destination");
         };
@@ -483,11 +582,6 @@ impl Decompiler {
                 )
             }
         };
-        let mask = dst.write_mask();
-        let lanes: String = (0..4)
-            .filter(|i| mask & (1 << i) != 0)
-            .map(|i| LANES[i])
-            .collect();
         let shift = ((dst.shift() as i8) << 4) >> 4;
         let mut v = value;
         if shift > 0 {
@@ -498,30 +592,16 @@ impl Decompiler {
         if dst.result_modifiers() & 1 != 0 {
             v = format!("saturate({v})");
         }
-        let text = if width == Width::Lanes {
-            if reg_width == 1 || mask == 0xF || lanes.is_empty() {
-                format!("{name} = {v};")
-            } else {
-                format!("{name}.{lanes} = {v};")
-            }
-        } else if reg_width == 1 {
-            if scalar {
-                format!("{name} = {v};")
-            } else {
-                format!("{name} = ({v}).x;")
-            }
-        } else if mask == 0xF || lanes.is_empty() {
-            if scalar {
-                format!("{name} = ({v}).xxxx;")
-            } else {
-                format!("{name} = {v};")
-            }
-        } else if scalar {
-            format!("{name}.{lanes} = {v};")
-        } else {
-            format!("{name}.{lanes} = ({v}).{lanes};")
-        };
-        self.line(&text);
+        let named = matches!(ty, RegisterType::Temp)
+            || (ty == RegisterType::AddrOrTexture && self.pixel());
+        self.push(Kind::Assign(Assign {
+            name,
+            reg_width,
+            mask: dst.write_mask(),
+            width,
+            value: v,
+            register: named.then_some(key),
+        }));
         Ok(())
     }
 
@@ -613,7 +693,8 @@ impl Decompiler {
         if ops.srcs.len() < needs || (!flow && ops.dst.is_none()) {
             return fail(ins, "fewer operands than the instruction takes");
         }
-        let x = |v: &str| format!("({v}).x");
+        // A scalar operand: the component its replicate swizzle names.
+        let x = |d: &mut Self, i: usize| d.source_at(ins, &ops.srcs[i], &[0]);
         // Component-wise: each source read at the lanes written, the value that wide.
         let lanes = self.lanes(ins);
         let wide = |d: &mut Self| -> Result<Vec<String>, DecompileError> {
@@ -675,37 +756,39 @@ impl Decompiler {
         match m {
             "mov" | "mova" => fail(ins, "address register writes are not decompiled yet"),
             "dp3" => {
-                let a = s(self)?;
-                self.assign(ins, format!("dot(({}).xyz, ({}).xyz)", a[0], a[1]), true)
+                let a = self.source_at(ins, &ops.srcs[0], &[0, 1, 2])?;
+                let b = self.source_at(ins, &ops.srcs[1], &[0, 1, 2])?;
+                self.assign(ins, format!("dot({a}, {b})"), true)
             }
             "dp4" => {
                 let a = s(self)?;
                 self.assign(ins, format!("dot({}, {})", a[0], a[1]), true)
             }
             "dp2add" => {
-                let a = s(self)?;
-                let v = format!("dot(({}).xy, ({}).xy) + ({}).x", a[0], a[1], a[2]);
-                self.assign(ins, v, true)
+                let a = self.source_at(ins, &ops.srcs[0], &[0, 1])?;
+                let b = self.source_at(ins, &ops.srcs[1], &[0, 1])?;
+                let c = x(self, 2)?;
+                self.assign(ins, format!("dot({a}, {b}) + {c}"), true)
             }
             "rcp" => {
-                let a = s(self)?;
-                self.assign(ins, format!("1 / {}", x(&a[0])), true)
+                let a = x(self, 0)?;
+                self.assign(ins, format!("1 / {a}"), true)
             }
             "rsq" => {
-                let a = s(self)?;
-                self.assign(ins, format!("rsqrt(abs({}))", x(&a[0])), true)
+                let a = x(self, 0)?;
+                self.assign(ins, format!("rsqrt(abs({a}))"), true)
             }
             "exp" | "expp" => {
-                let a = s(self)?;
-                self.assign(ins, format!("exp2({})", x(&a[0])), true)
+                let a = x(self, 0)?;
+                self.assign(ins, format!("exp2({a})"), true)
             }
             "log" | "logp" => {
-                let a = s(self)?;
-                self.assign(ins, format!("log2(abs({}))", x(&a[0])), true)
+                let a = x(self, 0)?;
+                self.assign(ins, format!("log2(abs({a}))"), true)
             }
             "pow" => {
-                let a = s(self)?;
-                self.assign(ins, format!("pow(abs({}), {})", x(&a[0]), x(&a[1])), true)
+                let (a, b) = (x(self, 0)?, x(self, 1)?);
+                self.assign(ins, format!("pow(abs({a}), {b})"), true)
             }
             "nrm" => {
                 let a = s(self)?;
@@ -717,8 +800,8 @@ impl Decompiler {
                 self.assign(ins, v, false)
             }
             "sincos" => {
-                let a = s(self)?;
-                let v = format!("float4(cos({0}), sin({0}), 0, 0)", x(&a[0]));
+                let a = x(self, 0)?;
+                let v = format!("float4(cos({a}), sin({a}), 0, 0)");
                 self.assign(ins, v, false)
             }
             "lit" => {
@@ -744,8 +827,12 @@ impl Decompiler {
             "texkill" => {
                 let dst = ops.dst.unwrap();
                 let r = self.register(ins, &dst)?;
-                let lanes = if self.ps1() { ".xyz" } else { "" };
-                self.line(&format!("clip({r}{lanes});"));
+                let (lanes, text) = match self.ps1() {
+                    true => (vec![0, 1, 2], format!("{r}.xyz")),
+                    false => (vec![0, 1, 2, 3], r),
+                };
+                let r = self.read_lanes(ins, &dst, &text, lanes)?;
+                self.line(&format!("clip({r});"));
                 Ok(())
             }
             "tex" | "texld" | "texldp" | "texldb" | "texldl" | "texldd" if !self.ps1() => {
@@ -855,31 +942,23 @@ impl Decompiler {
             }
             "phase" | "nop" => Ok(()),
             "if" if ins.opcode() == 0x28 => {
-                let a = s(self)?;
-                self.line(&format!("if ({})", x(&a[0])));
-                self.line("{");
-                self.depth += 1;
+                let a = x(self, 0)?;
+                self.open(&format!("if ({a})"));
                 Ok(())
             }
             "if" => {
-                let a = s(self)?;
+                let (a, b) = (x(self, 0)?, x(self, 1)?);
                 let op = comparison(ins.controls());
-                self.line(&format!("if ({} {op} {})", x(&a[0]), x(&a[1])));
-                self.line("{");
-                self.depth += 1;
+                self.open(&format!("if ({a} {op} {b})"));
                 Ok(())
             }
             "else" => {
-                self.depth = self.depth.saturating_sub(1);
-                self.line("}");
-                self.line("else");
-                self.line("{");
-                self.depth += 1;
+                self.close();
+                self.open("else");
                 Ok(())
             }
             "endif" => {
-                self.depth = self.depth.saturating_sub(1);
-                self.line("}");
+                self.close();
                 Ok(())
             }
             "ret" if self.depth == 1 => Ok(()),
@@ -887,11 +966,55 @@ impl Decompiler {
         }
     }
 
-    fn finish(self) -> String {
+    fn finish(mut self, instructions: usize) -> Decompiled {
+        if self.ps1() {
+            // The colour a ps_1_x shader leaves is r0's.
+            let r0 = self.marker(Read {
+                reg: (RegisterType::Temp as u8, 0),
+                lanes: vec![0, 1, 2, 3],
+                plain: "r0".into(),
+            });
+            self.temps.insert(0);
+            self.push(Kind::Assign(Assign {
+                name: "oC0".into(),
+                reg_width: 4,
+                mask: 0xF,
+                width: Width::Four,
+                value: r0,
+                register: None,
+            }));
+        }
+        let into = fold(&self.stmts, &self.reads);
+        let mut body = String::new();
+        let mut named = BTreeSet::new();
+        let mut statements = 0;
+        let folded: BTreeSet<usize> = into.iter().flatten().copied().collect();
+        for (i, stmt) in self.stmts.iter().enumerate() {
+            if folded.contains(&i) {
+                continue;
+            }
+            let render = |text: &str, named: &mut BTreeSet<(u8, u32)>| {
+                render(text, &self.stmts, &self.reads, &into, named)
+            };
+            let text = match &stmt.kind {
+                Kind::Control(text) => render(text, &mut named),
+                Kind::Line(text) => {
+                    statements += 1;
+                    render(text, &mut named)
+                }
+                Kind::Assign(a) => {
+                    statements += 1;
+                    named.extend(a.register);
+                    assignment(a, &render(&a.value, &mut named))
+                }
+            };
+            let _ = writeln!(body, "{}{text}", "    ".repeat(stmt.depth));
+        }
+
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "// {}: decompiled by shaderfs, an instruction a statement",
+            "// {}: decompiled by shaderfs ({instructions} instructions, {statements} statements)",
             self.version
         );
         if let Some(t) = &self.table {
@@ -917,28 +1040,392 @@ impl Decompiler {
         }
         params.extend(self.outputs.values().map(|(d, _)| d.clone()));
         let _ = writeln!(out, "\nvoid main({})\n{{", params.join(",\n    "));
-        let mut temps = self.temps.clone();
-        if self.ps1() {
-            temps.insert(0);
-        }
-        for n in &temps {
-            let _ = writeln!(out, "    float4 r{n} = 0;");
-        }
-        if self.ps1() {
-            for n in &self.texture_written {
-                let _ = writeln!(out, "    float4 t{n} = 0;");
-            }
+        // The registers a statement still names, each a float4 starting at 0.
+        for &(ty, n) in &named {
+            let name = match RegisterType::from_u8(ty) {
+                Some(RegisterType::Temp) => 'r',
+                _ => 't',
+            };
+            let _ = writeln!(out, "    float4 {name}{n} = 0;");
         }
         for (_, name) in self.outputs.values() {
             let _ = writeln!(out, "    {name} = 0;");
         }
-        out.push_str(&self.body);
-        if self.ps1() {
-            out.push_str("    oC0 = r0;\n");
-        }
+        out.push_str(&body);
         out.push_str("}\n");
-        out
+        Decompiled {
+            text: out,
+            instructions,
+            statements,
+        }
     }
+}
+
+/// The decompiled text and how much it says.
+struct Decompiled {
+    text: String,
+    /// Instructions of the shader's code (not `dcl`, `def`, comments).
+    instructions: usize,
+    /// Statements of the text (assignments, `clip`; not control lines).
+    statements: usize,
+}
+
+/// Marks a read of a register in a statement's text: `\u{1}` read number `\u{2}`.
+const MARK: char = '\u{1}';
+const END: char = '\u{2}';
+
+/// A read of a register a statement may name.
+#[derive(Debug, Clone)]
+struct Read {
+    /// Register type and number.
+    reg: (u8, u32),
+    /// The register's lanes read, in the order the value takes them.
+    lanes: Vec<usize>,
+    /// The read as text when no value is put in its place (`r3.yzx`).
+    plain: String,
+}
+
+struct Stmt {
+    depth: usize,
+    kind: Kind,
+}
+
+enum Kind {
+    /// A statement that assigns nothing (`clip(…);`).
+    Line(String),
+    /// A line of control flow; no value is moved across it.
+    Control(String),
+    Assign(Assign),
+}
+
+impl Kind {
+    /// The text its reads are in.
+    fn text(&self) -> &str {
+        match self {
+            Kind::Line(t) | Kind::Control(t) => t,
+            Kind::Assign(a) => &a.value,
+        }
+    }
+}
+
+/// `name.mask = value;`
+struct Assign {
+    name: String,
+    /// Lanes of the variable (1 for `oFog`, `oDepth`).
+    reg_width: u8,
+    mask: u8,
+    width: Width,
+    value: String,
+    /// The register, when it is one a later statement may take the value of.
+    register: Option<(u8, u32)>,
+}
+
+impl Assign {
+    fn lanes(&self) -> Vec<usize> {
+        let lanes: Vec<usize> = (0..4).filter(|i| self.mask & (1 << i) != 0).collect();
+        match lanes.is_empty() {
+            true => vec![0, 1, 2, 3],
+            false => lanes,
+        }
+    }
+}
+
+/// The text of an assignment of `v` (the value rendered).
+fn assignment(a: &Assign, v: &str) -> String {
+    let name = &a.name;
+    let lanes: String = a.lanes().iter().map(|&i| LANES[i]).collect();
+    let whole = a.mask == 0xF || a.mask == 0;
+    match a.width {
+        _ if a.reg_width == 1 && a.width == Width::Four => format!("{name} = ({v}).x;"),
+        _ if a.reg_width == 1 || whole && a.width != Width::Scalar => format!("{name} = {v};"),
+        Width::Scalar if whole => format!("{name} = ({v}).xxxx;"),
+        Width::Four => format!("{name}.{lanes} = ({v}).{lanes};"),
+        _ => format!("{name}.{lanes} = {v};"),
+    }
+}
+
+/// Values longer than this stay statements of their own.
+const FOLD_LIMIT: usize = 100;
+
+/// Which statement's value each read takes in place of the register: a statement whose
+/// value one read alone takes, in the same block with nothing in between writing what the
+/// value reads, goes into that read.
+fn fold(stmts: &[Stmt], reads: &[Read]) -> Vec<Option<usize>> {
+    let in_stmt: Vec<Vec<usize>> = stmts.iter().map(|s| markers(s.kind.text())).collect();
+    let mut owner = vec![usize::MAX; reads.len()];
+    for (i, rs) in in_stmt.iter().enumerate() {
+        for &r in rs {
+            if let Some(o) = owner.get_mut(r) {
+                *o = i;
+            }
+        }
+    }
+    // What each statement's value reads, with what was put into it.
+    let mut reading: Vec<Vec<((u8, u32), usize)>> = in_stmt
+        .iter()
+        .map(|rs| {
+            rs.iter()
+                .filter_map(|&r| reads.get(r))
+                .flat_map(|r| r.lanes.iter().map(|&l| (r.reg, l)))
+                .collect()
+        })
+        .collect();
+    let mut size: Vec<usize> = stmts.iter().map(|s| s.kind.text().len()).collect();
+    let mut into = vec![None; reads.len()];
+    let looped = in_loop(stmts);
+    for s in 0..stmts.len() {
+        let Kind::Assign(a) = &stmts[s].kind else {
+            continue;
+        };
+        let Some(reg) = a.register else { continue };
+        if size[s] > FOLD_LIMIT {
+            continue;
+        }
+        let Some(r) = only_reader(stmts, reads, &in_stmt, s, reg, &a.lanes(), looped[s]) else {
+            continue;
+        };
+        let u = owner[r];
+        let overwritten = (s + 1..u).any(|k| match &stmts[k].kind {
+            Kind::Assign(b) => b.register.is_some_and(|w| {
+                reading[s]
+                    .iter()
+                    .any(|&(g, l)| g == w && b.lanes().contains(&l))
+            }),
+            _ => false,
+        });
+        if overwritten {
+            continue;
+        }
+        into[r] = Some(s);
+        let taken = std::mem::take(&mut reading[s]);
+        reading[u].extend(taken);
+        size[u] += size[s];
+    }
+    into
+}
+
+/// The one read that takes the value statement `s` writes to `lanes` of `reg`, when one
+/// read alone does and it is in the same block.
+fn only_reader(
+    stmts: &[Stmt],
+    reads: &[Read],
+    in_stmt: &[Vec<usize>],
+    s: usize,
+    reg: (u8, u32),
+    lanes: &[usize],
+    looped: bool,
+) -> Option<usize> {
+    let mut open = lanes.to_vec();
+    let mut reader = None;
+    let mut crossed = false;
+    for j in s + 1..stmts.len() {
+        if open.is_empty() {
+            break;
+        }
+        for &r in &in_stmt[j] {
+            let read = reads.get(r)?;
+            if read.reg != reg || !read.lanes.iter().any(|l| open.contains(l)) {
+                continue;
+            }
+            if crossed || reader.is_some() || !read.lanes.iter().all(|l| open.contains(l)) {
+                return None;
+            }
+            reader = Some(r);
+        }
+        match &stmts[j].kind {
+            // A write in the block kills the value; past a block's edge it may not.
+            Kind::Assign(b) if !crossed && b.register == Some(reg) => {
+                open.retain(|l| !b.lanes().contains(l));
+            }
+            Kind::Control(_) => {
+                // In a loop the value may go round to an earlier read.
+                if looped {
+                    return None;
+                }
+                crossed = true;
+            }
+            _ => {}
+        }
+    }
+    reader
+}
+
+/// Whether each statement is inside a loop.
+fn in_loop(stmts: &[Stmt]) -> Vec<bool> {
+    let mut depth: Vec<bool> = Vec::new();
+    stmts
+        .iter()
+        .map(|s| {
+            if let Kind::Control(t) = &s.kind {
+                match t.as_str() {
+                    "{" => {}
+                    "}" => {
+                        depth.pop();
+                    }
+                    head => depth.push(head.starts_with("for") || head.starts_with("while")),
+                }
+            }
+            depth.iter().any(|&l| l)
+        })
+        .collect()
+}
+
+/// The read numbers of the markers in `text`, in order.
+fn markers(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        rest = &rest[at + MARK.len_utf8()..];
+        let end = rest.find(END).unwrap_or(rest.len());
+        if let Ok(n) = rest[..end].parse() {
+            out.push(n);
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// `text` with each marker replaced by the read's register or by the value put there;
+/// the registers still named are added to `named`.
+fn render(
+    text: &str,
+    stmts: &[Stmt],
+    reads: &[Read],
+    into: &[Option<usize>],
+    named: &mut BTreeSet<(u8, u32)>,
+) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + MARK.len_utf8()..];
+        let end = rest.find(END).unwrap_or(rest.len());
+        let n: usize = rest[..end].parse().unwrap_or(usize::MAX);
+        rest = rest.get(end + END.len_utf8()..).unwrap_or("");
+        let Some(read) = reads.get(n) else { continue };
+        match into.get(n).copied().flatten().map(|s| &stmts[s].kind) {
+            Some(Kind::Assign(a)) => {
+                let v = render(&a.value, stmts, reads, into, named);
+                out.push_str(&taken(a, &v, &read.lanes));
+            }
+            _ => {
+                named.insert(read.reg);
+                out.push_str(&read.plain);
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Value `v` of assignment `a`, read at register `lanes`.
+fn taken(a: &Assign, v: &str, lanes: &[usize]) -> String {
+    let written = a.lanes();
+    let comps: Vec<usize> = match a.width {
+        Width::Lanes => lanes
+            .iter()
+            .map(|l| written.iter().position(|w| w == l).unwrap_or(0))
+            .collect(),
+        Width::Four => lanes.to_vec(),
+        Width::Scalar => vec![0; lanes.len()],
+    };
+    let whole = match a.width {
+        Width::Lanes => comps.iter().copied().eq(0..written.len()),
+        Width::Four => comps == [0, 1, 2, 3],
+        Width::Scalar => comps.len() == 1,
+    };
+    let v = match atomic(v) {
+        true => v.to_string(),
+        false => format!("({v})"),
+    };
+    match whole {
+        true => v,
+        false => format!("{v}.{}", comps.iter().map(|&c| LANES[c]).collect::<String>()),
+    }
+}
+
+/// Whether `v` needs no parentheses to be an operand or take a swizzle: a name, a
+/// swizzled or indexed name, a call, or already parenthesised.
+fn atomic(v: &str) -> bool {
+    if v
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '[' || c == ']')
+    {
+        return !v.starts_with(|c: char| c.is_ascii_digit());
+    }
+    // A call or a parenthesised whole: the first '(' closes at the end.
+    let Some(open) = v.find('(') else {
+        return false;
+    };
+    if !v[..open]
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return false;
+    }
+    let mut depth = 0;
+    for (i, c) in v.char_indices().skip_while(|&(i, _)| i < open) {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i == v.len() - 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A literal of `values`: a float, or a vector as wide as they are.
+fn literal(values: &[f32]) -> String {
+    let parts: Vec<String> = values.iter().map(|&v| float_text(v)).collect();
+    match parts.len() {
+        1 => parts[0].clone(),
+        n => format!("float{n}({})", parts.join(", ")),
+    }
+}
+
+/// Value `x` under source modifier `m`, as the hardware computes it (`by`: the lane
+/// `_dz`/`_dw` divide by).
+fn modified_value(m: u8, x: f32, by: f32) -> Option<f32> {
+    Some(match m {
+        0 => x,
+        1 => -x,
+        2 => x - 0.5,
+        3 => -(x - 0.5),
+        4 => 2.0 * x - 1.0,
+        5 => -(2.0 * x - 1.0),
+        6 => 1.0 - x,
+        7 => 2.0 * x,
+        8 => -2.0 * x,
+        9 | 10 => x / by,
+        11 => x.abs(),
+        12 => -x.abs(),
+        _ => return None,
+    })
+}
+
+/// `x` under source modifier `m` (`by`: the lane `_dz`/`_dw` divide by).
+fn modified(m: u8, x: &str, by: &str) -> Option<String> {
+    Some(match m {
+        0 => x.to_string(),
+        1 => format!("-{x}"),
+        2 => format!("({x} - 0.5)"),
+        3 => format!("-({x} - 0.5)"),
+        4 => format!("(2 * {x} - 1)"),
+        5 => format!("-(2 * {x} - 1)"),
+        6 => format!("(1 - {x})"),
+        7 => format!("(2 * {x})"),
+        8 => format!("(-2 * {x})"),
+        9 | 10 => format!("({x} / {by})"),
+        11 => format!("abs({x})"),
+        12 => format!("-abs({x})"),
+        13 => format!("!{x}"),
+        _ => return None,
+    })
 }
 
 /// What a statement's value is: one component for every lane written, a float4 of which
@@ -1145,7 +1632,7 @@ fn float_text(v: f32) -> String {
         };
     }
     let s = format!("{v:?}");
-    if v < 0.0 {
+    if v.is_sign_negative() {
         format!("({s})")
     } else {
         s
@@ -1199,12 +1686,17 @@ mod tests {
         }
         files.sort();
         let (mut same, mut refused) = (0, 0);
+        let (mut instructions, mut statements) = (0, 0);
         let mut problems = Vec::new();
         for path in &files {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             let bytes = std::fs::read(path).unwrap();
-            let text = match decompile(&bytes) {
-                Ok(t) => t,
+            let text = match decompiled(&bytes) {
+                Ok(d) => {
+                    instructions += d.instructions;
+                    statements += d.statements;
+                    d.text
+                }
                 Err(_) => {
                     refused += 1;
                     continue;
@@ -1239,10 +1731,11 @@ mod tests {
             .into_iter()
             .partition(|p| p.contains(".ps_1_1.") || p.contains(".ps_1_3."));
         eprintln!(
-            "decompiled: {} shaders; {same} compile back and behave the same, {refused} refused (not decompiled yet), {} ps_1_1-1_3 do not compile back into the model, {} otherwise",
+            "decompiled: {} shaders; {same} compile back and behave the same, {refused} refused (not decompiled yet), {} ps_1_1-1_3 do not compile back into the model, {} otherwise; {statements} statements for {instructions} instructions ({:.2})",
             files.len(),
             early.len(),
-            problems.len()
+            problems.len(),
+            statements as f64 / instructions.max(1) as f64
         );
         assert!(
             refused <= 2 && early.len() <= 164,
