@@ -1,12 +1,18 @@
 //! Direct3D 9 bytecode as HLSL: globals named and typed from the constant table, inputs
 //! and outputs as parameters with the semantics of the `dcl` lines (or of the ps_1_x
-//! register conventions), and one statement per instruction over `float4` registers.
+//! register conventions), `def` constants as literals, and the code as statements over
+//! `float4` registers, a value folded into the statement that reads it when one read alone
+//! takes it in the same block ([`fold`]).
 //!
 //! The text compiles back, with shaderfs's compiler or Microsoft's, for the shader's
 //! profile and entry `main`, into a shader that behaves as the original and binds the same
-//! constants to the same registers. This first form writes an instruction a statement;
-//! what it cannot express yet (loops, calls, predication, relative addressing, ps_1_x's
-//! bump-mapping instructions) is refused with the instruction and its offset.
+//! constants to the same registers. `if`/`else`, `rep` and `loop` (as `for`, `aL` a
+//! counter of its own), `break`, predication (`bool4 p0`, a lane kept where it is false),
+//! relative addressing (an element of the constant array, or of an array declared over
+//! the loose registers so read) and `a0` (an `int4`) are written out; subroutines
+//! (`call`, `label`) and bump-environment mapping (`texbem`, `bem`: its matrix is
+//! texture-stage state, which HLSL cannot name) are refused with the instruction and its
+//! offset.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -67,12 +73,18 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
     for ins in &instructions {
         d.declare(ins)?;
     }
+    d.relative_base = d.loose_array(&instructions);
     for ins in &instructions {
         d.statement(ins)?;
     }
     let code = instructions
         .iter()
-        .filter(|i| !matches!(i.opcode(), 0x00 | 0x1F | 0x51 | 0x30 | 0x2F | 0xFFFE | 0xFFFF))
+        .filter(|i| {
+            !matches!(
+                i.opcode(),
+                0x00 | 0x1F | 0x51 | 0x30 | 0x2F | 0xFFFE | 0xFFFF
+            )
+        })
         .count();
     Ok(d.finish(code))
 }
@@ -82,7 +94,7 @@ struct Decompiler {
     table: Option<ConstantTable>,
     /// `def`/`defi`/`defb` literals by register number.
     defs: BTreeMap<u32, [f32; 4]>,
-    defis: BTreeMap<u32, String>,
+    defis: BTreeMap<u32, [i32; 4]>,
     defbs: BTreeMap<u32, String>,
     /// Samplers by number: the HLSL type from their `dcl` (2D when none says).
     samplers: BTreeMap<u32, &'static str>,
@@ -100,6 +112,14 @@ struct Decompiler {
     /// register written by the shader), by the marker its text holds.
     reads: Vec<Read>,
     depth: usize,
+    /// The loops open, innermost last (each numbered: `aL0`, `k0`).
+    loops: Vec<usize>,
+    /// What each open loop does at the end of its body (`aL0 += 1;`).
+    steps: Vec<Option<String>>,
+    next_loop: usize,
+    /// Loose float constants read at a relative address: an array from the lowest
+    /// register so read (first, length).
+    relative_base: Option<(u32, u32)>,
     /// texm3x2pad/texm3x3pad rows waiting for their last row.
     pad_rows: Vec<String>,
 }
@@ -121,6 +141,10 @@ impl Decompiler {
             stmts: Vec::new(),
             reads: Vec::new(),
             depth: 1,
+            loops: Vec::new(),
+            steps: Vec::new(),
+            next_loop: 0,
+            relative_base: None,
             pad_rows: Vec::new(),
         }
     }
@@ -216,13 +240,11 @@ impl Decompiler {
             }
             0x30 => {
                 let Some(dst) = ops.dst else { return Ok(()) };
-                let v: Vec<String> = ops
-                    .immediates
-                    .iter()
-                    .map(|&b| (b as i32).to_string())
-                    .collect();
-                self.defis
-                    .insert(dst.number(), format!("int4({})", v.join(", ")));
+                let mut v = [0i32; 4];
+                for (v, &b) in v.iter_mut().zip(&ops.immediates) {
+                    *v = b as i32;
+                }
+                self.defis.insert(dst.number(), v);
             }
             0x2F => {
                 let Some(dst) = ops.dst else { return Ok(()) };
@@ -232,6 +254,46 @@ impl Decompiler {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The array the loose float constants read at a relative address are declared as:
+    /// from the lowest so read up to the next register a `def` or the table holds, or to
+    /// the model's last.
+    fn loose_array(&self, instructions: &[&Instruction]) -> Option<(u32, u32)> {
+        let base = instructions
+            .iter()
+            .filter_map(|i| i.operands.as_ref())
+            .flat_map(|o| o.srcs.iter())
+            .filter(|p| p.is_relative() && p.register_type() == Some(RegisterType::Const))
+            .map(|p| p.number())
+            .filter(|&n| self.constant(RegisterSet::FLOAT4, n).is_none())
+            .min()?;
+        let last = super::limits::limits(self.version)
+            .and_then(|l| l.count(RegisterType::Const))
+            .unwrap_or(base + 1);
+        let taken = self.defs.keys().copied().chain(
+            self.table
+                .iter()
+                .flat_map(|t| &t.constants)
+                .filter(|c| c.register_set == RegisterSet::FLOAT4)
+                .map(|c| u32::from(c.register_index)),
+        );
+        // Room is left for the `def`s the text compiles to (they go after the uniforms).
+        let end = taken
+            .filter(|&r| r > base)
+            .fold(last.saturating_sub(DEF_ROOM), u32::min);
+        Some((base, end.saturating_sub(base).max(1)))
+    }
+
+    /// Int constant `i#` as four expressions (its lanes): a `defi`'s literals or the
+    /// table's constant.
+    fn int_constant(&self, n: u32) -> Option<[String; 4]> {
+        if let Some(v) = self.defis.get(&n) {
+            return Some(v.map(|x| x.to_string()));
+        }
+        let (c, _) = self.constant(RegisterSet::INT4, n)?;
+        let name = identifier(&c.name);
+        Some(LANES.map(|l| format!("{name}.{l}")))
     }
 
     /// The constant of `set` that holds register `n`, and the register's place in it.
@@ -250,6 +312,11 @@ impl Decompiler {
             return Ok(literal(v));
         }
         let Some((c, at)) = self.constant(RegisterSet::FLOAT4, n) else {
+            if let Some((base, len)) = self.relative_base {
+                if (base..base + len).contains(&n) {
+                    return Ok(format!("c{base}[{}]", n - base));
+                }
+            }
             self.loose.insert((RegisterType::Const as u8, n));
             return Ok(format!("c{n}"));
         };
@@ -261,13 +328,14 @@ impl Decompiler {
 
     /// A register read, as a `float4` expression (before swizzle and modifier).
     fn register(&mut self, ins: &Instruction, p: &Param) -> Result<String, DecompileError> {
-        if p.is_relative() {
-            return fail(ins, "relative addressing is not decompiled yet");
-        }
         let ty = reg_type(ins, p)?;
+        if p.is_relative() {
+            return self.relative(ins, p, ty);
+        }
         let n = p.number();
         let key = (p.register_type_value(), n);
         Ok(match ty {
+            RegisterType::Predicate => format!("p{n}"),
             RegisterType::Temp => {
                 self.temps.insert(n);
                 format!("r{n}")
@@ -298,7 +366,7 @@ impl Decompiler {
                 self.float_const(ins, n)?
             }
             RegisterType::ConstInt => match self.defis.get(&n) {
-                Some(v) => v.clone(),
+                Some(v) => format!("int4({}, {}, {}, {})", v[0], v[1], v[2], v[3]),
                 None => match self.constant(RegisterSet::INT4, n) {
                     Some((c, _)) => format!("(int4){}", identifier(&c.name)),
                     None => {
@@ -317,17 +385,94 @@ impl Decompiler {
                     }
                 },
             },
-            RegisterType::MiscType => match self.inputs.get(&key) {
-                Some((_, name)) if n == 0 => format!("float4({name}, 0, 0)"),
-                Some((_, name)) => format!("{name}.xxxx"),
-                None => return fail(ins, "reads vPos/vFace without a dcl"),
-            },
+            RegisterType::MiscType => {
+                // ps_3_0 may read vPos and vFace without declaring them.
+                let (decl, name) = match n {
+                    0 => ("float2 vpos : VPOS", "vpos"),
+                    _ => ("float vface : VFACE", "vface"),
+                };
+                let (_, name) = self
+                    .inputs
+                    .entry(key)
+                    .or_insert_with(|| (decl.to_string(), name.to_string()));
+                match n {
+                    0 => format!("float4({name}, 0, 0)"),
+                    _ => format!("{name}.xxxx"),
+                }
+            }
             _ => {
                 return fail(
                     ins,
                     format!("reads a register of type {ty:?}, not decompiled yet"),
                 )
             }
+        })
+    }
+
+    /// A relative read, `c[a0.x + n]` or `c[aL + n]`: an element of the constant array
+    /// that holds register `n`, or of the array of loose registers from the lowest such
+    /// `n` ([`Decompiler::relative_base`]).
+    fn relative(
+        &mut self,
+        ins: &Instruction,
+        p: &Param,
+        ty: RegisterType,
+    ) -> Result<String, DecompileError> {
+        if ty != RegisterType::Const {
+            return fail(ins, format!("a relative read of a {ty:?} register"));
+        }
+        let index = match p.relative.map(|t| {
+            let r = Param {
+                token: t,
+                relative: None,
+            };
+            (r.register_type(), ((t >> 16) & 3) as usize)
+        }) {
+            // vs_1_1: a0.x, said by the register token alone.
+            None => self.address(0),
+            Some((Some(RegisterType::AddrOrTexture), lane)) => self.address(lane),
+            Some((Some(RegisterType::Loop), _)) => match self.loops.last() {
+                Some(&id) => format!("aL{id}"),
+                None => return fail(ins, "reads at aL outside a loop"),
+            },
+            Some(_) => return fail(ins, "a relative address that is neither a0 nor aL"),
+        };
+        let n = p.number();
+        let at = |index: &str, k: u32| match k {
+            0 => index.to_string(),
+            k => format!("{index} + {k}"),
+        };
+        if let Some((c, k)) = self.constant(RegisterSet::FLOAT4, n) {
+            let ti = &c.type_info;
+            if ti.elements > 1 && registers_one(ti) == 1 && ti.members.is_empty() {
+                let one = TypeInfo {
+                    elements: 1,
+                    ..ti.clone()
+                };
+                let base = format!("{}[{}]", identifier(&c.name), at(&index, k));
+                return register_of(&base, &one, 0)
+                    .map_or_else(|| fail(ins, "a relative read past its array"), Ok);
+            }
+            return fail(
+                ins,
+                format!(
+                    "reads '{}' at a relative address, and it is no array of vectors",
+                    c.name
+                ),
+            );
+        }
+        match self.relative_base {
+            Some((base, _)) if n >= base => Ok(format!("c{base}[{}]", at(&index, n - base))),
+            _ => fail(ins, "a relative read below the loose constants read so"),
+        }
+    }
+
+    /// `a0`'s lane `lane`, read.
+    fn address(&mut self, lane: usize) -> String {
+        self.marker(Read {
+            reg: (RegisterType::AddrOrTexture as u8, 0),
+            lanes: vec![lane],
+            plain: format!("a0.{}", LANES[lane]),
         })
     }
 
@@ -359,8 +504,15 @@ impl Decompiler {
         p: &Param,
         lanes: &[usize],
     ) -> Result<String, DecompileError> {
-        let reg = self.register(ins, p)?;
+        let mut reg = self.register(ins, p)?;
         let ty = reg_type(ins, p)?;
+        let scalar_lanes = lanes.iter().any(|&l| (p.swizzle() >> (2 * l)) & 3 != 0);
+        if ty != RegisterType::MiscType && scalar_lanes && reg.ends_with(".xxxx") && !self.ps1() {
+            // Past a scalar constant's x the register holds 0 (ps_1_x, which has no
+            // swizzles, reads whole registers: there the x is taken for every lane, and
+            // where that matters the behaviour test says so).
+            reg = format!("float4({}, 0, 0, 0)", reg.trim_end_matches(".xxxx"));
+        }
         let def = match ty {
             RegisterType::Const if !p.is_relative() => self.defs.get(&p.number()),
             _ => None,
@@ -379,8 +531,11 @@ impl Decompiler {
                 Some(v) => Ok(literal(&v)),
                 None => fail(ins, format!("source modifier {m} on a constant")),
             };
-        } else if reg.ends_with(".xxxx") && ty != RegisterType::Temp {
-            // A scalar constant: as wide as read.
+        } else if reg.ends_with(".xxxx")
+            && ty != RegisterType::Temp
+            && lanes.iter().all(|&l| (p.swizzle() >> (2 * l)) & 3 == 0)
+        {
+            // A scalar constant read at its x: as wide as read.
             let scalar = reg.trim_end_matches(".xxxx").to_string();
             let swz = match lanes.len() {
                 1 => String::new(),
@@ -408,8 +563,10 @@ impl Decompiler {
             }
             _ => String::new(),
         };
-        modified(p.source_modifier(), &x, &by)
-            .map_or_else(|| fail(ins, format!("source modifier {}", p.source_modifier())), Ok)
+        modified(p.source_modifier(), &x, &by).map_or_else(
+            || fail(ins, format!("source modifier {}", p.source_modifier())),
+            Ok,
+        )
     }
 
     /// `plain` (register `p` read at the destination's `lanes`), or for a register a
@@ -438,11 +595,15 @@ impl Decompiler {
     ) -> Result<String, DecompileError> {
         let ty = reg_type(ins, p)?;
         let n = p.number();
-        let foldable = ty == RegisterType::Temp
-            || (ty == RegisterType::AddrOrTexture
-                && self.ps1()
-                && self.texture_written.contains(&n));
-        if !foldable {
+        let tracked = match ty {
+            RegisterType::Temp | RegisterType::Predicate => true,
+            RegisterType::AddrOrTexture if self.pixel() => {
+                self.ps1() && self.texture_written.contains(&n)
+            }
+            RegisterType::AddrOrTexture => true,
+            _ => false,
+        };
+        if !tracked {
             return Ok(plain.to_string());
         }
         Ok(self.marker(Read {
@@ -534,6 +695,7 @@ impl Decompiler {
                 (format!("t{n}"), 4)
             }
             RegisterType::AddrOrTexture => (format!("a{n}"), 4),
+            RegisterType::Predicate => (format!("p{n}"), 4),
             RegisterType::RastOut => {
                 let (decl, name, w) = match n {
                     0 => ("out float4 oPos : POSITION", "oPos", 4),
@@ -592,16 +754,49 @@ impl Decompiler {
         if dst.result_modifiers() & 1 != 0 {
             v = format!("saturate({v})");
         }
-        let named = matches!(ty, RegisterType::Temp)
-            || (ty == RegisterType::AddrOrTexture && self.pixel());
-        self.push(Kind::Assign(Assign {
+        let foldable =
+            matches!(ty, RegisterType::Temp) || (ty == RegisterType::AddrOrTexture && self.pixel());
+        let tracked =
+            foldable || matches!(ty, RegisterType::Predicate | RegisterType::AddrOrTexture);
+        let mut assign = Assign {
             name,
             reg_width,
             mask: dst.write_mask(),
             width,
             value: v,
-            register: named.then_some(key),
-        }));
+            target: tracked.then_some(key),
+            foldable,
+            partial: false,
+        };
+        if let Some(token) = ins.operands.as_ref().and_then(|o| o.predicate) {
+            // Each lane takes the value where its predicate is true, keeps its own elsewhere.
+            let lanes = assign.lanes();
+            let n = lanes.len();
+            let picked: String = lanes.iter().map(|&l| LANES[l]).collect();
+            let predicate = Param {
+                token,
+                relative: None,
+            };
+            let cond = self.source_at(ins, &predicate, &lanes)?;
+            let old = match reg_width {
+                1 => assign.name.clone(),
+                _ => format!("{}.{picked}", assign.name),
+            };
+            let old = match tracked {
+                true => self.read_lanes(ins, &dst, &old, lanes.clone())?,
+                false => old,
+            };
+            let value = match (width, n) {
+                (Width::Four, _) if reg_width > 1 => format!("({}).{picked}", assign.value),
+                (Width::Four, _) => format!("({}).x", assign.value),
+                (Width::Scalar, n) if n > 1 => format!("({}).{}", assign.value, "x".repeat(n)),
+                _ => assign.value.clone(),
+            };
+            assign.value = format!("{cond} ? {value} : {old}");
+            assign.width = Width::Lanes;
+            assign.partial = true;
+        }
+        self.push(Kind::Assign(assign));
         Ok(())
     }
 
@@ -650,9 +845,6 @@ impl Decompiler {
         let Some(ops) = ins.operands.clone() else {
             return fail(ins, "operands that do not fit the instruction");
         };
-        if ops.predicate.is_some() {
-            return fail(ins, "predicated instructions are not decompiled yet");
-        }
         let m = info.mnemonic;
         let s = |d: &mut Self| d.srcs(ins);
         // Matrix products: rows from consecutive registers of the second source.
@@ -687,9 +879,28 @@ impl Decompiler {
             "if" if ins.opcode() == 0x29 => 2,
             "tex" | "texld" | "texldp" | "texldb" | "texldl" if !self.ps1() => 2,
             "tex" | "texcoord" | "texkill" | "else" | "endif" | "ret" | "phase" | "nop" => 0,
+            "endrep" | "endloop" | "label" => 0,
+            "break" if ins.opcode() == 0x2C => 0,
+            "break" | "loop" | "setp" => 2,
             _ => 1,
         };
-        let flow = matches!(m, "if" | "else" | "endif" | "ret" | "phase" | "nop");
+        let flow = matches!(
+            m,
+            "if" | "else"
+                | "endif"
+                | "ret"
+                | "phase"
+                | "nop"
+                | "rep"
+                | "endrep"
+                | "loop"
+                | "endloop"
+                | "break"
+                | "breakp"
+                | "call"
+                | "callnz"
+                | "label"
+        );
         if ops.srcs.len() < needs || (!flow && ops.dst.is_none()) {
             return fail(ins, "fewer operands than the instruction takes");
         }
@@ -709,7 +920,16 @@ impl Decompiler {
                 .dst
                 .is_some_and(|d| d.register_type() == Some(RegisterType::AddrOrTexture));
         let pointwise = match m {
-            "mov" | "mova" if !address => {
+            // a0 takes an integer: mova rounds to nearest, vs_1_1's mov floors.
+            "mov" | "mova" if address => {
+                let a = wide(self)?;
+                let ty = vec_ty.replace("float", "int");
+                match m == "mova" || self.version.major >= 2 {
+                    true => Some(format!("({ty})floor({} + 0.5)", a[0])),
+                    false => Some(format!("({ty})floor({})", a[0])),
+                }
+            }
+            "mov" | "mova" => {
                 let a = wide(self)?;
                 Some(a[0].clone())
             }
@@ -733,6 +953,12 @@ impl Decompiler {
                 Some(format!("({vec_ty})({} {op} {})", a[0], a[1]))
             }
             "frc" => Some(format!("frac({})", wide(self)?[0])),
+            "sgn" => Some(format!("sign({})", wide(self)?[0])),
+            "setp" => {
+                let a = wide(self)?;
+                let op = comparison(ins.controls());
+                Some(format!("{} {op} {}", a[0], a[1]))
+            }
             "abs" => Some(format!("abs({})", wide(self)?[0])),
             "dsx" => Some(format!("ddx({})", wide(self)?[0])),
             "dsy" => Some(format!("ddy({})", wide(self)?[0])),
@@ -754,7 +980,6 @@ impl Decompiler {
             return self.assign_as(ins, v, Width::Lanes);
         }
         match m {
-            "mov" | "mova" => fail(ins, "address register writes are not decompiled yet"),
             "dp3" => {
                 let a = self.source_at(ins, &ops.srcs[0], &[0, 1, 2])?;
                 let b = self.source_at(ins, &ops.srcs[1], &[0, 1, 2])?;
@@ -777,6 +1002,19 @@ impl Decompiler {
             "rsq" => {
                 let a = x(self, 0)?;
                 self.assign(ins, format!("rsqrt(abs({a}))"), true)
+            }
+            // vs_1_1's partial-precision forms give four lanes.
+            "expp" if self.version.major == 1 => {
+                let a = x(self, 0)?;
+                let v = format!("float4(exp2(floor({a})), frac({a}), exp2({a}), 1)");
+                self.assign(ins, v, false)
+            }
+            "logp" if self.version.major == 1 => {
+                let a = x(self, 0)?;
+                let v = format!(
+                    "float4(floor(log2(abs({a}))), abs({a}) / exp2(floor(log2(abs({a})))), log2(abs({a})), 1)"
+                );
+                self.assign(ins, v, false)
             }
             "exp" | "expp" => {
                 let a = x(self, 0)?;
@@ -961,6 +1199,56 @@ impl Decompiler {
                 self.close();
                 Ok(())
             }
+            // rep i#: i#.x times; loop aL, i#: i#.x times, aL from i#.y by i#.z.
+            "rep" | "loop" => {
+                let count = if m == "rep" {
+                    &ops.srcs[0]
+                } else {
+                    &ops.srcs[1]
+                };
+                let Some(i) = self.int_constant(count.number()) else {
+                    return fail(
+                        ins,
+                        "a loop count from an int constant neither defi nor the table gives",
+                    );
+                };
+                let id = self.next_loop;
+                self.next_loop += 1;
+                if m == "loop" {
+                    self.line(&format!("int aL{id} = {};", i[1]));
+                }
+                self.open(&format!("for (int k{id} = 0; k{id} < {}; k{id}++)", i[0]));
+                self.loops.push(id);
+                if m == "loop" {
+                    self.steps.push(Some(format!("aL{id} += {};", i[2])));
+                } else {
+                    self.steps.push(None);
+                }
+                Ok(())
+            }
+            "endrep" | "endloop" => {
+                if let Some(Some(step)) = self.steps.pop() {
+                    self.line(&step);
+                }
+                self.loops.pop();
+                self.close();
+                Ok(())
+            }
+            "break" if ins.opcode() == 0x2C => {
+                self.control("break;");
+                Ok(())
+            }
+            "break" => {
+                let (a, b) = (x(self, 0)?, x(self, 1)?);
+                let op = comparison(ins.controls());
+                self.control(&format!("if ({a} {op} {b}) break;"));
+                Ok(())
+            }
+            "breakp" => {
+                let a = x(self, 0)?;
+                self.control(&format!("if ({a}) break;"));
+                Ok(())
+            }
             "ret" if self.depth == 1 => Ok(()),
             _ => fail(ins, "not decompiled yet"),
         }
@@ -981,7 +1269,9 @@ impl Decompiler {
                 mask: 0xF,
                 width: Width::Four,
                 value: r0,
-                register: None,
+                target: None,
+                foldable: false,
+                partial: false,
             }));
         }
         let into = fold(&self.stmts, &self.reads);
@@ -1004,7 +1294,7 @@ impl Decompiler {
                 }
                 Kind::Assign(a) => {
                     statements += 1;
-                    named.extend(a.register);
+                    named.extend(a.target);
                     assignment(a, &render(&a.value, &mut named))
                 }
             };
@@ -1034,6 +1324,9 @@ impl Decompiler {
             };
             let _ = writeln!(out, "{line}");
         }
+        if let Some((base, len)) = self.relative_base {
+            let _ = writeln!(out, "float4 c{base}[{len}] : register(c{base});");
+        }
         let mut params: Vec<String> = self.inputs.values().map(|(d, _)| d.clone()).collect();
         if self.ps1() {
             params.push("out float4 oC0 : COLOR0".into());
@@ -1042,11 +1335,12 @@ impl Decompiler {
         let _ = writeln!(out, "\nvoid main({})\n{{", params.join(",\n    "));
         // The registers a statement still names, each a float4 starting at 0.
         for &(ty, n) in &named {
-            let name = match RegisterType::from_u8(ty) {
-                Some(RegisterType::Temp) => 'r',
-                _ => 't',
+            let _ = match RegisterType::from_u8(ty) {
+                Some(RegisterType::Temp) => writeln!(out, "    float4 r{n} = 0;"),
+                Some(RegisterType::Predicate) => writeln!(out, "    bool4 p{n} = false;"),
+                _ if self.pixel() => writeln!(out, "    float4 t{n} = 0;"),
+                _ => writeln!(out, "    int4 a{n} = 0;"),
             };
-            let _ = writeln!(out, "    float4 {name}{n} = 0;");
         }
         for (_, name) in self.outputs.values() {
             let _ = writeln!(out, "    {name} = 0;");
@@ -1062,6 +1356,7 @@ impl Decompiler {
 }
 
 /// The decompiled text and how much it says.
+#[cfg_attr(not(test), allow(dead_code))]
 struct Decompiled {
     text: String,
     /// Instructions of the shader's code (not `dcl`, `def`, comments).
@@ -1116,8 +1411,13 @@ struct Assign {
     mask: u8,
     width: Width,
     value: String,
-    /// The register, when it is one a later statement may take the value of.
-    register: Option<(u8, u32)>,
+    /// The register written, when statements may read it (a temporary, a ps_1_x texture
+    /// register, `a0`, `p0`).
+    target: Option<(u8, u32)>,
+    /// Whether a later statement may take the value in place of the register.
+    foldable: bool,
+    /// A predicated write: lanes keep their value where the predicate is false.
+    partial: bool,
 }
 
 impl Assign {
@@ -1143,6 +1443,10 @@ fn assignment(a: &Assign, v: &str) -> String {
         _ => format!("{name}.{lanes} = {v};"),
     }
 }
+
+/// Float registers a loose array read at a relative address leaves free at the top of
+/// the model's, for the literals of the compiled text.
+const DEF_ROOM: u32 = 16;
 
 /// Values longer than this stay statements of their own.
 const FOLD_LIMIT: usize = 100;
@@ -1177,7 +1481,9 @@ fn fold(stmts: &[Stmt], reads: &[Read]) -> Vec<Option<usize>> {
         let Kind::Assign(a) = &stmts[s].kind else {
             continue;
         };
-        let Some(reg) = a.register else { continue };
+        let Some(reg) = a.target.filter(|_| a.foldable && !a.partial) else {
+            continue;
+        };
         if size[s] > FOLD_LIMIT {
             continue;
         }
@@ -1186,7 +1492,7 @@ fn fold(stmts: &[Stmt], reads: &[Read]) -> Vec<Option<usize>> {
         };
         let u = owner[r];
         let overwritten = (s + 1..u).any(|k| match &stmts[k].kind {
-            Kind::Assign(b) => b.register.is_some_and(|w| {
+            Kind::Assign(b) => b.target.is_some_and(|w| {
                 reading[s]
                     .iter()
                     .any(|&(g, l)| g == w && b.lanes().contains(&l))
@@ -1234,7 +1540,7 @@ fn only_reader(
         }
         match &stmts[j].kind {
             // A write in the block kills the value; past a block's edge it may not.
-            Kind::Assign(b) if !crossed && b.register == Some(reg) => {
+            Kind::Assign(b) if !crossed && !b.partial && b.target == Some(reg) => {
                 open.retain(|l| !b.lanes().contains(l));
             }
             Kind::Control(_) => {
@@ -1253,16 +1559,17 @@ fn only_reader(
 /// Whether each statement is inside a loop.
 fn in_loop(stmts: &[Stmt]) -> Vec<bool> {
     let mut depth: Vec<bool> = Vec::new();
+    let mut head = "";
     stmts
         .iter()
         .map(|s| {
             if let Kind::Control(t) = &s.kind {
                 match t.as_str() {
-                    "{" => {}
+                    "{" => depth.push(head.starts_with("for ")),
                     "}" => {
                         depth.pop();
                     }
-                    head => depth.push(head.starts_with("for") || head.starts_with("while")),
+                    line => head = line,
                 }
             }
             depth.iter().any(|&l| l)
@@ -1340,15 +1647,17 @@ fn taken(a: &Assign, v: &str, lanes: &[usize]) -> String {
     };
     match whole {
         true => v,
-        false => format!("{v}.{}", comps.iter().map(|&c| LANES[c]).collect::<String>()),
+        false => format!(
+            "{v}.{}",
+            comps.iter().map(|&c| LANES[c]).collect::<String>()
+        ),
     }
 }
 
 /// Whether `v` needs no parentheses to be an operand or take a swizzle: a name, a
 /// swizzled or indexed name, a call, or already parenthesised.
 fn atomic(v: &str) -> bool {
-    if v
-        .chars()
+    if v.chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '[' || c == ']')
     {
         return !v.starts_with(|c: char| c.is_ascii_digit());
@@ -1645,23 +1954,29 @@ mod tests {
     use crate::shader::hlsl::behaviour::same_behaviour;
     use crate::shader::hlsl::compile::{compile, Options};
 
-    /// `bytes` with its constant table's names as the decompiled text spells them (an
-    /// effect's `sampler+texture` as `sampler_texture`).
-    fn spelled(bytes: &[u8]) -> Vec<u8> {
-        let Ok(Some(mut table)) = ConstantTable::from_bytecode(bytes) else {
-            return bytes.to_vec();
+    /// `original` with the constant table the behaviour test binds by, as the text
+    /// decompiled from it names its constants: the table's names as HLSL spells them (an
+    /// effect's `sampler+texture` as `sampler_texture`), and the registers it reads
+    /// without naming them (`c2`, `c20[…]`) under the names the text declares them by,
+    /// as `compiled` (the text compiled) has them.
+    pub(crate) fn bound_as(original: &[u8], compiled: &[u8]) -> Vec<u8> {
+        let theirs = ConstantTable::from_bytecode(original).ok().flatten();
+        let Ok(Some(ours)) = ConstantTable::from_bytecode(compiled) else {
+            return original.to_vec();
         };
-        if table
-            .constants
-            .iter()
-            .all(|c| identifier(&c.name) == c.name)
-        {
-            return bytes.to_vec();
-        }
+        let mut table = theirs.unwrap_or_else(|| ConstantTable {
+            constants: Vec::new(),
+            ..ours.clone()
+        });
         for c in &mut table.constants {
             c.name = identifier(&c.name);
         }
-        crate::shader::d3d9::ctab::replace_ctab(bytes, &table.encode()).unwrap()
+        for c in &ours.constants {
+            if !table.constants.iter().any(|t| t.name == c.name) {
+                table.constants.push(c.clone());
+            }
+        }
+        crate::shader::d3d9::ctab::replace_ctab(original, &table.encode()).unwrap()
     }
 
     /// Every D3D9 shader Microsoft's compilers made of the vkd3d corpus (SM2/3, and SM1 in
@@ -1672,14 +1987,26 @@ mod tests {
     /// fall.
     #[test]
     fn corpus_shaders_decompile_and_compile_back_to_the_same_behaviour() {
-        let Some(root) = crate::test_corpus::corpus("hlsl") else {
+        let (Some(hlsl), Some(d3d9), Some(sha)) = (
+            crate::test_corpus::corpus("hlsl"),
+            crate::test_corpus::corpus("d3d9"),
+            crate::test_corpus::corpus("sha"),
+        ) else {
             return;
         };
         let mut files = Vec::new();
-        for dir in [root.join("vkd3d"), root.join("legacy")] {
+        for dir in [
+            hlsl.join("vkd3d"),
+            hlsl.join("legacy"),
+            d3d9.join("compiled"),
+            d3d9.join("asm"),
+            sha.join("assembled"),
+        ] {
             for e in std::fs::read_dir(&dir).unwrap() {
                 let p = e.unwrap().path();
-                if p.extension().is_some_and(|x| x == "bin") {
+                if p.extension()
+                    .is_some_and(|x| x == "bin" || x == "vso" || x == "pso")
+                {
                     files.push(p);
                 }
             }
@@ -1697,8 +2024,9 @@ mod tests {
                     statements += d.statements;
                     d.text
                 }
-                Err(_) => {
+                Err(e) => {
                     refused += 1;
+                    eprintln!("{name}: refused: {e}");
                     continue;
                 }
             };
@@ -1718,30 +2046,54 @@ mod tests {
                 }
             };
             // Constants are matched by name: the original's as HLSL spells them.
-            let original = spelled(&bytes);
+            let original = bound_as(&bytes, &ours);
             match same_behaviour(&original, &ours, 16, 0xDEC) {
                 Ok(()) => same += 1,
                 Err(e) => problems.push(format!("{name}: behaves otherwise: {e}\n{text}")),
             }
         }
-        // ps_1_1–1_3 code written an instruction a statement does not always compile
-        // back into their 8 slots and 2 temporaries yet: counted, and the count may only
-        // fall. Everything else must compile back and behave.
-        let (early, problems): (Vec<String>, Vec<String>) = problems
+        // Known gaps, counted; each count may only fall. ps_1_1–1_3 text that shaderfs's
+        // compiler does not fit back into 8 slots and 2 temporaries yet; a vertex shader
+        // that writes no position (which the compiler refuses); ps_1_x shaders whose every
+        // output lane overflows [-1, 1] on random inputs (the trial compares nothing).
+        // Everything else must compile back and behave.
+        let ps1_early = |p: &String| {
+            p.contains("does not compile back")
+                && (p.contains("// ps_1_1:")
+                    || p.contains("// ps_1_2:")
+                    || p.contains("// ps_1_3:"))
+        };
+        let (early, problems): (Vec<String>, Vec<String>) =
+            problems.into_iter().partition(ps1_early);
+        let (positionless, problems): (Vec<String>, Vec<String>) = problems
             .into_iter()
-            .partition(|p| p.contains(".ps_1_1.") || p.contains(".ps_1_3."));
+            .partition(|p| p.contains("must write all four components of POSITION"));
+        let (unmeasured, problems): (Vec<String>, Vec<String>) = problems
+            .into_iter()
+            .partition(|p| p.contains("nothing was compared"));
         eprintln!(
-            "decompiled: {} shaders; {same} compile back and behave the same, {refused} refused (not decompiled yet), {} ps_1_1-1_3 do not compile back into the model, {} otherwise; {statements} statements for {instructions} instructions ({:.2})",
+            "decompiled: {} shaders; {same} compile back and behave the same, {refused} refused, {} ps_1_1-1_3 do not compile back into the model, {} write no position, {} unmeasured (ps_1_x overflow), {} otherwise; {statements} statements for {instructions} instructions ({:.2})",
             files.len(),
             early.len(),
+            positionless.len(),
+            unmeasured.len(),
             problems.len(),
             statements as f64 / instructions.max(1) as f64
         );
+        if std::env::var_os("SHADERFS_SHOW_EARLY").is_some() {
+            eprintln!("{}", early.join("\n\n"));
+        }
         assert!(
-            refused <= 2 && early.len() <= 164,
-            "more refused ({refused}) or more ps_1_1-1_3 shaders that do not compile back ({}) than before:\n{}",
+            refused <= 3 && early.len() <= 168 && positionless.len() <= 1 && unmeasured.len() <= 1,
+            "more refused ({refused}), ps_1_1-1_3 shaders that do not compile back ({}), shaders without a position ({}) or unmeasured ({}) than before:\n{}",
             early.len(),
+            positionless.len(),
+            unmeasured.len(),
             early.iter().take(3).cloned().collect::<Vec<_>>().join("\n\n")
+        );
+        assert!(
+            statements * 10 <= instructions * 7,
+            "{statements} statements for {instructions} instructions: values are folded into fewer statements than that"
         );
         assert!(
             problems.is_empty(),

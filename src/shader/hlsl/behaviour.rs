@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::compile::{compile, Options};
-use crate::shader::d3d9::ctab::{ConstantTable, ParamType, RegisterSet};
+use crate::shader::d3d9::ctab::{Class, ConstantTable, ParamType, RegisterSet};
 use crate::shader::d3d9::run::{
     Attributes, Bindings, Inputs, OutputRegister, Outputs, Program, Semantic,
 };
@@ -52,6 +52,14 @@ fn constants(
                     // Integers and booleans in float registers as the source's types
                     // hold them (uint never negative: fxc may rely on it).
                     let kind = c.type_info.param_type;
+                    // A scalar or vector fills the first lanes of its register; D3DX
+                    // writes 0 to the rest.
+                    let lanes = match c.type_info.class {
+                        Class::SCALAR | Class::VECTOR if c.register_set == RegisterSet::FLOAT4 => {
+                            usize::from(c.type_info.columns.clamp(1, 4))
+                        }
+                        _ => 4,
+                    };
                     for x in &mut v {
                         *x = match (c.register_set, kind) {
                             (RegisterSet::BOOL, _) | (_, ParamType::BOOL) => {
@@ -61,6 +69,10 @@ fn constants(
                             (_, ParamType::INT) => (rng.next() % 5) as f32,
                             _ => rng.float(range),
                         };
+                    }
+                    // (Drawn all the same, so that every other value stays as it was.)
+                    for x in &mut v[lanes..] {
+                        *x = 0.0;
                     }
                     v
                 })
@@ -173,6 +185,11 @@ fn compare(ms: &Outputs, ours: &Outputs, pixel: bool) -> Result<(), String> {
         };
         let Some(o) = ours.by_semantic(semantic) else {
             return Err(format!("{semantic}: ours writes no such output"));
+        };
+        // Fog and point size are one float: the rasterizer reads x alone.
+        let mask = match semantic.usage {
+            Semantic::FOG | Semantic::PSIZE => mask & 1,
+            _ => mask,
         };
         if (0..4).any(|i| mask & (1 << i) != 0 && !close(v[i], o[i])) {
             return Err(format!("{semantic}: Microsoft's {v:?}, ours {o:?}"));
