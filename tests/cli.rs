@@ -1691,20 +1691,18 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     assert_eq!(run(&back), want);
     assert_ne!(want["oC0"], serde_json::json!([0.0, 0.0, 0.0, 0.0]));
 
-    // A loop is not decompiled yet: refused with where.
-    let looped = tmp.path().join("loop.pso");
-    let asm = tmp.path().join("loop.asm");
-    fs::write(
-        &asm,
-        "ps_3_0\ndefi i0, 3, 0, 1, 0\nmov r0, c0\nrep i0\nadd r0, r0, c1\nendrep\nmov oC0, r0\n",
-    )
-    .unwrap();
-    let (code, _, err) = shaderfs(&["d3d9", "asm", &p(&asm), "-o", &p(&looped)]);
+    // Bump-environment mapping has no HLSL: refused with where and why.
+    let bumped = tmp.path().join("bump.pso");
+    let asm = tmp.path().join("bump.asm");
+    fs::write(&asm, "ps_1_1\ntex t0\ntexbem t1, t0\nmov r0, t1\n").unwrap();
+    let (code, _, err) = shaderfs(&["d3d9", "asm", &p(&asm), "-o", &p(&bumped)]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = shaderfs(&["d3d9", "decompile", &p(&looped)]);
+    let (code, _, err) = shaderfs(&["d3d9", "decompile", &p(&bumped)]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("loop.pso: at byte ") && err.contains("'rep'"),
+        err.contains("bump.pso: at byte ")
+            && err.contains("'texbem'")
+            && err.contains("texture-stage state"),
         "{err}"
     );
 }

@@ -1250,6 +1250,11 @@ impl Decompiler {
                 Ok(())
             }
             "ret" if self.depth == 1 => Ok(()),
+            "texbem" | "texbeml" | "bem" => fail(
+                ins,
+                "bump-environment mapping takes its matrix from texture-stage state, which HLSL cannot name",
+            ),
+            "call" | "callnz" | "label" => fail(ins, "subroutines are not decompiled yet"),
             _ => fail(ins, "not decompiled yet"),
         }
     }
