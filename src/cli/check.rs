@@ -116,7 +116,7 @@ pub fn check(
                 output::count(report.unshown as u64, "file"),
                 match verbosity {
                     Verbosity::Verbose => "",
-                    _ => " (-v names them)",
+                    _ => ", named with -v",
                 }
             ));
         }
