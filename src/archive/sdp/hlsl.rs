@@ -363,12 +363,17 @@ mod tests {
         let shown = String::from_utf8(p.read("hlsl/A.pso.hlsl")).unwrap();
         assert!(shown.contains("Tint"), "{shown}");
         // Saved as it reads, over itself or as an editor's new file: no change.
-        for path in ["hlsl/A.pso.hlsl", "hlsl/B.vso.hlsl"] {
-            let same = p.read(path);
-            assert_eq!(p.write(path, &same).unwrap().bytes, p.bytes, "{path}");
-            let key = p.key(path).unwrap();
-            let rewrite = p.archive.apply(&Edit::Write { key, data: &same }).unwrap();
-            assert_eq!(rewrite.to_vec(&p.bytes), p.bytes, "{path}");
+        for name in ["A.pso.hlsl", "B.vso.hlsl"] {
+            let path = format!("hlsl/{name}");
+            let same = p.read(&path);
+            assert_eq!(p.write(&path, &same).unwrap().bytes, p.bytes, "{path}");
+            let created = p.save(&Edit::Create {
+                dir: "hlsl",
+                name,
+                data: &same,
+                position: None,
+            });
+            assert_eq!(created.unwrap().bytes, p.bytes, "{path}");
         }
         // Edited (a line added): compiled for ps_2_0 with Tint where the game sets it,
         // and kept.
