@@ -156,8 +156,8 @@ fn records_with_255_byte_names_copy_with_every_tool() {
     // Read-write: what `extract` writes, archive.json's `writable` included.
     let m = Mount::new(&package, &tmp.path().join("mnt"), &[]);
     let files = listing(&m.dir);
-    // archive.json, four folders (hlsl/ empty: no shader keeps a source), three views each.
-    assert_eq!(files.len(), 5 + 3 * 3, "{files:#?}");
+    // archive.json, four folders, four views each (hlsl/: each shader decompiled).
+    assert_eq!(files.len(), 5 + 3 * 4, "{files:#?}");
     for file in &files {
         let name = file.rsplit('/').next().unwrap();
         assert!(name.len() <= 255, "{name}");

@@ -343,12 +343,18 @@ fn an_effect_that_does_not_assemble_lists_stats_and_fails_only_its_read() {
         "{}",
         errors(&m)
     );
-    // cp -r reports the one file and copies every other.
+    // Its HLSL view is the block decompiled: it fails the same way.
+    let hlsl = fs::read(m.path("demo_static2x.sha/vertex.hlsl")).expect_err("no block to show");
+    assert_eq!(hlsl.raw_os_error(), Some(libc::EIO));
+    // cp -r reports the block's two files and copies every other.
     let out_dir = tmp.path().join("out");
     let (code, _, err) = sh(&format!("cp -r {} {}", m.dir.display(), out_dir.display()));
     assert_ne!(code, 0);
-    assert!(err.contains("vertex.vso"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("vertex.vso") && err.contains("vertex.hlsl"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 2, "{err}");
     assert!(out_dir.join("demo_static2x.sha/pixel.pso").exists());
     assert!(out_dir.join("demo_car_body.sha/vertex.vso").exists());
     // extract does the same, and says so with its exit code.
@@ -388,6 +394,7 @@ fn a_commit_changes_the_times_of_what_changed_and_nothing_else() {
         "asm".to_string(),
         format!("asm/{x}.asm"),
         format!("ctab/{x}.json"),
+        format!("hlsl/{x}.hlsl"),
         format!("shaders/{x}"),
     ];
     want.sort();

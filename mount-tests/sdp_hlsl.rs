@@ -1,7 +1,8 @@
 //! HLSL saved into a `.sdp` package through a real mount: `hlsl/NAME.hlsl` compiled over
 //! the shader it names, kept in it, and read back after a remount; a source that does not
 //! compile is refused at `close()` with its lines and columns, and the package stays as
-//! it was. The shaders are built here (compiled and assembled): no corpus needed.
+//! it was. The shaders are built here (compiled and assembled), but for a package of the
+//! corpus's shaders, whose `hlsl/` views show them decompiled.
 
 use std::fs;
 use std::path::Path;
@@ -9,10 +10,13 @@ use std::path::Path;
 use shaderfs::archive::sdp::write::{self, NameField};
 use shaderfs::shader::d3d9::asm;
 use shaderfs::shader::d3d9::ctab::ConstantTable;
+use shaderfs::shader::d3d9::decompile::decompile;
 use shaderfs::shader::d3d9::kept_source;
 use shaderfs::shader::hlsl::compile::{compile, Options};
 
-use crate::support::{can_mount, package_record, run, sh, shaderfs, Mount};
+use crate::support::{
+    can_mount, halved, identity, package_record, package_setup, run, sh, shaderfs, Mount,
+};
 
 /// The shader the package starts with: `Tint` at `c5`, where the game sets it.
 const OLD: &str = "float4 Tint : register(c5);\nfloat4 main() : COLOR { return Tint; }\n";
@@ -62,10 +66,12 @@ fn hlsl_saved_into_a_package_compiles_keeps_its_registers_and_reads_back() {
     let mnt = tmp.path().join("mnt");
     let m = Mount::new(&package, &mnt, &[]);
     let view = m.path("hlsl/SKY.pso.hlsl");
+    // No source kept yet: the view shows the shader decompiled.
     assert_eq!(
-        fs::read_dir(m.path("hlsl")).unwrap().count(),
-        0,
-        "no source kept yet"
+        fs::read(&view).unwrap(),
+        decompile(&package_record(&package, "SKY.pso"))
+            .unwrap()
+            .into_bytes()
     );
     assert_eq!(
         register_of(&package_record(&package, "SKY.pso"), "Tint").1,
@@ -90,7 +96,7 @@ fn hlsl_saved_into_a_package_compiles_keeps_its_registers_and_reads_back() {
     assert_eq!(fs::metadata(&view).unwrap().len(), NEW.len() as u64);
     assert_eq!(fs::read(&view).unwrap(), NEW.as_bytes());
     let (_, listing, _) = sh(&format!("ls {}", m.path("hlsl").display()));
-    assert_eq!(listing, "SKY.pso.hlsl\n");
+    assert_eq!(listing, "OLD.vso.hlsl\nSKY.pso.hlsl\n");
     // asm/ and ctab/ show the new shader; asm/ without the source.
     let text = fs::read_to_string(m.path("asm/SKY.pso.asm")).unwrap();
     assert!(text.contains("//   Tint         c5       1"), "{text}");
@@ -222,4 +228,175 @@ fn hlsl_saved_with_warnings_is_saved_and_its_warnings_are_in_the_errors_file() {
     assert_eq!(fs::read_to_string(&view).unwrap(), clean);
     assert_eq!(fs::read_to_string(&errors).unwrap(), log);
     m.unmount();
+}
+
+/// Whether `text` holds `word` as grep -w finds it: not inside a longer name.
+fn has_word(text: &str, word: &str) -> bool {
+    let name = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word)
+        .any(|(at, _)| !text[..at].ends_with(name) && !text[at + word.len()..].starts_with(name))
+}
+
+/// `shaderfs d3d9 run SHADER --set c0=…`: the colour a constant-colour pixel shader writes.
+fn colour_of(shader: &Path, c0: &str) -> serde_json::Value {
+    let out = run(shaderfs()
+        .args(["d3d9", "run"])
+        .arg(shader)
+        .args(["--set", &format!("c0={c0}")]));
+    assert!(
+        out.status.success(),
+        "d3d9 run {}: {}",
+        shader.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["outputs"]["oC0"].clone()
+}
+
+/// A package of the corpus's compiled shaders, none keeping a source: `hlsl/` lists one
+/// file per shader, each the shader decompiled (`shaderfs d3d9 decompile` of its
+/// `shaders/` file), stat and read agreeing; `grep -r` finds a constant there; each saved
+/// back unchanged is no commit; an edit compiles over the shader, keeps its registers,
+/// runs as edited and reads back after a remount; a broken edit is refused with its line.
+#[test]
+fn every_shader_of_a_package_shows_as_hlsl_decompiled() {
+    let Some(s) = package_setup("shaderpackage012.sdp") else {
+        return;
+    };
+    let m = Mount::new(&s.package, &s.mnt, &[]);
+    let hlsl = m.path("hlsl");
+    let (code, listing, err) = sh(&format!("ls {}", hlsl.display()));
+    assert_eq!(code, 0, "{err}");
+    let mut want: Vec<String> = s
+        .shaders
+        .iter()
+        .map(|x| format!("{}.hlsl", x.name))
+        .collect();
+    want.sort();
+    assert_eq!(listing.lines().collect::<Vec<_>>(), want);
+
+    let mut shown = std::collections::BTreeMap::new();
+    for shader in &s.shaders {
+        let view = hlsl.join(format!("{}.hlsl", shader.name));
+        let out = run(shaderfs()
+            .args(["d3d9", "decompile"])
+            .arg(m.path(&format!("shaders/{}", shader.name))));
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            shader.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = fs::read(&view).unwrap();
+        assert_eq!(text, out.stdout, "{}", shader.name);
+        assert_eq!(text, decompile(&shader.bytes).unwrap().into_bytes());
+        assert_eq!(fs::metadata(&view).unwrap().len(), text.len() as u64);
+        shown.insert(shader.name.clone(), String::from_utf8(text).unwrap());
+    }
+
+    // grep -r finds a constant of a shader's table in the HLSL of the shaders that use it.
+    let wvp = s
+        .shaders
+        .iter()
+        .find(|x| x.name.starts_with("H01_VS_WVP"))
+        .unwrap();
+    let table = ConstantTable::from_bytecode(&wvp.bytes).unwrap().unwrap();
+    let constant = &table.constants.last().unwrap().name;
+    let (code, found, err) = sh(&format!(
+        "cd {} && grep -rlw {constant} . | sort",
+        hlsl.display()
+    ));
+    assert_eq!(code, 0, "{err}");
+    let mut want: Vec<String> = shown
+        .iter()
+        .filter(|(_, text)| has_word(text, constant))
+        .map(|(name, _)| format!("./{name}.hlsl"))
+        .collect();
+    want.sort();
+    assert!(want.contains(&format!("./{}.hlsl", wvp.name)), "{want:?}");
+    assert_eq!(found.lines().collect::<Vec<_>>(), want);
+
+    // Each view saved back as it reads: no commit, the package byte-identical.
+    let before = fs::read(&s.package).unwrap();
+    let unsaved = identity(&s.package);
+    let copy = s.mnt.with_file_name("copy.hlsl");
+    for shader in &s.shaders {
+        let view = hlsl.join(format!("{}.hlsl", shader.name));
+        let (code, _, err) = sh(&format!(
+            "cat {v} > {c} && cp {c} {v}",
+            v = view.display(),
+            c = copy.display()
+        ));
+        assert_eq!(code, 0, "{}: {err}", shader.name);
+    }
+    assert_eq!(fs::read(&s.package).unwrap(), before);
+    assert_eq!(identity(&s.package), unsaved, "nothing was committed");
+    assert_eq!(fs::read_to_string(m.path(".shaderfs/errors")).unwrap(), "");
+
+    // An edit: the colour halved. Compiled for ps_2_0 over the shader, `color` kept at
+    // c0 where the game sets it, the source kept; it runs halved.
+    let name = "H14_PS_CONST_COLOR_PS_2_0.pso";
+    let view = hlsl.join(format!("{name}.hlsl"));
+    let original = package_record(&s.package, name);
+    let edited = halved(&shown[name]);
+    fs::write(&copy, &edited).unwrap();
+    let (code, _, err) = sh(&format!("cp {} {}", copy.display(), view.display()));
+    assert_eq!(code, 0, "{err}\n{edited}");
+    assert_eq!(fs::read_to_string(&view).unwrap(), edited);
+    let stored = package_record(&s.package, name);
+    assert_ne!(stored, original);
+    assert_eq!(
+        fs::read(m.path(&format!("shaders/{name}"))).unwrap(),
+        stored
+    );
+    assert_eq!(kept_source::find(&stored).unwrap().unwrap().text, edited);
+    assert_eq!(register_of(&stored, "color"), ("FLOAT4".into(), 0));
+    let was = s.mnt.with_file_name("was.pso");
+    fs::write(&was, &original).unwrap();
+    let colour = "0.5,1,0.25,1";
+    assert_eq!(
+        colour_of(&was, colour),
+        serde_json::json!([0.5, 1.0, 0.25, 1.0])
+    );
+    assert_eq!(
+        colour_of(&m.path(&format!("shaders/{name}")), colour),
+        serde_json::json!([0.25, 0.5, 0.125, 0.5])
+    );
+    // The other shaders are as they were.
+    for shader in s.shaders.iter().filter(|x| x.name != name) {
+        assert_eq!(package_record(&s.package, &shader.name), shader.bytes);
+    }
+
+    // A broken edit is refused at close() with the compiler's place; nothing changes.
+    let saved = fs::read(&s.package).unwrap();
+    let broken = format!("{edited}float4 x = ;\n");
+    fs::write(&copy, &broken).unwrap();
+    let (code, _, err) = sh(&format!("cp {} {}", copy.display(), view.display()));
+    assert_ne!(code, 0, "a broken source was saved");
+    assert!(err.contains("Invalid argument"), "{err}");
+    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+    let line = broken.lines().count();
+    assert!(
+        log.contains(&format!("hlsl/{name}.hlsl({line},")) && log.contains(": error: "),
+        "{log}"
+    );
+    assert_eq!(fs::read(&s.package).unwrap(), saved);
+    assert_eq!(fs::read_to_string(&view).unwrap(), edited);
+    m.unmount();
+
+    // Another mount reads the edit back, and the rest decompiled as before.
+    let m = Mount::new(&s.package, &s.mnt, &["-o", "ro"]);
+    assert_eq!(
+        fs::read_to_string(m.path(&format!("hlsl/{name}.hlsl"))).unwrap(),
+        edited
+    );
+    let other = &s.shaders[0];
+    assert_eq!(
+        fs::read_to_string(m.path(&format!("hlsl/{}.hlsl", other.name))).unwrap(),
+        shown[&other.name]
+    );
+    m.unmount();
+    let out = run(shaderfs().arg("check").arg(&s.package));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains(": ok ("), "{said}");
 }

@@ -53,9 +53,11 @@ fn sed_on_pixel_asm_changes_only_that_line() {
             "effect.fx",
             "passes",
             "pixel.asm",
+            "pixel.hlsl",
             "pixel.pso",
             "vertex.asm",
             "vertex.decl.json",
+            "vertex.hlsl",
             "vertex.vso"
         ]
     );

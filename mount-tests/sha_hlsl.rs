@@ -3,12 +3,16 @@
 //! compile`; an edit of `pixel.hlsl` with sed lands in the effect, one that breaks the
 //! HLSL is refused with the `.sha`'s line; shader model 1 shaders compile like the rest;
 //! all of it reads back after a remount. The effects are the repository's
-//! (`src/archive/sha/fx-verdicts/own/`), which D3DX's effect compiler accepts.
+//! (`src/archive/sha/fx-verdicts/own/`), which D3DX's effect compiler accepts, and the
+//! corpus's FlatOut effects, whose asm shaders show as HLSL decompiled until HLSL is
+//! written to them.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::support::{can_mount, run, sh, shaderfs, Mount};
+use shaderfs::shader::d3d9::decompile::decompile;
+
+use crate::support::{can_mount, halved, identity, run, sh, shaderfs, Mount};
 
 fn own(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -42,12 +46,15 @@ fn run_pixel(shader: &Path, inputs: &Path, set: &[&str]) -> serde_json::Value {
     json["outputs"]["oC0"].clone()
 }
 
-/// `cp SRC pixel.hlsl` into the mounted effect of an asm shader (which lists no source
-/// until then): the copy succeeds and the view reads back `text`, what SRC holds.
+/// `cp SRC pixel.hlsl` into the mounted effect of an asm shader (which shows its block
+/// decompiled until then): the copy succeeds and the view reads back `text`, what SRC
+/// holds.
 fn copy_in_pixel_hlsl(m: &Mount, src: &Path, text: &str) {
-    assert!(
-        !m.path("pixel.hlsl").exists(),
-        "an asm shader lists no source"
+    let code = fs::read(m.path("pixel.pso")).unwrap();
+    assert_eq!(
+        fs::read_to_string(m.path("pixel.hlsl")).unwrap(),
+        decompile(&code).unwrap(),
+        "an asm shader shows its block decompiled"
     );
     let (code, _, err) = sh(&format!("cp {} {}", p(src), p(&m.path("pixel.hlsl"))));
     assert_eq!(code, 0, "{err}");
@@ -379,4 +386,169 @@ fn hlsl_written_into_a_flatout_car_body_lands_in_its_ps_1_3_block() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// The inputs of a FlatOut pixel shader of up to four textures.
+const FOUR_TEXTURES: &str = r#"{
+  "inputs": {"COLOR0": [0.5, 0.25, 1, 0.75], "COLOR1": [0.125, 0.5, 0.25, 0.375],
+             "TEXCOORD0": [0.25, 0.75, 0, 0], "TEXCOORD1": [1, 0.5, -0.25, 0],
+             "TEXCOORD2": [0.75, 0.25, 0, 0], "TEXCOORD3": [-0.5, 1, 0.25, 0]},
+  "textures": {
+    "s0": {"width": 2, "height": 2, "filter": "point",
+           "texels": [[1, 0, 0, 1], [0, 1, 0, 0.5], [0, 0, 1, 1], [0.5, 0.5, 0.5, 0.25]]},
+    "s1": {"width": 1, "height": 1, "texels": [[0.25, 0.5, 0.75, 0.5]]},
+    "s2": {"width": 1, "height": 1, "texels": [[0.5, 0.375, 0.25, 1]]},
+    "s3": {"width": 1, "height": 1, "texels": [[0, 0, 0, 0.625]]}
+  }
+}"#;
+
+/// A FlatOut effect of the corpus (Zack's compiler: vs.1.1 and ps.1.3 asm blocks): its
+/// `vertex.hlsl` and `pixel.hlsl` are its blocks decompiled; saved back unchanged they
+/// leave the effect as it was, with no commit; an edit compiles into the block, runs as
+/// edited, and reads back after a remount. A broken edit is refused with its place.
+#[test]
+fn a_flatout_effects_asm_shaders_show_as_hlsl_decompiled() {
+    if !can_mount() {
+        return;
+    }
+    let Some(corpus) = shaderfs::test_corpus::corpus("sha") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let effect = tmp.path().join("sunflare.sha");
+    fs::copy(corpus.join("demo_pro_sunflare.sha"), &effect).unwrap();
+    let original = fs::read(&effect).unwrap();
+    let inputs = tmp.path().join("inputs.json");
+    fs::write(&inputs, FOUR_TEXTURES).unwrap();
+    let copy = tmp.path().join("copy.hlsl");
+    let mnt = tmp.path().join("mnt");
+    let m = Mount::new(&effect, &mnt, &[]);
+
+    let mut shown = Vec::new();
+    for (view, code) in [("vertex.hlsl", "vertex.vso"), ("pixel.hlsl", "pixel.pso")] {
+        let text = fs::read_to_string(m.path(view)).unwrap();
+        let code = fs::read(m.path(code)).unwrap();
+        assert_eq!(text, decompile(&code).unwrap(), "{view}");
+        assert_eq!(fs::metadata(m.path(view)).unwrap().len(), text.len() as u64);
+        // Saved back as it reads: no commit, the effect byte for byte as it was.
+        let unsaved = identity(&effect);
+        fs::write(&copy, &text).unwrap();
+        let (status, _, err) = sh(&format!("cp {} {}", p(&copy), p(&m.path(view))));
+        assert_eq!(status, 0, "{view}: {err}");
+        assert_eq!(fs::read(&effect).unwrap(), original, "{view}");
+        assert_eq!(identity(&effect), unsaved, "{view}: nothing was committed");
+        shown.push(text);
+    }
+    let json = fs::read_to_string(m.path("archive.json")).unwrap();
+    assert!(!json.contains("kept_hlsl"), "{json}");
+
+    // The pixel shader edited: the colour halved, compiled into the ps.1.3 block, the
+    // source kept above it; it runs as the original, halved.
+    let was = tmp.path().join("was.pso");
+    fs::copy(m.path("pixel.pso"), &was).unwrap();
+    let edited = halved(&shown[1]);
+    fs::write(&copy, &edited).unwrap();
+    let (status, _, err) = sh(&format!("cp {} {}", p(&copy), p(&m.path("pixel.hlsl"))));
+    assert_eq!(status, 0, "{err}\n{edited}");
+    assert_eq!(fs::read_to_string(m.path("pixel.hlsl")).unwrap(), edited);
+    assert_ne!(fs::read(&effect).unwrap(), original);
+    let want = run_pixel(&was, &inputs, &[]);
+    assert_ne!(want, serde_json::json!([0.0, 0.0, 0.0, 0.0]));
+    let got = run_pixel(&m.path("pixel.pso"), &inputs, &[]);
+    assert_eq!(got, times(&want, 0.5));
+    assert!(fs::read_to_string(m.path("pixel.asm"))
+        .unwrap()
+        .contains("ps_1_3"));
+    assert_eq!(fs::read_to_string(m.path("vertex.hlsl")).unwrap(), shown[0]);
+
+    // A broken edit: refused at close() with the compiler's place, the effect unchanged.
+    let saved = fs::read(&effect).unwrap();
+    let broken = format!("{edited}float4 x = ;\n");
+    fs::write(&copy, &broken).unwrap();
+    let (status, _, err) = sh(&format!("cp {} {}", p(&copy), p(&m.path("pixel.hlsl"))));
+    assert_ne!(status, 0, "a broken source was saved");
+    assert!(err.contains("Invalid argument"), "{err}");
+    let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+    let line = broken.lines().count();
+    assert!(
+        log.contains(&format!("pixel.hlsl({line},")) && log.contains(": error: "),
+        "{log}"
+    );
+    assert_eq!(fs::read(&effect).unwrap(), saved);
+    m.unmount();
+
+    // The next mount reads the edit back, and the vertex shader still decompiled.
+    let m = Mount::new(&effect, &mnt, &["-o", "ro"]);
+    assert_eq!(fs::read_to_string(m.path("pixel.hlsl")).unwrap(), edited);
+    assert_eq!(fs::read_to_string(m.path("vertex.hlsl")).unwrap(), shown[0]);
+    m.unmount();
+    let out = run(shaderfs().arg("check").arg(&effect));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// The corpus's skinning effect writes a0 to index its bone matrices. Where the
+/// decompiler does not write that yet, `vertex.hlsl` reads as EIO with the reason in
+/// `.shaderfs/errors`, every other file reads, and `check` passes the effect, counting
+/// the view apart; where it does, the view is the block decompiled.
+#[test]
+fn an_asm_shader_that_does_not_decompile_is_one_unreadable_file() {
+    if !can_mount() {
+        return;
+    }
+    let Some(corpus) = shaderfs::test_corpus::corpus("sha") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let effect = tmp.path().join("skin.sha");
+    fs::copy(corpus.join("demo_pro_skin.sha"), &effect).unwrap();
+    let mnt = tmp.path().join("mnt");
+    let m = Mount::new(&effect, &mnt, &["-o", "ro"]);
+    let code = fs::read(m.path("vertex.vso")).unwrap();
+    let (status, _, err) = sh(&format!("cat {}", p(&m.path("vertex.hlsl"))));
+    match decompile(&code) {
+        Ok(text) => {
+            assert_eq!(status, 0, "{err}");
+            assert_eq!(fs::read_to_string(m.path("vertex.hlsl")).unwrap(), text);
+        }
+        Err(why) => {
+            assert_ne!(status, 0);
+            assert!(err.contains("Input/output error"), "{err}");
+            let log = fs::read_to_string(m.path(".shaderfs/errors")).unwrap();
+            assert!(
+                log.contains("vertex.hlsl: cannot read: ") && log.contains(&why.to_string()),
+                "{log}"
+            );
+        }
+    }
+    // Every other file reads: cp -r reports at most the one.
+    let (_, _, err) = sh(&format!(
+        "cp -r {} {}",
+        p(&m.dir),
+        p(&tmp.path().join("copy"))
+    ));
+    let failed: Vec<&str> = err.lines().collect();
+    assert!(
+        failed.len() <= 1 && failed.iter().all(|l| l.contains("vertex.hlsl")),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_to_string(m.path("pixel.hlsl")).unwrap(),
+        decompile(&fs::read(m.path("pixel.pso")).unwrap()).unwrap()
+    );
+    m.unmount();
+    let out = run(shaderfs().arg("check").arg("-v").arg(&effect));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    if decompile(&code).is_err() {
+        assert!(
+            said.contains("vertex.hlsl: no HLSL to show")
+                && said.contains("1 file shaderfs cannot show yet"),
+            "{said}"
+        );
+    }
 }

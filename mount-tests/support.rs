@@ -126,6 +126,48 @@ pub fn write_package(path: &Path, shaders: &[&Shader]) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// `text`, a pixel shader's HLSL as the decompiler writes it, with the colour it writes
+/// halved: its `out` parameter of semantic `COLOR0` scaled before the function's last
+/// `}`, or else the value it returns. Found in the text, so it follows the decompiler's
+/// naming rather than a copy of its output.
+pub fn halved(text: &str) -> String {
+    let output = text.split("out ").skip(1).find_map(|after| {
+        let words: Vec<&str> = after.split_whitespace().take(4).collect();
+        match words.as_slice() {
+            [_, name, ":", semantic] if semantic.trim_end_matches([')', ',']) == "COLOR0" => {
+                Some(*name)
+            }
+            _ => None,
+        }
+    });
+    let end = text
+        .rfind('}')
+        .unwrap_or_else(|| panic!("no '}}' in {text}"));
+    match output {
+        Some(name) => format!(
+            "{}    {name} = {name} * 0.5;\n{}",
+            &text[..end],
+            &text[end..]
+        ),
+        None => {
+            let at = text
+                .rfind("return ")
+                .unwrap_or_else(|| panic!("no COLOR0 output and no return in {text}"));
+            let semi = at + text[at..].find(';').unwrap();
+            let value = &text[at + "return ".len()..semi];
+            format!("{}return ({value}) * 0.5{}", &text[..at], &text[semi..])
+        }
+    }
+}
+
+/// `(inode, mtime)` of the file at `path`: a commit replaces the file (a new inode), so
+/// the same pair before and after a save says nothing was committed.
+pub fn identity(path: &Path) -> (u64, std::time::SystemTime) {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).unwrap();
+    (meta.ino(), meta.modified().unwrap())
+}
+
 /// A mounted source; unmounts (and waits for the daemon) when dropped.
 pub struct Mount {
     pub dir: PathBuf,

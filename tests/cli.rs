@@ -79,7 +79,8 @@ fn ls_cat_info_check() {
     let (code, out, err) = shaderfs(&["check", p]);
     assert_eq!(code, 0, "{err}");
     assert!(out.is_empty(), "no problems, nothing on stdout");
-    assert!(err.starts_with(&format!("{p}: ok (7 files")), "{err}");
+    // archive.json, and each shader's bytecode, asm, ctab and hlsl (decompiled) views.
+    assert!(err.starts_with(&format!("{p}: ok (9 files")), "{err}");
 
     let (code, _, err) = shaderfs(&["cat", p, "shaders/NOPE.vso"]);
     assert_eq!(code, 1);

@@ -470,9 +470,9 @@ fn progress_shows_at_a_terminal_and_ends_in_a_summary() {
         return;
     };
     assert!(screen.contains("checking"), "a progress bar: {screen:?}");
-    // 400 shaders, each as bytecode, asm and constant table, and archive.json.
-    assert!(screen.contains("/1201 files"), "{screen:?}");
-    assert!(screen.contains(": ok (1,201 files, "), "{screen:?}");
+    // 400 shaders, each as bytecode, asm, constant table and HLSL, and archive.json.
+    assert!(screen.contains("/1601 files"), "{screen:?}");
+    assert!(screen.contains(": ok (1,601 files, "), "{screen:?}");
     // Without a terminal, no bar: only the summary.
     let out = shaderfs(&["check", pkg.to_str().unwrap()]);
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));

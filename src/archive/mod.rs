@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::shader::d3d9::decompile::decompile;
 use crate::vfs::name::Namer;
-use crate::vfs::{ArchiveFile, Blob, Format, OpenError, Vfs, VfsOptions};
+use crate::vfs::{ArchiveFile, Blob, Format, OpenError, Vfs, VfsOptions, ViewError};
 
 /// Every format shaderfs knows, in the order they are tried.
 pub static FORMATS: &[&'static dyn Format] = &[&sdp::SdpFormat, &sha::ShaFormat, &sgd2::Sgd2Format];
@@ -92,6 +93,27 @@ pub fn json_view<T: Serialize>(value: &T) -> Blob {
     // Views are kept in the cache by their length: give back what was not used.
     bytes.shrink_to_fit();
     Blob::owned(bytes)
+}
+
+/// The HLSL view of D3D9 shader `code` that keeps no source of its own (`hlsl/NAME.hlsl`
+/// of a package, `pixel.hlsl` of an effect's asm shader): its decompiled text, which
+/// compiles back, for the shader's profile and entry `main`, to a shader that behaves the
+/// same. Rendered when the view is read, never to list it. A shader the decompiler cannot
+/// write (a construct it does not write yet, bytecode that does not parse) is a view that
+/// cannot be rendered: EIO, with this reason in `.shaderfs/errors`.
+pub fn decompiled(code: &[u8]) -> Result<String, ViewError> {
+    let not = |why: String| {
+        ViewError::Corrupt(format!(
+            "no HLSL to show: the shader keeps no source, and it does not decompile: {why}"
+        ))
+    };
+    // A view is rendered on the daemon's threads: whatever the decompiler does with these
+    // bytes, the daemon lives.
+    std::panic::catch_unwind(|| decompile(code))
+        .map_err(|_| {
+            not("internal error: the decompiler stopped on this shader (please report it)".into())
+        })?
+        .map_err(|e| not(e.to_string()))
 }
 
 /// Whether the file name of `path` ends in `.ext`, ignoring case (how formats without a

@@ -32,6 +32,8 @@ struct Report {
     tally: Tally,
     /// What could not be checked.
     unchecked: usize,
+    /// Files shaderfs cannot render yet ([`Vfs::unshown`]): neither problems nor unchecked.
+    unshown: usize,
     out: std::io::StdoutLock<'static>,
 }
 
@@ -74,6 +76,7 @@ pub fn check(
         verbosity,
         tally: Tally::start(),
         unchecked: 0,
+        unshown: 0,
         out: std::io::stdout().lock(),
     };
     for archive in archives {
@@ -107,6 +110,16 @@ pub fn check(
         if report.unchecked > 0 {
             verdict.push_str(&format!(", {} not checked", report.unchecked));
         }
+        if report.unshown > 0 {
+            verdict.push_str(&format!(
+                ", {} shaderfs cannot show yet{}",
+                output::count(report.unshown as u64, "file"),
+                match verbosity {
+                    Verbosity::Verbose => "",
+                    _ => ", named with -v",
+                }
+            ));
+        }
         // `/data/shaders: 3 problems (2 archives, 1,234 files, 48.2 MB in 1.4 s)`
         eprintln!(
             "{}: {verdict} ({})",
@@ -130,7 +143,9 @@ pub fn check(
 
 /// The archive's own problems, and what it cannot check, then every file of its tree read
 /// as a program would read it; a file that cannot be read because of something already
-/// reported is not reported again.
+/// reported is not reported again, nor one shaderfs cannot render yet (a shader it does
+/// not decompile), which is no fault of the archive: those are counted, and named with
+/// `-v`.
 fn check_archive(vfs: &Vfs, name: &str, report: &mut Report) -> Result<(), Failure> {
     let mut problems: Vec<Problem> = vfs.problems().into_iter().map(|(_, p)| p).collect();
     for problem in &problems {
@@ -139,6 +154,13 @@ fn check_archive(vfs: &Vfs, name: &str, report: &mut Report) -> Result<(), Failu
     for unchecked in vfs.unchecked().into_iter().map(|(_, p)| p) {
         report.unchecked(name, &unchecked)?;
         problems.push(unchecked);
+    }
+    for unshown in vfs.unshown().into_iter().map(|(_, p)| p) {
+        report.unshown += 1;
+        if report.verbosity == Verbosity::Verbose {
+            eprintln!("{} (shaderfs cannot show it yet)", unshown.located(name));
+        }
+        problems.push(unshown);
     }
     let reported = Reported::new(&problems);
     let nodes: Vec<Node> = tree::walk(vfs, 1, "")

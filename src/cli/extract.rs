@@ -15,13 +15,16 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use shaderfs::mount::{Failure, EXIT_MALFORMED};
+use shaderfs::vfs::problem::{Problem, Reported};
 use shaderfs::vfs::{Attr, FileType, Vfs};
 
 use super::output::{self, Tally, Verbosity};
 use super::tree::{self, Node};
 
 /// Write the tree below `path` into `to`. A file that cannot be read or written is
-/// reported and the rest still extracted; then the exit status is 2. Nothing is written
+/// reported and the rest still extracted; then the exit status is 2. A file shaderfs
+/// cannot render yet ([`Vfs::unshown`]: a shader it does not decompile) is no fault of
+/// the archive: it is left out and said, and changes no exit status. Nothing is written
 /// through a symlink that was in `to` before (a hostile archive's names cannot make it
 /// write outside `to`, and neither can a link someone left there). `to` itself gets the
 /// mode and time of the folder of an archive it stands for when this run made it; a
@@ -58,6 +61,13 @@ pub fn extract(
         made: HashSet::new(),
         folders: Vec::new(),
         failed: Vec::new(),
+        unshown: Reported::new(
+            &vfs.unshown()
+                .into_iter()
+                .map(|(_, p)| p)
+                .collect::<Vec<Problem>>(),
+        ),
+        left_out: 0,
         tally: Tally::start(),
     };
     // A folder left read-only by an earlier extract is written into as its owner may.
@@ -79,6 +89,7 @@ pub fn extract(
             _ => path.to_owned(),
         };
         let failures = out.failed.len();
+        let left_out = out.left_out;
         match node.kind {
             FileType::Dir => out.dir(vfs, node.ino, &full, &node.path),
             FileType::File => out.file(vfs, node.ino, &full, &node.path),
@@ -87,6 +98,12 @@ pub fn extract(
         if out.failed.len() > failures {
             let message = out.failed.last().cloned().unwrap_or_default();
             bar.suspend(|| eprintln!("shaderfs extract: {message}"));
+        } else if out.left_out > left_out {
+            if verbosity != Verbosity::Quiet {
+                bar.suspend(|| {
+                    eprintln!("shaderfs extract: {full}: left out: shaderfs cannot show it yet")
+                });
+            }
         } else if verbosity == Verbosity::Verbose {
             bar.suspend(|| eprintln!("{}", node.path));
         }
@@ -118,7 +135,14 @@ pub fn extract(
     bar.finish_and_clear();
     out.tally.problems = out.failed.len();
     if verbosity != Verbosity::Quiet {
-        eprintln!("{}: {}", to.display(), out.tally.summary());
+        let left_out = match out.left_out {
+            0 => String::new(),
+            n => format!(
+                "; {} shaderfs cannot show yet left out",
+                output::count(n as u64, "file")
+            ),
+        };
+        eprintln!("{}: {}{left_out}", to.display(), out.tally.summary());
     }
     match out.failed.len() {
         0 => Ok(()),
@@ -166,6 +190,9 @@ struct Extraction {
     /// The folders written, in tree order, with what the mount shows of each.
     folders: Vec<(PathBuf, Shown)>,
     failed: Vec<String>,
+    /// The reasons of the files shaderfs cannot render yet, and how many were left out.
+    unshown: Reported,
+    left_out: usize,
     tally: Tally,
 }
 
@@ -282,9 +309,13 @@ impl Extraction {
     }
 
     fn file(&mut self, vfs: &Vfs, ino: u64, full: &str, rel: &str) {
-        let bytes = match tree::read_all(vfs, ino, full) {
+        let bytes = match tree::read_view(vfs, ino, vfs.errors().recorded()) {
             Ok(bytes) => bytes,
-            Err(f) => return self.failed.push(f.message),
+            Err(e) if e.errno == libc::EIO && self.unshown.explains(&e.message()) => {
+                self.left_out += 1;
+                return;
+            }
+            Err(e) => return self.failed.push(format!("{full}: {}", e.message())),
         };
         // After the read: a stat renders a view too, and what a failed render says is
         // told by the read.

@@ -339,24 +339,30 @@ impl Vfs {
 
     /// Every archive's [`super::Archive::problems`], each with the archive's file.
     pub fn problems(&self) -> Vec<(PathBuf, super::Problem)> {
-        self.archives
-            .iter()
-            .enumerate()
-            .flat_map(|(id, mounted)| {
-                let problems = self.snapshot(id).archive.problems();
-                problems.into_iter().map(|p| (mounted.path.clone(), p))
-            })
-            .collect()
+        self.of_each_archive(|a| a.problems())
     }
 
     /// Every archive's [`super::Archive::unchecked`], each with the archive's file.
     pub fn unchecked(&self) -> Vec<(PathBuf, super::Problem)> {
+        self.of_each_archive(|a| a.unchecked())
+    }
+
+    /// Every archive's [`super::Archive::unshown`], each with the archive's file.
+    pub fn unshown(&self) -> Vec<(PathBuf, super::Problem)> {
+        self.of_each_archive(|a| a.unshown())
+    }
+
+    /// What `say` says of each archive's current snapshot, each with the archive's file.
+    fn of_each_archive(
+        &self,
+        say: impl Fn(&dyn super::Archive) -> Vec<super::Problem>,
+    ) -> Vec<(PathBuf, super::Problem)> {
         self.archives
             .iter()
             .enumerate()
             .flat_map(|(id, mounted)| {
-                let unchecked = self.snapshot(id).archive.unchecked();
-                unchecked.into_iter().map(|p| (mounted.path.clone(), p))
+                let said = say(&*self.snapshot(id).archive);
+                said.into_iter().map(|p| (mounted.path.clone(), p))
             })
             .collect()
     }

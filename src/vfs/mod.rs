@@ -395,6 +395,13 @@ pub trait Archive: Send + Sync {
     fn unchecked(&self) -> Vec<Problem> {
         Vec::new()
     }
+    /// The files shaderfs cannot render yet, and why (a shader its decompiler does not
+    /// write as HLSL): a limit of shaderfs, neither a problem of the archive nor something
+    /// left unchecked. Reading one fails with EIO, as any view that cannot be rendered;
+    /// `shaderfs check` counts them apart and does not report their reads.
+    fn unshown(&self) -> Vec<Problem> {
+        Vec::new()
+    }
 }
 
 /// Why an archive could not be opened: names the archive, the record, the byte offset and

@@ -1,5 +1,6 @@
-//! The `hlsl/` view of a package: the HLSL source a shader keeps
-//! ([`kept_source`]), and a saved source compiled over the shader.
+//! The `hlsl/` view of a package: the HLSL source a shader keeps ([`kept_source`]), or
+//! else the shader decompiled ([`decompiled`]); and a saved source compiled over the
+//! shader.
 //!
 //! A save compiles the text for the profile of the shader it replaces (its version token;
 //! entry point `main`), and the new shader keeps the text, byte for byte, so the view reads
@@ -9,7 +10,9 @@
 //! `#include` is refused: a package holds no files to include, and the daemon reads
 //! nothing of the host's file system on a save's behalf. Errors are the compiler's own,
 //! `hlsl/NAME.hlsl(LINE,COL): error: …`, every one of them; so are the warnings of a
-//! source that compiles, which the save carries to `.shaderfs/errors`.
+//! source that compiles, which the save carries to `.shaderfs/errors`. The view saved as
+//! it reads (the kept source, or the decompiled text) is no change: the shader keeps its
+//! bytes.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -17,18 +20,32 @@ use std::path::Path;
 
 use crate::shader::d3d9::bytecode::{self, Item};
 use crate::shader::d3d9::ctab::{self, ConstantTable, RegisterSet};
-use crate::shader::d3d9::kept_source;
+use crate::shader::d3d9::kept_source::{self, SourceError};
 use crate::shader::hlsl::compile::{compile_with, Options};
 use crate::shader::hlsl::pp;
 use crate::vfs::ViewError;
 
-/// The text a shader keeps, as the view shows it.
-pub(super) fn source_of(data: &[u8]) -> Result<Vec<u8>, ViewError> {
+use super::super::decompiled;
+
+/// The view of shader `data`: the text it keeps, or else its decompiled text.
+pub(super) fn view_of(data: &[u8]) -> Result<Vec<u8>, ViewError> {
     match kept_source::find(data) {
         Ok(Some(kept)) => Ok(kept.text.into_bytes()),
-        Ok(None) => Err(ViewError::Corrupt("the shader keeps no HLSL source".into())),
+        // Bytes that are no shader: the decompiler says where they stop being one.
+        Ok(None) | Err(SourceError::NotShader { .. }) => decompiled(data).map(String::into_bytes),
         Err(e) => Err(ViewError::Corrupt(format!("the kept HLSL source: {e}"))),
     }
+}
+
+/// Why the view of shader `data` cannot be rendered, when that is a limit of the
+/// decompiler rather than a fault of the shader: it parses, keeps no source, and does not
+/// decompile ([`crate::vfs::Archive::unshown`]).
+pub(super) fn unshown(data: &[u8]) -> Option<ViewError> {
+    let Ok(None) = kept_source::find(data) else {
+        return None;
+    };
+    bytecode::parse(data).ok()?;
+    decompiled(data).err()
 }
 
 /// The bytecode the `hlsl/` view at `view_path` stands for once `content` is saved over
@@ -46,7 +63,13 @@ pub(super) fn compile_over(
             e.valid_up_to()
         ))
     })?;
-    if kept_source::find(current).is_ok_and(|k| k.is_some_and(|k| k.text == text)) {
+    // The view saved as it reads: the shader as it is.
+    let unchanged = match kept_source::find(current) {
+        Ok(Some(kept)) => kept.text == text,
+        Ok(None) => decompiled(current).is_ok_and(|shown| shown == text),
+        Err(_) => false,
+    };
+    if unchanged {
         return Ok(current.to_vec());
     }
     let version = bytecode::shader_version(current)
@@ -159,6 +182,7 @@ mod tests {
     use super::super::SdpFormat;
     use crate::archive::sdp::write::{self, NameField};
     use crate::shader::d3d9::ctab::ConstantTable;
+    use crate::shader::d3d9::decompile::decompile;
     use crate::shader::d3d9::{asm, kept_source};
     use crate::shader::hlsl::compile::{compile, Options};
     use crate::vfs::ViewError;
@@ -253,6 +277,13 @@ mod tests {
         }
     }
 
+    /// What `decompile` makes of record `name` of `p`.
+    fn decompiled(p: &Package, name: &str) -> Vec<u8> {
+        decompile(&p.read(&format!("shaders/{name}")))
+            .unwrap()
+            .into_bytes()
+    }
+
     fn package() -> Package {
         let vs = asm::assemble("vs_1_1\ndcl_position v0\nmov oPos, v0\n").unwrap();
         Package::new(&[("A.pso", ps_2_0(OLD)), ("B.vso", vs)])
@@ -261,10 +292,11 @@ mod tests {
     #[test]
     fn a_saved_source_is_compiled_kept_and_read_back() {
         let p = package();
-        assert!(p.hlsl_files().is_empty(), "no shader keeps a source yet");
-        assert!(p.key("hlsl").is_none());
+        // No shader keeps a source yet: each shows its decompiled text.
+        assert_eq!(p.hlsl_files(), ["hlsl/A.pso.hlsl", "hlsl/B.vso.hlsl"]);
+        assert_eq!(p.read("hlsl/A.pso.hlsl"), decompiled(&p, "A.pso"));
         let saved = p.write("hlsl/A.pso.hlsl", NEW.as_bytes()).unwrap();
-        assert_eq!(saved.hlsl_files(), ["hlsl/A.pso.hlsl"]);
+        assert_eq!(saved.hlsl_files(), ["hlsl/A.pso.hlsl", "hlsl/B.vso.hlsl"]);
         assert_eq!(saved.read("hlsl/A.pso.hlsl"), NEW.as_bytes());
         // The shader is the compiled source; Tint keeps the register the game sets.
         let code = saved.read("shaders/A.pso");
@@ -315,13 +347,111 @@ mod tests {
         let edited = listing.replace("mul ", "add ");
         assert_ne!(edited, listing);
         let again = saved.write("asm/A.pso.asm", edited.as_bytes()).unwrap();
-        assert!(again.hlsl_files().is_empty());
+        assert_eq!(kept_source::find(&again.read("shaders/A.pso")), Ok(None));
+        assert_eq!(again.read("hlsl/A.pso.hlsl"), decompiled(&again, "A.pso"));
         // A ctab/ edit changes the table and nothing else: the source stays.
         let json = String::from_utf8(saved.read("ctab/A.pso.json"))
             .unwrap()
             .replace("\"Glow\"", "\"Gleam\"");
         let again = saved.write("ctab/A.pso.json", json.as_bytes()).unwrap();
         assert_eq!(again.read("hlsl/A.pso.hlsl"), NEW.as_bytes());
+    }
+
+    #[test]
+    fn a_shader_without_a_source_shows_its_decompiled_text_saved_as_any_source() {
+        let p = package();
+        let shown = String::from_utf8(p.read("hlsl/A.pso.hlsl")).unwrap();
+        assert!(shown.contains("Tint"), "{shown}");
+        // Saved as it reads, over itself or as an editor's new file: no change.
+        for name in ["A.pso.hlsl", "B.vso.hlsl"] {
+            let path = format!("hlsl/{name}");
+            let same = p.read(&path);
+            assert_eq!(p.write(&path, &same).unwrap().bytes, p.bytes, "{path}");
+            let created = p.save(&Edit::Create {
+                dir: "hlsl",
+                name,
+                data: &same,
+                position: None,
+            });
+            assert_eq!(created.unwrap().bytes, p.bytes, "{path}");
+        }
+        // Edited (a line added): compiled for ps_2_0 with Tint where the game sets it,
+        // and kept.
+        let edited = format!("// night sky\n{shown}");
+        let saved = p.write("hlsl/A.pso.hlsl", edited.as_bytes());
+        let saved = saved.unwrap_or_else(|e| panic!("{e}\n{edited}"));
+        assert_eq!(saved.read("hlsl/A.pso.hlsl"), edited.as_bytes());
+        let code = saved.read("shaders/A.pso");
+        assert_eq!(kept_source::find(&code).unwrap().unwrap().text, edited);
+        let table = ConstantTable::from_bytecode(&code).unwrap().unwrap();
+        let tint = table.constants.iter().find(|c| c.name == "Tint").unwrap();
+        assert_eq!(tint.register_index, 5);
+        // The other shader is as it was.
+        assert_eq!(saved.read("shaders/B.vso"), p.read("shaders/B.vso"));
+    }
+
+    /// Valid shaders of what the decompiler refuses today (address register writes,
+    /// loops, calls): the first it refuses, if it still refuses one.
+    fn undecompiled() -> Option<Vec<u8>> {
+        [
+            "vs_2_0\ndcl_position v0\nmova a0.x, v0.x\nmov oPos, c0[a0.x]\n",
+            "vs_2_0\ndefi i0, 2, 0, 0, 0\ndcl_position v0\nmov r0, v0\nrep i0\n\
+             add r0, r0, v0\nendrep\nmov oPos, r0\n",
+            "vs_2_0\ndcl_position v0\ncall l0\nmov oPos, v0\nret\nlabel l0\nret\n",
+        ]
+        .into_iter()
+        .map(|text| asm::assemble(text).unwrap())
+        .find(|code| decompile(code).is_err())
+    }
+
+    #[test]
+    fn a_shader_that_does_not_decompile_is_an_unreadable_view_and_nothing_else() {
+        // Bytes that are no shader: listed as every record is, its hlsl/ view EIO, as its
+        // asm/ view is (a fault of the package, not a limit of shaderfs).
+        let vs = asm::assemble("vs_1_1\ndcl_position v0\nmov oPos, v0\n").unwrap();
+        let p = Package::new(&[("A.vso", vs.clone()), ("JUNK.pso", b"no shader".to_vec())]);
+        assert_eq!(p.hlsl_files(), ["hlsl/A.vso.hlsl", "hlsl/JUNK.pso.hlsl"]);
+        let err = p
+            .archive
+            .read(p.key("hlsl/JUNK.pso.hlsl").unwrap())
+            .unwrap_err();
+        assert!(matches!(err, ViewError::Corrupt(_)), "{err}");
+        assert!(err.to_string().contains("does not decompile"), "{err}");
+        assert_eq!(p.read("shaders/JUNK.pso"), b"no shader");
+        assert_eq!(p.read("hlsl/A.vso.hlsl"), decompiled(&p, "A.vso"));
+        assert!(p.archive.unshown().is_empty());
+        let said = match p.write("hlsl/JUNK.pso.hlsl", b"float4 main() : COLOR { return 0; }") {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("saved over no shader"),
+        };
+        assert!(said.contains("no D3D9 shader"), "{said}");
+
+        // A valid shader the decompiler does not write yet: EIO with the decompiler's
+        // reason, which `check` hears as a file shaderfs cannot show.
+        let Some(code) = undecompiled() else {
+            eprintln!("skipped: the decompiler writes every candidate now");
+            return;
+        };
+        let p = Package::new(&[("A.vso", vs), ("LOOP.vso", code.clone())]);
+        let err = p
+            .archive
+            .read(p.key("hlsl/LOOP.vso.hlsl").unwrap())
+            .unwrap_err();
+        assert!(matches!(err, ViewError::Corrupt(_)), "{err}");
+        let why = decompile(&code).unwrap_err().to_string();
+        assert!(err.to_string().ends_with(&why), "{err}");
+        let unshown = p.archive.unshown();
+        assert_eq!(unshown.len(), 1, "{unshown:?}");
+        assert_eq!(unshown[0].path.as_deref(), Some("hlsl/LOOP.vso.hlsl"));
+        assert_eq!(unshown[0].message, err.to_string());
+        // Its other views read, and HLSL saved over it compiles as over any shader.
+        assert!(String::from_utf8(p.read("asm/LOOP.vso.asm"))
+            .unwrap()
+            .contains("vs_2_0"));
+        let source = "float4 main(float4 p : POSITION) : POSITION { return p * 2; }\n";
+        let saved = p.write("hlsl/LOOP.vso.hlsl", source.as_bytes()).unwrap();
+        assert_eq!(saved.read("hlsl/LOOP.vso.hlsl"), source.as_bytes());
+        assert!(saved.archive.unshown().is_empty());
     }
 
     #[test]

@@ -6,18 +6,22 @@
 //! shaders/<name>            the record's bytecode: read, overwrite, create, remove, rename
 //! asm/<name>.asm            the disassembly; saving it assembles it back
 //! ctab/<name>.json          the decoded constant table (`null` for none); saving re-encodes it
-//! hlsl/<name>.hlsl          the HLSL source the shader keeps; saving compiles it (`hlsl.rs`)
+//! hlsl/<name>.hlsl          the shader as HLSL: the source it keeps, or else the shader
+//!                           decompiled; saving compiles it (`hlsl.rs`)
 //! ```
 //!
 //! A write to `shaders/` stores exactly the bytes written, once they parse as a D3D9
 //! shader of the kind the name's extension says (`.vso` vertex, `.pso` pixel). A saved
 //! `asm/` file is assembled and checked against its shader model; when the new text holds
 //! no constant table of its own, the shader keeps the one it had (the engine reads it:
-//! `sdp.md` §4). A saved `ctab/` file replaces the table and nothing else. A saved `hlsl/`
-//! file is compiled for the shader's profile and kept in it ([`hlsl`]); `asm/` shows the
-//! shader without the source it keeps, and an edit of the code there drops the source
-//! (which no longer describes the shader). Saving a view unchanged leaves the record
-//! byte-identical.
+//! `sdp.md` §4). A saved `ctab/` file replaces the table and nothing else. Every shader
+//! has an `hlsl/` file: the source it keeps, or its decompiled text, rendered when read
+//! (listing the folder decodes nothing); a shader that does not decompile reads as EIO,
+//! with the reason in `.shaderfs/errors`. A saved `hlsl/` file is compiled for the
+//! shader's profile and kept in it ([`hlsl`]); `asm/` shows the shader without the source
+//! it keeps, and an edit of the code there drops the source (which no longer describes
+//! the shader; the view shows the shader decompiled again). Saving a view unchanged
+//! leaves the record byte-identical.
 
 pub mod generate;
 mod hlsl;
@@ -41,7 +45,7 @@ use crate::shader::d3d9::{asm, disasm, kept_source};
 use crate::vfs::name::{Namer, NAME_MAX};
 use crate::vfs::{
     Archive, ArchiveBytes, Blob, Edit, Entry, EntryKind, FileKey, Format, FormatError, OpenContext,
-    Rewrite, ViewError,
+    Problem, Rewrite, ViewError,
 };
 
 pub struct SdpFormat;
@@ -604,12 +608,9 @@ impl Archive for Package {
                     kind: EntryKind::Dir,
                 });
             }
+            // Every view but the bytecode is rendered when read (its size with it):
+            // nothing is decoded to list a folder.
             for (i, (r, name)) in self.index.records.iter().zip(&self.names).enumerate() {
-                // Only a shader that keeps a source has one to show (its first comment
-                // blocks' headers say so: nothing is decoded to list the folder).
-                if view == View::Hlsl && !kept_source::has_source(self.data(r)) {
-                    continue;
-                }
                 out.push(Entry {
                     path: format!("{}/{name}{}", view.dir(), view.suffix()),
                     kind: EntryKind::File {
@@ -634,7 +635,7 @@ impl Archive for Package {
             Some(View::Shader) => Ok(Blob::Archive(self.map.clone(), r.data.clone())),
             Some(View::Ctab) => self.ctab_json(self.data(r)),
             Some(View::Asm) => self.asm_text(self.data(r)),
-            Some(View::Hlsl) => hlsl::source_of(self.data(r)).map(Blob::owned),
+            Some(View::Hlsl) => hlsl::view_of(self.data(r)).map(Blob::owned),
             None => Err(ViewError::Corrupt(format!("no view {key:#x}"))),
         }
     }
@@ -680,6 +681,21 @@ impl Archive for Package {
                 }
             )),
         }
+    }
+
+    fn unshown(&self) -> Vec<Problem> {
+        self.index
+            .records
+            .iter()
+            .zip(&self.names)
+            .filter_map(|(r, name)| {
+                let why = hlsl::unshown(self.data(r))?;
+                Some(Problem::in_file(
+                    format!("hlsl/{name}.hlsl"),
+                    why.to_string(),
+                ))
+            })
+            .collect()
     }
 
     fn position(&self, key: FileKey) -> Option<usize> {

@@ -17,6 +17,9 @@
 //!                           saving rewrites only the assignments that changed
 //! vertex.vso, pixel.pso     the blocks assembled to D3D9 bytecode (read-only); EIO, with
 //!                           the reason in .shaderfs/errors, when a block does not assemble
+//! vertex.hlsl, pixel.hlsl   the shader as HLSL: the source kept above the block ([`kept`]),
+//!                           or else the assembled block decompiled; EIO, with the reason,
+//!                           when it does not assemble or does not decompile
 //! ```
 //!
 //! An effect without a vertex shader (`VertexShader = null;`) has no `vertex.*` files. A
@@ -36,9 +39,11 @@
 //!                           compile, or with why it is not compiled
 //! ```
 //!
-//! An asm shader takes HLSL too ([`kept`]): writing its `.hlsl` view, which it lists
-//! once it keeps a source, compiles the source for the block's shader model into the
-//! block and keeps it as a comment above the shader variable.
+//! An asm shader takes HLSL too ([`kept`]): writing its `.hlsl` view compiles the source
+//! for the block's shader model into the block and keeps it as a comment above the shader
+//! variable, which the view shows from then on. Until then the view shows the block's
+//! bytecode decompiled, rendered when it is read (listing decodes nothing); saved as it
+//! reads, it changes nothing.
 //!
 //! It is compiled as D3DX's effect compiler compiles it at load; its errors are the
 //! effect's problems, at the `.sha`'s line and column and the `.hlsl` view's, for every
@@ -168,6 +173,8 @@ enum View {
     HlslSource(usize),
     /// The HLSL source kept above asm shader `i` (an index into [`Effect::shaders`]).
     KeptHlsl(usize),
+    /// Asm shader `i`, which keeps no source, decompiled.
+    DecompiledHlsl(usize),
 }
 
 /// An opened effect.
@@ -323,7 +330,9 @@ impl Sha {
         let effect = self.parsed.as_ref().ok()?;
         match view {
             View::ArchiveJson | View::EffectText => None,
-            View::Asm(i) | View::Bytecode(i) => Some(effect.shaders.get(i)?.asm.clone()),
+            View::Asm(i) | View::Bytecode(i) | View::DecompiledHlsl(i) => {
+                Some(effect.shaders.get(i)?.asm.clone())
+            }
             View::Decl(i) => Some(effect.shaders.get(i)?.decl.as_ref()?.body.clone()),
             View::Pass(t, p) => Some(effect.techniques.get(t)?.passes.get(p)?.span.clone()),
             // Compiled from the whole text: its globals, structs, other functions.
@@ -356,9 +365,12 @@ impl Sha {
                     }
                     let ext = bytecode_extension(shader.stage);
                     self.file(format!("{stem}.{ext}"), View::Bytecode(i), false, None);
-                    if let Some(Some(k)) = self.kept.get(i) {
-                        let len = k.text.len() as u64;
-                        self.file(format!("{stem}.hlsl"), View::KeptHlsl(i), true, Some(len));
+                    match self.kept.get(i) {
+                        Some(Some(k)) => {
+                            let len = k.text.len() as u64;
+                            self.file(format!("{stem}.hlsl"), View::KeptHlsl(i), true, Some(len));
+                        }
+                        _ => self.file(format!("{stem}.hlsl"), View::DecompiledHlsl(i), true, None),
                     }
                 }
                 ShaderRef::Hlsl(i) => {
@@ -598,10 +610,19 @@ impl Sha {
     }
 
     fn bytecode(&self, i: usize) -> Result<Blob, ViewError> {
+        self.assembled(i).map(Blob::owned)
+    }
+
+    /// Asm shader `i`'s block assembled, or why it does not assemble.
+    fn assembled(&self, i: usize) -> Result<Vec<u8>, ViewError> {
         let effect = self.effect()?;
         check::assemble_with_lines(self.text(), &self.directives, effect, i)
-            .map(Blob::owned)
             .map_err(|f| ViewError::Corrupt(self.finding(&self.lines, &f, &self.stems)))
+    }
+
+    /// Asm shader `i`, which keeps no source, as HLSL: its block assembled, decompiled.
+    fn decompiled(&self, i: usize) -> Result<String, ViewError> {
+        super::decompiled(&self.assembled(i)?)
     }
 
     /// HLSL shader `i` compiled: its bytecode, or the listing of it (`listing`). EIO
@@ -708,13 +729,15 @@ impl Sha {
     fn write_kept(&self, i: usize, data: &[u8]) -> Result<Vec<u8>, ViewError> {
         let shader = self.effect()?.shaders.get(i).ok_or_else(|| missing(i))?;
         let view = format!("{}.hlsl", self.stems.asm[i]);
-        if self
-            .kept
-            .get(i)
-            .and_then(Option::as_ref)
-            .map(|k| k.text.as_bytes())
-            == Some(data)
-        {
+        // The view saved as it reads: the effect as it is.
+        let unchanged = match self.kept.get(i) {
+            Some(Some(k)) => k.text.as_bytes() == data,
+            Some(None) => self
+                .decompiled(i)
+                .is_ok_and(|shown| shown.as_bytes() == data),
+            None => false,
+        };
+        if unchanged {
             return Ok(self.text().to_vec());
         }
         let new = kept::write(self.text(), shader, &view, data).map_err(ViewError::Invalid)?;
@@ -1026,6 +1049,25 @@ impl Archive for Sha {
         self.not_compiled()
     }
 
+    /// The asm shaders without a kept source whose block assembles but does not
+    /// decompile (one that does not assemble is a problem, reported as such).
+    fn unshown(&self) -> Vec<Problem> {
+        self.views
+            .iter()
+            .filter_map(|view| {
+                let View::DecompiledHlsl(i) = *view else {
+                    return None;
+                };
+                let code = self.assembled(i).ok()?;
+                let why = super::decompiled(&code).err()?;
+                Some(Problem::in_file(
+                    format!("{}.hlsl", self.stems.asm.get(i)?),
+                    why.to_string(),
+                ))
+            })
+            .collect()
+    }
+
     fn read(&self, key: FileKey) -> Result<Blob, ViewError> {
         let view = *self
             .views
@@ -1053,6 +1095,7 @@ impl Archive for Sha {
                     k.ok_or_else(|| missing(i))?.text.clone().into_bytes(),
                 ))
             }
+            View::DecompiledHlsl(i) => self.decompiled(i).map(Blob::owned),
         }
     }
 
@@ -1151,7 +1194,9 @@ impl Archive for Sha {
             }
             Some(View::Pass(t, p)) => self.edit_pass(t, p, data)?,
             Some(View::HlslSource(i)) => self.edit_function(i, data)?,
-            Some(View::KeptHlsl(i)) => return self.write_kept(i, data).map(Rewrite::whole),
+            Some(View::KeptHlsl(i) | View::DecompiledHlsl(i)) => {
+                return self.write_kept(i, data).map(Rewrite::whole)
+            }
             Some(View::HlslAsm(i) | View::HlslBytecode(i)) => {
                 return Err(ViewError::NotPermitted(format!(
                     "this is the code {}.hlsl compiles to: edit {0}.hlsl (or effect.fx)",
