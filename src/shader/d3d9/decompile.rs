@@ -117,6 +117,8 @@ struct Decompiler {
     /// What each open loop does at the end of its body (`aL0 += 1;`).
     steps: Vec<Option<String>>,
     next_loop: usize,
+    /// The loops whose aL something reads at.
+    counters_read: BTreeSet<usize>,
     /// Loose float constants read at a relative address: an array from the lowest
     /// register so read (first, length).
     relative_base: Option<(u32, u32)>,
@@ -144,6 +146,7 @@ impl Decompiler {
             loops: Vec::new(),
             steps: Vec::new(),
             next_loop: 0,
+            counters_read: BTreeSet::new(),
             relative_base: None,
             pad_rows: Vec::new(),
         }
@@ -432,7 +435,10 @@ impl Decompiler {
             None => self.address(0),
             Some((Some(RegisterType::AddrOrTexture), lane)) => self.address(lane),
             Some((Some(RegisterType::Loop), _)) => match self.loops.last() {
-                Some(&id) => format!("aL{id}"),
+                Some(&id) => {
+                    self.counters_read.insert(id);
+                    format!("aL{id}")
+                }
                 None => return fail(ins, "reads at aL outside a loop"),
             },
             Some(_) => return fail(ins, "a relative address that is neither a0 nor aL"),
@@ -544,6 +550,10 @@ impl Decompiler {
             let x = format!("{scalar}{swz}");
             return modified(p.source_modifier(), &x, &x)
                 .map_or_else(|| fail(ins, "an unknown source modifier"), Ok);
+        } else if let Some(x) = lanes_of_constant(&reg, &picked_lanes(p, lanes)) {
+            // A vector, a matrix's row or column: its own lanes read.
+            return modified(p.source_modifier(), &x, &x)
+                .map_or_else(|| fail(ins, "an unknown source modifier"), Ok);
         } else if ty == RegisterType::ConstBool {
             String::new()
         } else if lanes.len() == 4 {
@@ -567,6 +577,69 @@ impl Decompiler {
             || fail(ins, format!("source modifier {}", p.source_modifier())),
             Ok,
         )
+    }
+
+    /// `mul(v, M)` (or `mul(M, v)`) when an `m4x4`…`m3x2` reads the whole of a matrix of
+    /// the table: its columns as the registers of a column-major one (its rows, of a
+    /// row-major one), `width` long, `rows` of them, into as many lanes from x.
+    fn product(
+        &mut self,
+        ins: &Instruction,
+        srcs: &[Param],
+        rows: u32,
+        width: u8,
+    ) -> Result<Option<String>, DecompileError> {
+        let m = srcs[1];
+        let written = self.lanes(ins);
+        if m.is_relative()
+            || m.register_type() != Some(RegisterType::Const)
+            || srcs[0].source_modifier() != 0
+            || m.source_modifier() != 0
+            || m.swizzle() != 0xE4
+            || !written.iter().copied().eq(0..rows as usize)
+        {
+            return Ok(None);
+        }
+        let Some((c, 0)) = self.constant(RegisterSet::FLOAT4, m.number()) else {
+            return Ok(None);
+        };
+        let ti = &c.type_info;
+        let name = identifier(&c.name);
+        let shape = (u32::from(ti.rows), u32::from(ti.columns), ti.elements <= 1);
+        let text = match ti.class {
+            Class::MATRIX_COLUMNS if shape == (u32::from(width), rows, true) => {
+                let v =
+                    self.source_at(ins, &srcs[0], &(0..usize::from(width)).collect::<Vec<_>>())?;
+                format!("mul({v}, {name})")
+            }
+            Class::MATRIX_ROWS if shape == (rows, u32::from(width), true) => {
+                let v =
+                    self.source_at(ins, &srcs[0], &(0..usize::from(width)).collect::<Vec<_>>())?;
+                format!("mul({name}, {v})")
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(text))
+    }
+
+    /// The lane `p` selects when it reads a `def` whose x, y and z (swizzled and
+    /// modified) are one 1 and two 0s.
+    fn unit_lane(&self, p: &Param) -> Option<usize> {
+        if p.register_type() != Some(RegisterType::Const) || p.is_relative() {
+            return None;
+        }
+        let values = self.defs.get(&p.number())?;
+        let m = p.source_modifier();
+        let by = values[usize::from(m.clamp(9, 10)) - 7];
+        let picked: Vec<f32> = (0..3)
+            .map(|l| {
+                let v = values[usize::from((p.swizzle() >> (2 * l)) & 3)];
+                modified_value(m, v, by)
+            })
+            .collect::<Option<_>>()?;
+        let ones: Vec<usize> = (0..3).filter(|&i| picked[i] == 1.0).collect();
+        let zeros = picked.iter().filter(|&&v| v == 0.0).count();
+        (ones.len() == 1 && zeros == 2).then(|| ones[0])
     }
 
     /// `plain` (register `p` read at the destination's `lanes`), or for a register a
@@ -779,7 +852,7 @@ impl Decompiler {
             };
             let cond = self.source_at(ins, &predicate, &lanes)?;
             let old = match reg_width {
-                1 => assign.name.clone(),
+                _ if reg_width == 1 || picked == "xyzw" => assign.name.clone(),
                 _ => format!("{}.{picked}", assign.name),
             };
             let old = match tracked {
@@ -981,6 +1054,14 @@ impl Decompiler {
         }
         match m {
             "dp3" => {
+                // A dot product with a unit vector picks a lane (ps_1_1–1_3 has no
+                // swizzles: D3DX reads one lane so).
+                for (unit, other) in [(0, 1), (1, 0)] {
+                    if let Some(k) = self.unit_lane(&ops.srcs[unit]) {
+                        let v = self.source_at(ins, &ops.srcs[other], &[k])?;
+                        return self.assign(ins, v, true);
+                    }
+                }
                 let a = self.source_at(ins, &ops.srcs[0], &[0, 1, 2])?;
                 let b = self.source_at(ins, &ops.srcs[1], &[0, 1, 2])?;
                 self.assign(ins, format!("dot({a}, {b})"), true)
@@ -1059,6 +1140,10 @@ impl Decompiler {
                 } else {
                     "dp3"
                 };
+                let width = if dot == "dp4" { 4 } else { 3 };
+                if let Some(v) = self.product(ins, &ops.srcs, rows, width)? {
+                    return self.assign_as(ins, v, Width::Lanes);
+                }
                 let v = matrix(self, rows, dot)?;
                 self.assign(ins, v, false)
             }
@@ -1279,13 +1364,22 @@ impl Decompiler {
                 partial: false,
             }));
         }
-        let into = fold(&self.stmts, &self.reads);
+        let (into, dead) = fold(&self.stmts, &self.reads);
         let mut body = String::new();
         let mut named = BTreeSet::new();
         let mut statements = 0;
-        let folded: BTreeSet<usize> = into.iter().flatten().copied().collect();
+        let mut folded: BTreeSet<usize> = into.iter().flatten().copied().collect();
+        folded.extend(dead);
+        // A loop's own aL, when nothing reads at it.
+        let unread_counter = |text: &str| {
+            (0..self.next_loop).any(|id| {
+                !self.counters_read.contains(&id)
+                    && (text.starts_with(&format!("int aL{id} = "))
+                        || text.starts_with(&format!("aL{id} += ")))
+            })
+        };
         for (i, stmt) in self.stmts.iter().enumerate() {
-            if folded.contains(&i) {
+            if folded.contains(&i) || matches!(&stmt.kind, Kind::Line(t) if unread_counter(t)) {
                 continue;
             }
             let render = |text: &str, named: &mut BTreeSet<(u8, u32)>| {
@@ -1458,8 +1552,8 @@ const FOLD_LIMIT: usize = 100;
 
 /// Which statement's value each read takes in place of the register: a statement whose
 /// value one read alone takes, in the same block with nothing in between writing what the
-/// value reads, goes into that read.
-fn fold(stmts: &[Stmt], reads: &[Read]) -> Vec<Option<usize>> {
+/// value reads, goes into that read. Also the statements whose value nothing reads.
+fn fold(stmts: &[Stmt], reads: &[Read]) -> (Vec<Option<usize>>, BTreeSet<usize>) {
     let in_stmt: Vec<Vec<usize>> = stmts.iter().map(|s| markers(s.kind.text())).collect();
     let mut owner = vec![usize::MAX; reads.len()];
     for (i, rs) in in_stmt.iter().enumerate() {
@@ -1481,6 +1575,7 @@ fn fold(stmts: &[Stmt], reads: &[Read]) -> Vec<Option<usize>> {
         .collect();
     let mut size: Vec<usize> = stmts.iter().map(|s| s.kind.text().len()).collect();
     let mut into = vec![None; reads.len()];
+    let mut dead = BTreeSet::new();
     let looped = in_loop(stmts);
     for s in 0..stmts.len() {
         let Kind::Assign(a) = &stmts[s].kind else {
@@ -1489,11 +1584,14 @@ fn fold(stmts: &[Stmt], reads: &[Read]) -> Vec<Option<usize>> {
         let Some(reg) = a.target.filter(|_| a.foldable && !a.partial) else {
             continue;
         };
-        if size[s] > FOLD_LIMIT {
-            continue;
-        }
-        let Some(r) = only_reader(stmts, reads, &in_stmt, s, reg, &a.lanes(), looped[s]) else {
-            continue;
+        let r = match only_reader(stmts, reads, &in_stmt, s, reg, &a.lanes(), looped[s]) {
+            Readers::Unread => {
+                dead.insert(s);
+                continue;
+            }
+            Readers::One(_) if size[s] > FOLD_LIMIT => continue,
+            Readers::One(r) => r,
+            Readers::Many => continue,
         };
         let u = owner[r];
         let overwritten = (s + 1..u).any(|k| match &stmts[k].kind {
@@ -1512,11 +1610,20 @@ fn fold(stmts: &[Stmt], reads: &[Read]) -> Vec<Option<usize>> {
         reading[u].extend(taken);
         size[u] += size[s];
     }
-    into
+    (into, dead)
 }
 
-/// The one read that takes the value statement `s` writes to `lanes` of `reg`, when one
-/// read alone does and it is in the same block.
+/// Who reads the value a statement writes.
+enum Readers {
+    /// Nobody: every lane is written over, in the block, before any read (or never read).
+    Unread,
+    /// One read alone, in the same block.
+    One(usize),
+    /// More than one, or one past the block's edge.
+    Many,
+}
+
+/// The reads that take the value statement `s` writes to `lanes` of `reg`.
 fn only_reader(
     stmts: &[Stmt],
     reads: &[Read],
@@ -1525,7 +1632,7 @@ fn only_reader(
     reg: (u8, u32),
     lanes: &[usize],
     looped: bool,
-) -> Option<usize> {
+) -> Readers {
     let mut open = lanes.to_vec();
     let mut reader = None;
     let mut crossed = false;
@@ -1534,12 +1641,14 @@ fn only_reader(
             break;
         }
         for &r in &in_stmt[j] {
-            let read = reads.get(r)?;
+            let Some(read) = reads.get(r) else {
+                return Readers::Many;
+            };
             if read.reg != reg || !read.lanes.iter().any(|l| open.contains(l)) {
                 continue;
             }
             if crossed || reader.is_some() || !read.lanes.iter().all(|l| open.contains(l)) {
-                return None;
+                return Readers::Many;
             }
             reader = Some(r);
         }
@@ -1551,14 +1660,19 @@ fn only_reader(
             Kind::Control(_) => {
                 // In a loop the value may go round to an earlier read.
                 if looped {
-                    return None;
+                    return Readers::Many;
                 }
                 crossed = true;
             }
             _ => {}
         }
     }
-    reader
+    match reader {
+        Some(r) => Readers::One(r),
+        // A value still live at the end of a loop's body may go round.
+        None if looped && !open.is_empty() => Readers::Many,
+        None => Readers::Unread,
+    }
 }
 
 /// Whether each statement is inside a loop.
@@ -1646,6 +1760,12 @@ fn taken(a: &Assign, v: &str, lanes: &[usize]) -> String {
         Width::Four => comps == [0, 1, 2, 3],
         Width::Scalar => comps.len() == 1,
     };
+    if !whole {
+        // `u.y` read at .xxx is `u.yyy`.
+        if let Some((base, lane)) = one_lane(v) {
+            return format!("{base}.{}", lane.to_string().repeat(comps.len()));
+        }
+    }
     let v = match atomic(v) {
         true => v.to_string(),
         false => format!("({v})"),
@@ -1657,6 +1777,21 @@ fn taken(a: &Assign, v: &str, lanes: &[usize]) -> String {
             comps.iter().map(|&c| LANES[c]).collect::<String>()
         ),
     }
+}
+
+/// `name.c` (a name, indexed or not, and one lane): the name and the lane.
+fn one_lane(v: &str) -> Option<(&str, char)> {
+    let (base, lane) = v.rsplit_once('.')?;
+    let mut chars = lane.chars();
+    let (Some(lane), None) = (chars.next(), chars.next()) else {
+        return None;
+    };
+    let plain = "xyzw".contains(lane)
+        && base.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && base
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '[' || c == ']');
+    plain.then_some((base, lane))
 }
 
 /// Whether `v` needs no parentheses to be an operand or take a swizzle: a name, a
@@ -1751,6 +1886,50 @@ enum Width {
     Lanes,
 }
 
+/// The register lanes read at destination `lanes` through `p`'s swizzle.
+fn picked_lanes(p: &Param, lanes: &[usize]) -> Vec<usize> {
+    lanes
+        .iter()
+        .map(|&l| usize::from((p.swizzle() >> (2 * l)) & 3))
+        .collect()
+}
+
+/// A constant register [`register_of`] wrote as a narrower value padded with 0
+/// (`float4(v, 0, 0)`) or as a matrix's column (`m._m02_m12_m22_m32`), read at `lanes`
+/// that value has: the value's own lanes (`v.yx`, `m._m12_m02`).
+fn lanes_of_constant(reg: &str, lanes: &[usize]) -> Option<String> {
+    if let Some(inner) = reg
+        .strip_prefix("float4(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        let (base, width) = match () {
+            _ if inner.ends_with(", 0, 0, 0") => (inner.strip_suffix(", 0, 0, 0")?, 1),
+            _ if inner.ends_with(", 0, 0") => (inner.strip_suffix(", 0, 0")?, 2),
+            _ if inner.ends_with(", 0") => (inner.strip_suffix(", 0")?, 3),
+            _ => return None,
+        };
+        if base.contains(',') || base.contains('(') || lanes.iter().any(|&l| l >= width) {
+            return None;
+        }
+        let identity = lanes.len() == width && lanes.iter().copied().eq(0..width);
+        return Some(match (identity, width) {
+            (true, _) => base.to_string(),
+            (false, 1) => format!("{base}.{}", "x".repeat(lanes.len())),
+            _ => format!(
+                "{base}.{}",
+                lanes.iter().map(|&l| LANES[l]).collect::<String>()
+            ),
+        });
+    }
+    let (base, swizzle) = reg.rsplit_once("._m")?;
+    let parts: Vec<&str> = swizzle.split("_m").collect();
+    if parts.len() < 4 || lanes.len() == 4 && lanes.iter().copied().eq(0..4) {
+        return None;
+    }
+    let picked: Vec<String> = lanes.iter().map(|&l| format!("_m{}", parts[l])).collect();
+    Some(format!("{base}.{}", picked.concat()))
+}
+
 /// Float registers one value of type `ti` takes (one element of an array).
 fn registers_one(ti: &TypeInfo) -> u32 {
     if !ti.members.is_empty() {
@@ -1805,13 +1984,24 @@ fn register_of(base: &str, ti: &TypeInfo, at: u32) -> Option<String> {
         }
         format!("float4({})", parts.join(", "))
     };
+    let padded = |v: String, width: u32| match width {
+        4 => v,
+        1 => format!("float4({v}, 0, 0, 0)"),
+        2 => format!("float4({v}, 0, 0)"),
+        _ => format!("float4({v}, 0)"),
+    };
     Some(match ti.class {
         Class::MATRIX_ROWS if cols == 4 => format!("{base}[{at}]"),
-        Class::MATRIX_ROWS => pad((0..cols).map(|j| format!("{base}[{at}][{j}]")).collect()),
+        Class::MATRIX_ROWS => padded(format!("{base}[{at}]"), cols.min(4)),
+        // A column: the matrix's lanes of it, zero-based (`_m02_m12_m22_m32`).
+        Class::MATRIX_COLUMNS if rows == 4 => {
+            let lanes: String = (0..rows).map(|i| format!("_m{i}{at}")).collect();
+            format!("{base}.{lanes}")
+        }
         Class::MATRIX_COLUMNS => pad((0..rows).map(|i| format!("{base}[{i}][{at}]")).collect()),
         _ if cols == 4 => base.to_string(),
         _ if cols == 1 => format!("{base}.xxxx"),
-        _ => pad((0..cols).map(|j| format!("{base}[{j}]")).collect()),
+        _ => padded(base.to_string(), cols),
     })
 }
 
@@ -1945,12 +2135,9 @@ fn float_text(v: f32) -> String {
             "(-1.0 / 0.0)".into()
         };
     }
-    let s = format!("{v:?}");
-    if v.is_sign_negative() {
-        format!("({s})")
-    } else {
-        s
-    }
+    // A negative literal is no operand on its own: `atomic` says so, and it is put in
+    // parentheses where it is substituted.
+    format!("{v:?}")
 }
 
 #[cfg(test)]
