@@ -74,8 +74,15 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
         d.declare(ins)?;
     }
     d.relative_base = d.loose_array(&instructions);
-    for ins in &instructions {
-        d.statement(ins)?;
+    let mut at = 0;
+    while at < instructions.len() {
+        at += match d.merged_product(&instructions[at..])? {
+            0 => {
+                d.statement(instructions[at])?;
+                1
+            }
+            n => n,
+        };
     }
     let code = instructions
         .iter()
@@ -622,6 +629,69 @@ impl Decompiler {
         Ok(Some(text))
     }
 
+    /// A run of `dp4` (or `dp3`) that writes x, y, z… of one register from one vector and
+    /// the registers of a table matrix one after another, as one `mul`: how many
+    /// instructions it took (0: none).
+    fn merged_product(&mut self, run: &[&Instruction]) -> Result<usize, DecompileError> {
+        let first = run[0];
+        let width = match first.opcode() {
+            0x09 => 4,
+            0x08 => 3,
+            _ => return Ok(0),
+        };
+        let Some(ops) = first.operands.as_ref() else {
+            return Ok(0);
+        };
+        let (Some(dst), [vector, matrix, ..]) = (ops.dst, ops.srcs.as_slice()) else {
+            return Ok(0);
+        };
+        let same_register = |a: &Param, b: &Param| {
+            a.register_type_value() == b.register_type_value() && a.number() == b.number()
+        };
+        let mut n = 0;
+        for (k, ins) in run.iter().enumerate().take(4) {
+            let Some(o) = ins.operands.as_ref() else {
+                break;
+            };
+            let (Some(d), [v, m, ..]) = (o.dst, o.srcs.as_slice()) else {
+                break;
+            };
+            let fits = ins.opcode() == first.opcode()
+                && o.predicate.is_none()
+                && same_register(&d, &dst)
+                && d.write_mask() == 1 << k
+                && d.result_modifiers() == dst.result_modifiers()
+                && d.shift() == dst.shift()
+                && v.token == vector.token
+                && v.relative == vector.relative
+                && !m.is_relative()
+                && m.register_type() == Some(RegisterType::Const)
+                && m.number() == matrix.number() + k as u32;
+            if !fits {
+                break;
+            }
+            n += 1;
+        }
+        // The vector must be read before any lane of it is written.
+        if n < 2 || same_register(vector, &dst) {
+            return Ok(0);
+        }
+        let mut merged = first.clone();
+        if let Some(o) = merged.operands.as_mut() {
+            if let Some(d) = o.dst.as_mut() {
+                d.token = (d.token & !0xF_0000) | (((1u32 << n) - 1) << 16);
+            }
+        }
+        let srcs = ops.srcs.clone();
+        match self.product(&merged, &srcs, n as u32, width)? {
+            Some(v) => {
+                self.assign_as(&merged, v, Width::Lanes)?;
+                Ok(n)
+            }
+            None => Ok(0),
+        }
+    }
+
     /// The lane `p` selects when it reads a `def` whose x, y and z (swizzled and
     /// modified) are one 1 and two 0s.
     fn unit_lane(&self, p: &Param) -> Option<usize> {
@@ -1006,14 +1076,14 @@ impl Decompiler {
                 let a = wide(self)?;
                 Some(a[0].clone())
             }
-            "add" => wide(self)?.join(" + ").into(),
+            "add" => broadcast(wide(self)?).join(" + ").into(),
             "sub" => {
-                let a = wide(self)?;
+                let a = broadcast(wide(self)?);
                 Some(format!("{} - {}", a[0], a[1]))
             }
-            "mul" => wide(self)?.join(" * ").into(),
+            "mul" => broadcast(wide(self)?).join(" * ").into(),
             "mad" => {
-                let a = wide(self)?;
+                let a = broadcast(wide(self)?);
                 Some(format!("{} * {} + {}", a[0], a[1], a[2]))
             }
             "min" | "max" => {
@@ -1732,7 +1802,34 @@ fn render(
         match into.get(n).copied().flatten().map(|s| &stmts[s].kind) {
             Some(Kind::Assign(a)) => {
                 let v = render(&a.value, stmts, reads, into, named);
-                out.push_str(&taken(a, &v, &read.lanes));
+                let t = taken(a, &v, &read.lanes);
+                // A product or a sum needs no parentheses where an operator of its own
+                // level or a lower one stands on each side.
+                let bare = t
+                    .strip_prefix('(')
+                    .and_then(|x| x.strip_suffix(')'))
+                    .filter(|inner| {
+                        format!("({inner})") == t && atomic(&t) && !inner.starts_with('-')
+                    });
+                // Bare only where the text parses to the same order of operations:
+                // `(a * b) * c`, `x + (a * b)`, `(a + b) - c` (floats do not reassociate).
+                let before = out.trim_end();
+                let after = rest.trim_start();
+                let leftmost = before.is_empty() || before.ends_with(['(', ',', '=']);
+                let after_sum = before.ends_with(" +") || before.ends_with(" -");
+                let ends = after.is_empty()
+                    || after.starts_with([')', ',', ';'])
+                    || after.starts_with("+ ")
+                    || after.starts_with("- ");
+                match bare.map(|inner| (inner, top_level(inner))) {
+                    Some((inner, Level::Product))
+                        if (leftmost || after_sum) && (ends || after.starts_with("* ")) =>
+                    {
+                        out.push_str(inner)
+                    }
+                    Some((inner, Level::Sum)) if leftmost && ends => out.push_str(inner),
+                    _ => out.push_str(&t),
+                }
             }
             _ => {
                 named.insert(read.reg);
@@ -1765,6 +1862,17 @@ fn taken(a: &Assign, v: &str, lanes: &[usize]) -> String {
         if let Some((base, lane)) = one_lane(v) {
             return format!("{base}.{}", lane.to_string().repeat(comps.len()));
         }
+        // A literal's lanes are a literal.
+        if let Some(values) = literal_values(v) {
+            let picked: Option<Vec<f32>> = comps.iter().map(|&c| values.get(c).copied()).collect();
+            if let Some(picked) = picked {
+                let text = literal(&picked);
+                return match atomic(&text) {
+                    true => text,
+                    false => format!("({text})"),
+                };
+            }
+        }
     }
     let v = match atomic(v) {
         true => v.to_string(),
@@ -1776,6 +1884,67 @@ fn taken(a: &Assign, v: &str, lanes: &[usize]) -> String {
             "{v}.{}",
             comps.iter().map(|&c| LANES[c]).collect::<String>()
         ),
+    }
+}
+
+/// The operands of an arithmetic operator with a literal whose lanes are all one value
+/// written as that value (`x * 0.5`), while another operand is no literal and keeps the
+/// result as wide.
+fn broadcast(operands: Vec<String>) -> Vec<String> {
+    let scalar = |o: &String| {
+        let v = literal_values(o)?;
+        (v.len() > 1 && v.iter().all(|x| x.to_bits() == v[0].to_bits())).then(|| float_text(v[0]))
+    };
+    if operands.iter().all(|o| literal_values(o).is_some()) {
+        return operands;
+    }
+    operands
+        .into_iter()
+        .map(|o| scalar(&o).unwrap_or(o))
+        .collect()
+}
+
+/// The values of a literal [`literal`] wrote (`float3(1.0, -0.5, 0.0)`, `2.0`).
+fn literal_values(v: &str) -> Option<Vec<f32>> {
+    let inner = match v.strip_prefix("float") {
+        Some(rest) => rest.get(1..)?.strip_prefix('(')?.strip_suffix(')')?,
+        None => v,
+    };
+    inner.split(", ").map(|x| x.parse::<f32>().ok()).collect()
+}
+
+/// The operators at the top level of an expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// `a * b * c`
+    Product,
+    /// `a + b - c`, `a * b + c`
+    Sum,
+    /// anything else (`?:`, `/`, comparisons)
+    Other,
+}
+
+fn top_level(v: &str) -> Level {
+    let mut depth = 0;
+    let (mut product, mut sum) = (false, false);
+    let bytes = v.as_bytes();
+    for (i, &c) in bytes.iter().enumerate() {
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            _ if depth > 0 => {}
+            b'*' if i > 0 && bytes[i - 1] == b' ' => product = true,
+            b'+' | b'-' if i > 0 && bytes[i - 1] == b' ' && bytes.get(i + 1) == Some(&b' ') => {
+                sum = true
+            }
+            b'/' | b'?' | b'<' | b'>' | b'=' | b'!' | b'&' | b'|' => return Level::Other,
+            _ => {}
+        }
+    }
+    match (product, sum) {
+        (_, true) => Level::Sum,
+        (true, false) => Level::Product,
+        _ => Level::Other,
     }
 }
 
@@ -2169,6 +2338,55 @@ mod tests {
             }
         }
         crate::shader::d3d9::ctab::replace_ctab(original, &table.encode()).unwrap()
+    }
+
+    /// What a reader of the text sees: a transform by a table matrix as one `mul`, a value
+    /// read once written where it is read, a loop as a `for`, a predicated write as a
+    /// select; and it still runs as the original.
+    #[test]
+    fn the_text_reads_like_source_and_runs_as_the_original() {
+        let source =
+            "float4x4 wvp;\nfloat4 tint;\nvoid main(float4 pos : POSITION, float4 color : COLOR0, \
+                      out float4 oPos : POSITION, out float4 oColor : COLOR0)\n\
+                      { oPos = mul(pos, wvp); oColor = color * tint * 0.5; }\n";
+        let options = Options {
+            profile: "vs_2_0".into(),
+            ..Options::default()
+        };
+        let original = compile("t.hlsl", source, None, &options).unwrap().bytecode;
+        let d = decompiled(&original).unwrap();
+        assert!(d.text.contains("    oPos = mul(v0, wvp);\n"), "{}", d.text);
+        assert!(
+            d.text.contains("    oD0 = v1 * tint * 0.5;\n"),
+            "{}",
+            d.text
+        );
+        assert!(
+            d.text
+                .starts_with("// vs_2_0: decompiled by shaderfs (6 instructions, 2 statements)\n"),
+            "{}",
+            d.text
+        );
+        let back = compile("d.hlsl", &d.text, None, &options).unwrap().bytecode;
+        same_behaviour(&bound_as(&original, &back), &back, 8, 1).unwrap();
+
+        let looped = crate::shader::d3d9::asm::assemble(
+            "vs_3_0\ndcl_position v0\ndcl_position o0\ndefi i0, 3, 0, 1, 0\nmov r0, v0\n\
+             loop aL, i0\nadd r0, r0, c[aL + 2]\nendloop\nsetp_gt p0, r0, c0\n(p0) mov r0, c1\nmov o0, r0\n",
+        )
+        .unwrap();
+        let text = decompile(&looped).unwrap();
+        assert!(text.contains("for (int k0 = 0; k0 < 3; k0++)"), "{text}");
+        assert!(text.contains("r0 = p0 ? c1 : r0;"), "{text}");
+        let options = Options {
+            profile: "vs_3_0".into(),
+            ..Options::default()
+        };
+        let back = compile("d.hlsl", &text, None, &options)
+            .map_err(|f| f.render())
+            .unwrap()
+            .bytecode;
+        same_behaviour(&bound_as(&looped, &back), &back, 8, 2).unwrap();
     }
 
     /// Every D3D9 shader Microsoft's compilers made of the vkd3d corpus (SM2/3, and SM1 in
