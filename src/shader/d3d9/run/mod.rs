@@ -873,8 +873,14 @@ impl<'a> Machine<'a> {
                         OutputRegister::Depth => Some(Semantic::new(12, 0)),
                         OutputRegister::Output(_) => None,
                     };
+                    // oFog and oPts are scalar registers: the fixed-function stages read
+                    // their x alone (`dx9-graphics-reference-asm-vs-registers-vs-1-1.md`).
+                    let mask = match *reg {
+                        OutputRegister::Fog | OutputRegister::PointSize => 1,
+                        _ => 0xF,
+                    };
                     if let Some(s) = fixed {
-                        o.semantics.push((*reg, 0xF, s));
+                        o.semantics.push((*reg, mask, s));
                     }
                 }
                 for d in &self.prog.decls {
@@ -1909,6 +1915,23 @@ mod tests {
         let i = with(&[(0, [0.0; 4])]);
         assert_eq!(out(&p, &i, OPOS), [f32::INFINITY; 4]);
         assert!(out(&p, &i, OutputRegister::Texcoord(0))[0].is_nan());
+    }
+
+    /// oFog and oPts are read by their x alone, whatever else the shader writes there.
+    #[test]
+    fn fog_and_point_size_are_scalars() {
+        let p = program("vs_2_0\ndcl_position v0\nmov oPos, c0\nmov oFog, c0\nmov oPts, c0\n");
+        let o = p.run(&with(&[(0, [1.0, 2.0, 3.0, 4.0])])).unwrap();
+        for usage in [Semantic::FOG, Semantic::PSIZE] {
+            assert_eq!(
+                o.by_semantic(Semantic::new(usage, 0)),
+                Some([1.0, 0.0, 0.0, 0.0])
+            );
+        }
+        assert_eq!(
+            o.by_semantic(Semantic::new(Semantic::POSITION, 0)),
+            Some([1.0, 2.0, 3.0, 4.0])
+        );
     }
 
     #[test]
