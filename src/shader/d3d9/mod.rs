@@ -23,6 +23,8 @@ mod comments;
 #[cfg(test)]
 mod corpus;
 #[cfg(test)]
+mod decompile_props;
+#[cfg(test)]
 mod goldens;
 #[cfg(test)]
 mod microsoft;

@@ -32,7 +32,7 @@ pub mod parse;
 mod peep;
 pub mod pp;
 #[cfg(test)]
-mod property;
+pub(crate) mod property;
 mod ps1;
 pub mod token;
 pub mod types;

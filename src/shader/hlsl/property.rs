@@ -34,14 +34,14 @@ use crate::shader::d3d9::{bytecode, validate};
 // ---------------------------------------------------------------------------------------
 // Generator of random numbers: splitmix64, seeded per case.
 
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed)
     }
 
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -50,27 +50,27 @@ impl Rng {
     }
 
     /// In `0..n`.
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 
     /// In `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
+    pub(crate) fn range(&mut self, lo: usize, hi: usize) -> usize {
         lo + self.below(hi - lo + 1)
     }
 
-    fn chance(&mut self, p: f64) -> bool {
+    pub(crate) fn chance(&mut self, p: f64) -> bool {
         ((self.next() >> 11) as f64) < p * (1u64 << 53) as f64
     }
 
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+    pub(crate) fn pick<T: Copy>(&mut self, items: &[T]) -> T {
         items[self.below(items.len())]
     }
 
     /// A value for an input or literal: mostly k/16 in [-4, 4] (exact, with zero and
     /// integers coming up, so exact sums, products and ties happen), sometimes any `f32`
     /// in that range.
-    fn value(&mut self) -> f32 {
+    pub(crate) fn value(&mut self) -> f32 {
         if self.chance(0.8) {
             (self.below(129) as f32 - 64.0) / 16.0
         } else {

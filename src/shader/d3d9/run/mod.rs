@@ -11,7 +11,9 @@
 //!
 //! Semantics chosen, as Direct3D 9 hardware and WARP behave:
 //! - IEEE single precision throughout (`0 × ∞` is NaN); `rcp 0` and `rsq 0` are +∞, `rsq`
-//!   and `log` take the absolute value, `log 0` is −∞, `exp` is the exact 2^x.
+//!   and `log` take the absolute value, `log 0` is −∞, `exp` is the exact 2^x; `pow` is
+//!   `exp(src1 × log(src0))`, the expansion `pow---vs.md` and `pow---ps.md` give (and
+//!   compilers write for HLSL's `pow`), so `0^0` is NaN.
 //! - Scalar sources (`rcp`, `rsq`, `exp`, `log`, `pow`, …) read the `.w` of the swizzled
 //!   source, as the D3D8/9 references' pseudo-code does (compilers write replicate
 //!   swizzles, where every component is the same).
@@ -873,8 +875,14 @@ impl<'a> Machine<'a> {
                         OutputRegister::Depth => Some(Semantic::new(12, 0)),
                         OutputRegister::Output(_) => None,
                     };
+                    // oFog and oPts are scalar registers: the fixed-function stages read
+                    // their x alone (`dx9-graphics-reference-asm-vs-registers-vs-1-1.md`).
+                    let mask = match *reg {
+                        OutputRegister::Fog | OutputRegister::PointSize => 1,
+                        _ => 0xF,
+                    };
                     if let Some(s) = fixed {
-                        o.semantics.push((*reg, 0xF, s));
+                        o.semantics.push((*reg, mask, s));
                     }
                 }
                 for d in &self.prog.decls {
@@ -1485,7 +1493,7 @@ impl Machine<'_> {
                     }
                     r
                 }
-                0x20 => splat(w(0).abs().powf(w(1))),
+                0x20 => splat((w(1) * log2_abs(w(0))).exp2()),
                 0x21 => {
                     let (x, y) = (a(0), a(1));
                     [
@@ -1511,6 +1519,10 @@ impl Machine<'_> {
                     x.map(|c| c * r)
                 }
                 0x25 => [w(0).cos(), w(0).sin(), 0.0, 0.0],
+                // From vs_2_0 on, expp and logp give 2^x and log2|x| in every component
+                // (`expp---vs.md`, `logp---vs.md`); vs_1_1's give a vector.
+                0x4E if version.major >= 2 => splat(w(0).exp2()),
+                0x4F if version.major >= 2 => splat(log2_abs(w(0))),
                 0x4E => {
                     let x = w(0);
                     [x.floor().exp2(), x - x.floor(), x.exp2(), 1.0]
@@ -1909,6 +1921,44 @@ mod tests {
         let i = with(&[(0, [0.0; 4])]);
         assert_eq!(out(&p, &i, OPOS), [f32::INFINITY; 4]);
         assert!(out(&p, &i, OutputRegister::Texcoord(0))[0].is_nan());
+    }
+
+    /// pow is exp(src1 × log(src0)), so 0^0 is NaN as compiled `pow()` gives; expp and
+    /// logp replicate 2^x and log2|x| from vs_2_0 on, where vs_1_1's give vectors.
+    #[test]
+    fn pow_expp_and_logp() {
+        let p = program(
+            "vs_2_0\ndcl_position v0\npow r0.x, c0.x, c0.y\npow r0.y, c0.z, c0.w\n\
+             expp r0.zw, c1.x\nmov oPos, r0\nlogp oT0, c1.y\n",
+        );
+        let i = with(&[(0, [0.0, 0.0, 2.0, 3.0]), (1, [2.5, -8.0, 0.0, 0.0])]);
+        let o = out(&p, &i, OPOS);
+        assert!(o[0].is_nan());
+        assert_eq!(o[1..], [8.0, 2.5f32.exp2(), 2.5f32.exp2()]);
+        assert_eq!(out(&p, &i, OutputRegister::Texcoord(0)), [3.0; 4]);
+        let p = program("vs_1_1\ndcl_position v0\nexpp oPos, c1.x\nlogp oT0, c1.y\n");
+        assert_eq!(out(&p, &i, OPOS), [4.0, 0.5, 2.5f32.exp2(), 1.0]);
+        assert_eq!(
+            out(&p, &i, OutputRegister::Texcoord(0)),
+            [3.0, 1.0, 3.0, 1.0]
+        );
+    }
+
+    /// oFog and oPts are read by their x alone, whatever else the shader writes there.
+    #[test]
+    fn fog_and_point_size_are_scalars() {
+        let p = program("vs_2_0\ndcl_position v0\nmov oPos, c0\nmov oFog, c0\nmov oPts, c0\n");
+        let o = p.run(&with(&[(0, [1.0, 2.0, 3.0, 4.0])])).unwrap();
+        for usage in [Semantic::FOG, Semantic::PSIZE] {
+            assert_eq!(
+                o.by_semantic(Semantic::new(usage, 0)),
+                Some([1.0, 0.0, 0.0, 0.0])
+            );
+        }
+        assert_eq!(
+            o.by_semantic(Semantic::new(Semantic::POSITION, 0)),
+            Some([1.0, 2.0, 3.0, 4.0])
+        );
     }
 
     #[test]
