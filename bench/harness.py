@@ -147,14 +147,7 @@ def prepare():
         if not dxil.is_dir():
             sys.exit(f"bench: {dxil} is missing: the SGD2 database is built from its DXIL programs")
         sh(f"{BIN} dev gen-sgd2 {gta} --full --dxil {dxil}")
-    sdp = WORK / "Shaders"
-    if not sdp.exists():
-        d3d9 = CORPUS / "d3d9" / "compiled"
-        source = d3d9 if d3d9.is_dir() else ROOT / "examples"
-        if source == ROOT / "examples":
-            sh(f"{BIN} extract {ROOT}/examples/shaderpackage-example.sdp shaders -C {WORK}/example-shaders")
-            source = WORK / "example-shaders"
-        sh(f"{BIN} dev gen-sdp {sdp} --d3d9 {source}")
+    sdp = sdp_packages()
     for name, src in (("gta", gta), ("sdp", sdp)):
         out = WORK / f"{name}-extracted"
         img = WORK / f"{name}.squashfs"
@@ -166,6 +159,22 @@ def prepare():
         if not img.exists():
             sh(f"mksquashfs {out} {img} -quiet -noappend -comp gzip")
     return gta, sdp
+
+
+def sdp_packages():
+    """The Oblivion-sized set of packages (`shaderfs dev gen-sdp`: 19 packages, 6,000
+    shaders) around the corpus's compiled shaders, or the example package's where the
+    corpus is missing; generated once into WORK."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    sdp = WORK / "Shaders"
+    if not sdp.exists():
+        d3d9 = CORPUS / "d3d9" / "compiled"
+        source = d3d9 if d3d9.is_dir() else ROOT / "examples"
+        if source == ROOT / "examples":
+            sh(f"{BIN} extract {ROOT}/examples/shaderpackage-example.sdp shaders -C {WORK}/example-shaders")
+            source = WORK / "example-shaders"
+        sh(f"{BIN} dev gen-sdp {sdp} --d3d9 {source}")
+    return sdp
 
 
 def squash_mount(img, mnt):
@@ -883,6 +892,68 @@ def hlsl_compiler(res):
              f"{ours_took:.0f} s of it)" + (f"; Microsoft's compiler not measured: {why}" if why else ""))
 
 
+def decompiler(res, sdp):
+    """l. The D3D9 decompiler (issue 28) against the disassembler over every shader of each
+    package, in process for both (`shaderfs dev decompile-time`: the library calls the
+    `asm/` view and a decompiled view make, no process start-up), target 2x; and a mount of
+    a package with its first listing, which renders no view and so decompiles nothing."""
+    packages = sorted(sdp.glob("*.sdp"))
+    passes = 3
+    figures = {}  # package: ([disassembly us], [decompile us]) of each pass
+    shaders = refused = 0
+    for _ in range(passes):
+        out = sh(f"{BIN} dev decompile-time {' '.join(map(str, packages))} -n {DECOMPILE_RUNS}")
+        lines = out.stdout.splitlines()
+        if len(lines) != len(packages):
+            sys.exit(f"bench: dev decompile-time printed {len(lines)} lines for {len(packages)} packages")
+        shaders = refused = 0
+        for line in lines:
+            path, count, refusals, listing, decompiling = line.split("\t")
+            shaders += int(count)
+            refused += int(refusals)
+            lists, decompiles = figures.setdefault(path, ([], []))
+            lists.append(float(listing))
+            decompiles.append(float(decompiling))
+    listing = sum(median(l) for l, _ in figures.values()) / 1000
+    decompiling = sum(median(d) for _, d in figures.values()) / 1000
+    res.add(f"{DECOMPILE_MARK}decompiling every shader of the {len(packages)} packages "
+            f"({shaders:,} shaders), in process", decompiling,
+            "disassembling the same shaders (`asm/` view)", listing, 2.0)
+    ratios = sorted(median(d) / median(l) for l, d in figures.values())
+    res.note(f"{DECOMPILE_MARK}decompiler against disassembler: per package {ratios[0]:.2f}x to "
+             f"{ratios[-1]:.2f}x (median {median(ratios):.2f}x); per shader "
+             f"{decompiling * 1000 / shaders:.0f} us against {listing * 1000 / shaders:.0f} us; "
+             f"{refused} of the {shaders:,} shaders refused by the decompiler (their time "
+             f"counted); each package the mean of {DECOMPILE_RUNS} passes, the median of "
+             f"{passes} runs; the packages are `dev gen-sdp`'s, around the corpus's compiled "
+             f"shaders (the corpus holds no .sdp)")
+    if not CAN_DROP:
+        res.note(f"{DECOMPILE_MARK}mount of a package not measured: not root")
+        return
+    package = packages[0]
+    mnt = WORK / "mnt-decompile"
+    mount_ = f"{BIN} mount {package} {mnt} -o ro"
+    listed, read = [], []
+    for _ in range(RUNS):
+        for cmd, times in ((f"ls {mnt} {mnt}/asm | wc -l", listed),
+                           (f"cat {mnt}/asm/* | wc -c", read)):
+            unmount(mnt)
+            mnt.mkdir(parents=True, exist_ok=True)
+            times.append(timed(f"{mount_} && {cmd}"))
+    unmount(mnt)
+    alone = median(figures[str(package)][1]) / 1000
+    res.note(f"{DECOMPILE_MARK}mounting a package renders no view, so it decompiles nothing: "
+             f"mount + `ls` of {package.name} and of its asm/ takes {median(listed) * 1000:.1f} "
+             f"ms, mount + reading every asm/ view (each shader disassembled as it is read) "
+             f"{median(read) * 1000:.1f} ms (warm, medians of {RUNS}); decompiling its shaders "
+             f"alone takes {alone:.1f} ms in process")
+
+
+DECOMPILE_MARK = "l. "
+# Passes `dev decompile-time` times for each package (after one not counted).
+DECOMPILE_RUNS = int(os.environ.get("BENCH_DECOMPILE_RUNS", "5"))
+
+
 def built_from():
     """The commit measured, and whether the tree had changes then (this table itself,
     left from the run before, is no change to what was measured)."""
@@ -935,13 +1006,14 @@ def table_rows(res):
     return out
 
 
-def merge_hlsl_report(res, started, built):
-    """`bench/run hlsl`: the HLSL compiler's rows and notes of this run in place of those in
-    results.md, every other row and note kept as the full run that wrote them left them,
-    and a line in the header saying which run and commit the HLSL rows come from."""
+def merge_section_report(res, started, built, section):
+    """`bench/run SECTION`: that section's rows and notes of this run in place of those in
+    results.md, every other row and note kept as the run that wrote them left them, and a
+    line in the header saying which run and commit the section's rows come from."""
+    mark, what, _ = SECTIONS[section]
     commit, dirty = built
     when = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))
-    header = (f"- {HLSL_MARK}rows (the HLSL compiler): from `bench/run hlsl` on {when}, commit "
+    header = (f"- {mark}rows ({what}): from `bench/run {section}` on {when}, commit "
               f"{commit}{' (with uncommitted changes)' if dirty else ''}; the other rows are from "
               f"the full run above")
     old = RESULTS.read_text().splitlines() if RESULTS.exists() else []
@@ -949,8 +1021,7 @@ def merge_hlsl_report(res, started, built):
         old = ["# shaderfs benchmark results", "",
                "| measurement | shaderfs | peer | peer value | ratio | target | met |",
                "|---|---|---|---|---|---|---|", "", "## Notes", ""]
-    kept = [line for line in old
-            if not line.startswith((f"| {HLSL_MARK}", f"- {HLSL_MARK}"))]
+    kept = [line for line in old if not line.startswith((f"| {mark}", f"- {mark}"))]
     # The header: after its last `- ` line before the table.
     table_at = next(i for i, line in enumerate(kept) if line.startswith("| measurement |"))
     at = max((i for i in range(table_at) if kept[i].startswith("- ")), default=0)
@@ -965,7 +1036,16 @@ def merge_hlsl_report(res, started, built):
                     default=notes_at + 1)
     kept[last_note + 1:last_note + 1] = [f"- {n}" for n in res.notes]
     RESULTS.write_text("\n".join(kept).rstrip("\n") + "\n")
-    print(f"merged the HLSL rows into {RESULTS}")
+    print(f"merged the rows of {what} into {RESULTS}")
+
+
+# The sections `bench/run SECTION` runs alone: the mark their rows and notes begin with,
+# what they measure, and how.
+SECTIONS = {
+    "hlsl": (HLSL_MARK, "the HLSL compiler", hlsl_compiler),
+    "decompile": (DECOMPILE_MARK, "the D3D9 decompiler",
+                  lambda res: decompiler(res, sdp_packages())),
+}
 
 
 URING = Path("/sys/module/fuse/parameters/enable_uring")
@@ -995,12 +1075,13 @@ def main():
     res = Results()
     built = built_from()
     sections = sys.argv[1:]
-    if sections == ["hlsl"]:
-        hlsl_compiler(res)
-        merge_hlsl_report(res, started, built)
+    if len(sections) == 1 and sections[0] in SECTIONS:
+        SECTIONS[sections[0]][2](res)
+        merge_section_report(res, started, built, sections[0])
         return
     if sections:
-        sys.exit(f"bench: unknown section {' '.join(sections)} (`hlsl`, or none for all)")
+        sys.exit(f"bench: unknown section {' '.join(sections)} "
+                 f"({', '.join(f'`{s}`' for s in SECTIONS)}, or none for all)")
     was = uring_for_the_run(res)
     try:
         run_all(res)
@@ -1032,6 +1113,7 @@ def run_all(res):
     hostile(res, gta, sdp)
     sha_check(res)
     hlsl_compiler(res)
+    decompiler(res, sdp)
     techniques(res, gta, sdp)
     for m in WORK.glob("mnt-*"):
         unmount(m)

@@ -1,5 +1,6 @@
 //! `shaderfs dev …`: test data for the project's tests and benchmarks, built around real
-//! compiled shaders, and the HLSL compiler's time per compile for the benchmark.
+//! compiled shaders, the HLSL compiler's time per compile, and the D3D9 decompiler's
+//! against the disassembler's, for the benchmark.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -7,7 +8,7 @@ use std::time::Instant;
 
 use shaderfs::archive::{sdp, sgd2, sha};
 use shaderfs::mount::{Failure, EXIT_MALFORMED};
-use shaderfs::shader::d3d9::disasm;
+use shaderfs::shader::d3d9::{decompile, disasm};
 use shaderfs::shader::hlsl::compile::{compile, Options};
 
 use super::output::{count, print, size, thousands};
@@ -259,4 +260,57 @@ fn parse_line(line: &str) -> Option<TimedCompile> {
         flags,
         golden,
     })
+}
+
+/// `dev decompile-time PACKAGE… -n N`: for each `.sdp` package, every shader disassembled
+/// (`disasm::disassemble`, what the `asm/` view shows) and decompiled
+/// (`decompile::decompile`), in this process: the microseconds each takes for all of the
+/// package's shaders, the mean of N passes after one not counted (which also counts the
+/// shaders the decompiler refuses; their time is in the figure, as a view of them would
+/// pay it). Passes alternate between the two, so that neither has the caches to itself.
+pub fn decompile_time(packages: &[PathBuf], runs: u32) -> Result<(), Failure> {
+    let mut out = String::new();
+    for path in packages {
+        let bytes =
+            std::fs::read(path).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))?;
+        let index = sdp::read::index(&bytes).map_err(|e| Failure {
+            code: EXIT_MALFORMED,
+            message: format!("{}: {e}", path.display()),
+        })?;
+        let shaders: Vec<&[u8]> = index
+            .records
+            .iter()
+            .map(|r| &bytes[r.data.clone()])
+            .collect();
+        let refused = shaders
+            .iter()
+            .filter(|s| decompile::decompile(s).is_err())
+            .count();
+        for s in &shaders {
+            let _ = std::hint::black_box(disasm::disassemble(s));
+        }
+        let (mut listing, mut decompiling) = (0.0, 0.0);
+        for _ in 0..runs {
+            let start = Instant::now();
+            for s in &shaders {
+                let _ = std::hint::black_box(disasm::disassemble(s));
+            }
+            listing += start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            for s in &shaders {
+                let _ = std::hint::black_box(decompile::decompile(s));
+            }
+            decompiling += start.elapsed().as_secs_f64();
+        }
+        let per_pass = |total: f64| total * 1e6 / f64::from(runs);
+        let _ = writeln!(
+            out,
+            "{}\t{}\t{refused}\t{:.1}\t{:.1}",
+            path.display(),
+            shaders.len(),
+            per_pass(listing),
+            per_pass(decompiling)
+        );
+    }
+    print(out.as_bytes())
 }
