@@ -31,10 +31,10 @@ use super::ctab::{replace_ctab, Class, Constant, ConstantTable, ParamType, Regis
 use super::decompile::decompile;
 use super::disasm::format_float;
 use super::limits::{limits, ModelLimits, Slots, Swizzles};
-use super::opcodes::{by_mnemonic, Class as SlotClass, OpcodeInfo};
+use super::opcodes::{by_mnemonic, OpcodeInfo};
 use super::registers::{register_name, RegisterType};
 use super::syntax::{format_mask, format_swizzle};
-use super::validate::validate;
+use super::validate::{add_slots, validate, SlotUsage};
 use crate::shader::hlsl::behaviour::same_behaviour;
 use crate::shader::hlsl::compile::{compile, Options};
 use crate::shader::hlsl::property::Rng;
@@ -263,8 +263,8 @@ struct Generator {
     outputs: Vec<(Reg, u8)>,
     /// The constant table: uniforms, matrix rows, samplers.
     table: Vec<Constant>,
-    arithmetic: u32,
-    texture: u32,
+    /// Instruction slots used so far.
+    used: SlotUsage,
 }
 
 /// A table entry for `elements` float4 registers from `c{index}` (an array when more
@@ -327,8 +327,7 @@ impl Generator {
             temps: Vec::new(),
             outputs: Vec::new(),
             table: Vec::new(),
-            arithmetic: 0,
-            texture: 0,
+            used: SlotUsage::default(),
         };
         g.declare_inputs();
         g.define_constants();
@@ -556,17 +555,11 @@ impl Generator {
     /// arithmetic slots.
     fn fits(&self, row: &OpcodeInfo, body: bool) -> bool {
         let share = |n: u32| if body { n / 2 } else { n };
-        let cost = row.slots(self.v);
-        let (a, t) = match row.class {
-            SlotClass::Arithmetic => (cost, 0),
-            SlotClass::Texture => (0, cost),
-            SlotClass::TextureAndArithmetic => (1, 1),
-            _ => (0, 0),
-        };
+        let mut u = self.used;
+        add_slots(&mut u, row, self.v);
         match self.lim.slots {
             Slots::Total(n, cap) => {
-                let n = cap.map_or(n, |c| c.guaranteed);
-                self.arithmetic + self.texture + a + t <= share(n)
+                u.texture + u.arithmetic <= share(cap.map_or(n, |c| c.guaranteed))
             }
             Slots::Split {
                 texture,
@@ -575,21 +568,12 @@ impl Generator {
             | Slots::PerPhase {
                 texture,
                 arithmetic,
-            } => self.arithmetic + a <= share(arithmetic) && self.texture + t <= share(texture),
+            } => u.arithmetic <= share(arithmetic) && u.texture <= share(texture),
         }
     }
 
     fn commit(&mut self, made: Made) {
-        let cost = made.row.slots(self.v);
-        match made.row.class {
-            SlotClass::Arithmetic => self.arithmetic += cost,
-            SlotClass::Texture => self.texture += cost,
-            SlotClass::TextureAndArithmetic => {
-                self.arithmetic += 1;
-                self.texture += 1;
-            }
-            _ => {}
-        }
+        add_slots(&mut self.used, made.row, self.v);
         if let Some(t) = made.temp {
             match self.temps.iter_mut().find(|x| x.n == t.n) {
                 Some(x) => *x = t,

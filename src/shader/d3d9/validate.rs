@@ -36,7 +36,8 @@ pub fn slot_usage(shader: &Shader) -> SlotUsage {
     u
 }
 
-fn add_slots(u: &mut SlotUsage, info: &super::opcodes::OpcodeInfo, v: Version) {
+/// Adds the slots `info` costs in `v` to `u`.
+pub(super) fn add_slots(u: &mut SlotUsage, info: &super::opcodes::OpcodeInfo, v: Version) {
     let n = info.slots(v);
     match info.class {
         Class::Arithmetic => u.arithmetic += n,
