@@ -299,7 +299,8 @@ fn hlsl_written_into_an_asm_effect_is_compiled_into_its_block_and_reads_back() {
 /// as a modder writes it into the ps.1.3 block of a FlatOut effect.
 const CAR_BODY_PS: &str = include_str!("../examples/flatout/car_body_pixel.hlsl");
 
-const CAR_BODY_INPUTS: &str = r#"{
+/// The inputs of a FlatOut pixel shader of up to four textures.
+const FOUR_TEXTURES: &str = r#"{
   "inputs": {"COLOR0": [0.5, 0.25, 1, 0.75], "COLOR1": [0.125, 0.5, 0.25, 0.375],
              "TEXCOORD0": [0.25, 0.75, 0, 0], "TEXCOORD1": [1, 0.5, -0.25, 0],
              "TEXCOORD2": [0.75, 0.25, 0, 0], "TEXCOORD3": [-0.5, 1, 0.25, 0]},
@@ -329,7 +330,7 @@ fn hlsl_written_into_a_flatout_car_body_lands_in_its_ps_1_3_block() {
     fs::copy(corpus.join("demo_car_body.sha"), &effect).unwrap();
     let original = fs::read(&effect).unwrap();
     let inputs = tmp.path().join("inputs.json");
-    fs::write(&inputs, CAR_BODY_INPUTS).unwrap();
+    fs::write(&inputs, FOUR_TEXTURES).unwrap();
     let src = tmp.path().join("ps.hlsl");
     fs::write(&src, CAR_BODY_PS).unwrap();
     let mnt = tmp.path().join("mnt");
@@ -387,20 +388,6 @@ fn hlsl_written_into_a_flatout_car_body_lands_in_its_ps_1_3_block() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
-
-/// The inputs of a FlatOut pixel shader of up to four textures.
-const FOUR_TEXTURES: &str = r#"{
-  "inputs": {"COLOR0": [0.5, 0.25, 1, 0.75], "COLOR1": [0.125, 0.5, 0.25, 0.375],
-             "TEXCOORD0": [0.25, 0.75, 0, 0], "TEXCOORD1": [1, 0.5, -0.25, 0],
-             "TEXCOORD2": [0.75, 0.25, 0, 0], "TEXCOORD3": [-0.5, 1, 0.25, 0]},
-  "textures": {
-    "s0": {"width": 2, "height": 2, "filter": "point",
-           "texels": [[1, 0, 0, 1], [0, 1, 0, 0.5], [0, 0, 1, 1], [0.5, 0.5, 0.5, 0.25]]},
-    "s1": {"width": 1, "height": 1, "texels": [[0.25, 0.5, 0.75, 0.5]]},
-    "s2": {"width": 1, "height": 1, "texels": [[0.5, 0.375, 0.25, 1]]},
-    "s3": {"width": 1, "height": 1, "texels": [[0, 0, 0, 0.625]]}
-  }
-}"#;
 
 /// A FlatOut effect of the corpus (Zack's compiler: vs.1.1 and ps.1.3 asm blocks): its
 /// `vertex.hlsl` and `pixel.hlsl` are its blocks decompiled; saved back unchanged they

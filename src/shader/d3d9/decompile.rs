@@ -108,7 +108,6 @@ struct Decompiler {
     /// Input parameters: (declaration, name) by register key.
     inputs: BTreeMap<(u8, u32), (String, String)>,
     outputs: BTreeMap<(u8, u32), (String, String)>,
-    temps: BTreeSet<u32>,
     /// ps_1_x texture registers written by the shader (read as inputs before).
     texture_written: BTreeSet<u32>,
     /// Constants not in the table (declared by register).
@@ -119,10 +118,9 @@ struct Decompiler {
     /// register written by the shader), by the marker its text holds.
     reads: Vec<Read>,
     depth: usize,
-    /// The loops open, innermost last (each numbered: `aL0`, `k0`).
-    loops: Vec<usize>,
-    /// What each open loop does at the end of its body (`aL0 += 1;`).
-    steps: Vec<Option<String>>,
+    /// The loops open, innermost last: each one's number (`aL0`, `k0`) and what it does at
+    /// the end of its body (`aL0 += 1;`).
+    loops: Vec<(usize, Option<Kind>)>,
     next_loop: usize,
     /// The loops whose aL something reads at.
     counters_read: BTreeSet<usize>,
@@ -144,14 +142,12 @@ impl Decompiler {
             samplers: BTreeMap::new(),
             inputs: BTreeMap::new(),
             outputs: BTreeMap::new(),
-            temps: BTreeSet::new(),
             texture_written: BTreeSet::new(),
             loose: BTreeSet::new(),
             stmts: Vec::new(),
             reads: Vec::new(),
             depth: 1,
             loops: Vec::new(),
-            steps: Vec::new(),
             next_loop: 0,
             counters_read: BTreeSet::new(),
             relative_base: None,
@@ -317,20 +313,20 @@ impl Decompiler {
     }
 
     /// A float constant register as a `float4` expression.
-    fn float_const(&mut self, ins: &Instruction, n: u32) -> Result<String, DecompileError> {
+    fn float_const(&mut self, ins: &Instruction, n: u32) -> Result<Held, DecompileError> {
         if let Some(v) = self.defs.get(&n) {
-            return Ok(literal(v));
+            return Ok(Held::Whole(literal(v)));
         }
         let Some((c, at)) = self.constant(RegisterSet::FLOAT4, n) else {
             if let Some((base, len)) = self.relative_base {
                 if (base..base + len).contains(&n) {
-                    return Ok(format!("c{base}[{}]", n - base));
+                    return Ok(Held::Whole(format!("c{base}[{}]", n - base)));
                 }
             }
             self.loose.insert((RegisterType::Const as u8, n));
-            return Ok(format!("c{n}"));
+            return Ok(Held::Whole(format!("c{n}")));
         };
-        match register_of(&identifier(&c.name), &c.type_info, at) {
+        match register_of(&identifier(&c.name), &c.type_info, at, self.ps1()) {
             Some(e) => Ok(e),
             None => fail(ins, format!("reads c{n}, beyond what '{}' holds", c.name)),
         }
@@ -338,16 +334,20 @@ impl Decompiler {
 
     /// A register read, as a `float4` expression (before swizzle and modifier).
     fn register(&mut self, ins: &Instruction, p: &Param) -> Result<String, DecompileError> {
+        Ok(self.held(ins, p)?.float4())
+    }
+
+    /// What a register read holds, as the text names it.
+    fn held(&mut self, ins: &Instruction, p: &Param) -> Result<Held, DecompileError> {
         let ty = reg_type(ins, p)?;
         if p.is_relative() {
             return self.relative(ins, p, ty);
         }
         let n = p.number();
         let key = (p.register_type_value(), n);
-        Ok(match ty {
+        Ok(Held::Whole(match ty {
             RegisterType::Predicate => format!("p{n}"),
             RegisterType::Temp => {
-                self.temps.insert(n);
                 format!("r{n}")
             }
             RegisterType::Input => {
@@ -373,7 +373,7 @@ impl Decompiler {
             | RegisterType::Const3
             | RegisterType::Const4 => {
                 let n = n + ty.const_bank().unwrap_or(0) * 2048;
-                self.float_const(ins, n)?
+                return self.float_const(ins, n);
             }
             RegisterType::ConstInt => match self.defis.get(&n) {
                 Some(v) => format!("int4({}, {}, {}, {})", v[0], v[1], v[2], v[3]),
@@ -405,10 +405,11 @@ impl Decompiler {
                     .inputs
                     .entry(key)
                     .or_insert_with(|| (decl.to_string(), name.to_string()));
-                match n {
-                    0 => format!("float4({name}, 0, 0)"),
-                    _ => format!("{name}.xxxx"),
-                }
+                // vFace is one value every lane reads.
+                return Ok(match n {
+                    0 => Held::Value(name.clone(), 2, false),
+                    _ => Held::Value(name.clone(), 1, true),
+                });
             }
             _ => {
                 return fail(
@@ -416,7 +417,7 @@ impl Decompiler {
                     format!("reads a register of type {ty:?}, not decompiled yet"),
                 )
             }
-        })
+        }))
     }
 
     /// A relative read, `c[a0.x + n]` or `c[aL + n]`: an element of the constant array
@@ -427,7 +428,7 @@ impl Decompiler {
         ins: &Instruction,
         p: &Param,
         ty: RegisterType,
-    ) -> Result<String, DecompileError> {
+    ) -> Result<Held, DecompileError> {
         if ty != RegisterType::Const {
             return fail(ins, format!("a relative read of a {ty:?} register"));
         }
@@ -442,7 +443,7 @@ impl Decompiler {
             None => self.address(0),
             Some((Some(RegisterType::AddrOrTexture), lane)) => self.address(lane),
             Some((Some(RegisterType::Loop), _)) => match self.loops.last() {
-                Some(&id) => {
+                Some(&(id, _)) => {
                     self.counters_read.insert(id);
                     format!("aL{id}")
                 }
@@ -463,7 +464,7 @@ impl Decompiler {
                     ..ti.clone()
                 };
                 let base = format!("{}[{}]", identifier(&c.name), at(&index, k));
-                return register_of(&base, &one, 0)
+                return register_of(&base, &one, 0, self.ps1())
                     .map_or_else(|| fail(ins, "a relative read past its array"), Ok);
             }
             return fail(
@@ -475,7 +476,9 @@ impl Decompiler {
             );
         }
         match self.relative_base {
-            Some((base, _)) if n >= base => Ok(format!("c{base}[{}]", at(&index, n - base))),
+            Some((base, _)) if n >= base => {
+                Ok(Held::Whole(format!("c{base}[{}]", at(&index, n - base))))
+            }
             _ => fail(ins, "a relative read below the loose constants read so"),
         }
     }
@@ -517,61 +520,32 @@ impl Decompiler {
         p: &Param,
         lanes: &[usize],
     ) -> Result<String, DecompileError> {
-        let mut reg = self.register(ins, p)?;
+        let held = self.held(ins, p)?;
         let ty = reg_type(ins, p)?;
-        let scalar_lanes = lanes.iter().any(|&l| (p.swizzle() >> (2 * l)) & 3 != 0);
-        if ty != RegisterType::MiscType && scalar_lanes && reg.ends_with(".xxxx") && !self.ps1() {
-            // Past a scalar constant's x the register holds 0 (ps_1_x, which has no
-            // swizzles, reads whole registers: there the x is taken for every lane, and
-            // where that matters the behaviour test says so).
-            reg = format!("float4({}, 0, 0, 0)", reg.trim_end_matches(".xxxx"));
-        }
-        let def = match ty {
-            RegisterType::Const if !p.is_relative() => self.defs.get(&p.number()),
-            _ => None,
-        };
-        let swz = if let Some(values) = def {
+        let picked = picked_lanes(p, lanes);
+        let swz = if let Some(values) = self.def_read(p, &picked) {
             // A def's lanes, modified, as a literal of the width read.
-            let m = p.source_modifier();
-            let picked: Option<Vec<f32>> = lanes
-                .iter()
-                .map(|&l| {
-                    let v = values[usize::from((p.swizzle() >> (2 * l)) & 3)];
-                    modified_value(m, v, values[usize::from(m.clamp(9, 10)) - 7])
-                })
-                .collect();
-            return match picked {
+            return match values {
                 Some(v) => Ok(literal(&v)),
-                None => fail(ins, format!("source modifier {m} on a constant")),
+                None => fail(
+                    ins,
+                    format!("source modifier {} on a constant", p.source_modifier()),
+                ),
             };
-        } else if reg.ends_with(".xxxx")
-            && ty != RegisterType::Temp
-            && lanes.iter().all(|&l| (p.swizzle() >> (2 * l)) & 3 == 0)
-        {
-            // A scalar constant read at its x: as wide as read.
-            let scalar = reg.trim_end_matches(".xxxx").to_string();
-            let swz = match lanes.len() {
-                1 => String::new(),
-                n => format!(".{}", "x".repeat(n)),
-            };
-            let x = format!("{scalar}{swz}");
-            return modified(p.source_modifier(), &x, &x)
-                .map_or_else(|| fail(ins, "an unknown source modifier"), Ok);
-        } else if let Some(x) = lanes_of_constant(&reg, &picked_lanes(p, lanes)) {
-            // A vector, a matrix's row or column: its own lanes read.
-            return modified(p.source_modifier(), &x, &x)
+        } else if let Some(x) = held.lanes(&picked) {
+            // A scalar, a vector, a matrix's row or column: its own lanes read.
+            let m = p.source_modifier();
+            let by = held.lanes(&[usize::from(m.clamp(9, 10)) - 7]);
+            return modified(m, &x, by.as_deref().unwrap_or(&x))
                 .map_or_else(|| fail(ins, "an unknown source modifier"), Ok);
         } else if ty == RegisterType::ConstBool {
             String::new()
         } else if lanes.len() == 4 {
             swizzle_text(p.swizzle())
         } else {
-            let picked: String = lanes
-                .iter()
-                .map(|&l| LANES[usize::from((p.swizzle() >> (2 * l)) & 3)])
-                .collect();
-            format!(".{picked}")
+            format!(".{}", picked.iter().map(|&l| LANES[l]).collect::<String>())
         };
+        let reg = held.float4();
         let x = self.read_of(ins, p, &format!("{reg}{swz}"), lanes)?;
         let by = match p.source_modifier() {
             m @ (9 | 10) => {
@@ -695,21 +669,27 @@ impl Decompiler {
     /// The lane `p` selects when it reads a `def` whose x, y and z (swizzled and
     /// modified) are one 1 and two 0s.
     fn unit_lane(&self, p: &Param) -> Option<usize> {
+        let picked = self.def_read(p, &picked_lanes(p, &[0, 1, 2]))??;
+        let ones: Vec<usize> = (0..3).filter(|&i| picked[i] == 1.0).collect();
+        let zeros = picked.iter().filter(|&&v| v == 0.0).count();
+        (ones.len() == 1 && zeros == 2).then(|| ones[0])
+    }
+
+    /// What `p` reads of a `def` at register `lanes`, modified: `None` when it reads no
+    /// def, `Some(None)` under a modifier a constant cannot take.
+    fn def_read(&self, p: &Param, lanes: &[usize]) -> Option<Option<Vec<f32>>> {
         if p.register_type() != Some(RegisterType::Const) || p.is_relative() {
             return None;
         }
         let values = self.defs.get(&p.number())?;
         let m = p.source_modifier();
         let by = values[usize::from(m.clamp(9, 10)) - 7];
-        let picked: Vec<f32> = (0..3)
-            .map(|l| {
-                let v = values[usize::from((p.swizzle() >> (2 * l)) & 3)];
-                modified_value(m, v, by)
-            })
-            .collect::<Option<_>>()?;
-        let ones: Vec<usize> = (0..3).filter(|&i| picked[i] == 1.0).collect();
-        let zeros = picked.iter().filter(|&&v| v == 0.0).count();
-        (ones.len() == 1 && zeros == 2).then(|| ones[0])
+        Some(
+            lanes
+                .iter()
+                .map(|&l| modified_value(m, values[l], by))
+                .collect(),
+        )
     }
 
     /// `plain` (register `p` read at the destination's `lanes`), or for a register a
@@ -721,11 +701,7 @@ impl Decompiler {
         plain: &str,
         lanes: &[usize],
     ) -> Result<String, DecompileError> {
-        let picked = lanes
-            .iter()
-            .map(|&l| usize::from((p.swizzle() >> (2 * l)) & 3))
-            .collect();
-        self.read_lanes(ins, p, plain, picked)
+        self.read_lanes(ins, p, plain, picked_lanes(p, lanes))
     }
 
     /// `plain`, register `p` read at its `lanes`, or its marker.
@@ -829,10 +805,7 @@ impl Decompiler {
         let n = dst.number();
         let key = (dst.register_type_value(), n);
         let (name, reg_width) = match ty {
-            RegisterType::Temp => {
-                self.temps.insert(n);
-                (format!("r{n}"), 4)
-            }
+            RegisterType::Temp => (format!("r{n}"), 4),
             RegisterType::AddrOrTexture if self.pixel() => {
                 self.texture_written.insert(n);
                 (format!("t{n}"), 4)
@@ -1049,6 +1022,11 @@ impl Decompiler {
         }
         // A scalar operand: the component its replicate swizzle names.
         let x = |d: &mut Self, i: usize| d.source_at(ins, &ops.srcs[i], &[0]);
+        // `if_gt`, `break_ge`…: its two scalar operands compared.
+        let compared = |d: &mut Self| -> Result<String, DecompileError> {
+            let (a, b) = (x(d, 0)?, x(d, 1)?);
+            Ok(format!("{a} {} {b}", comparison(ins.controls())))
+        };
         // Component-wise: each source read at the lanes written, the value that wide.
         let lanes = self.lanes(ins);
         let wide = |d: &mut Self| -> Result<Vec<String>, DecompileError> {
@@ -1340,9 +1318,8 @@ impl Decompiler {
                 Ok(())
             }
             "if" => {
-                let (a, b) = (x(self, 0)?, x(self, 1)?);
-                let op = comparison(ins.controls());
-                self.open(&format!("if ({a} {op} {b})"));
+                let c = compared(self)?;
+                self.open(&format!("if ({c})"));
                 Ok(())
             }
             "else" => {
@@ -1370,22 +1347,17 @@ impl Decompiler {
                 let id = self.next_loop;
                 self.next_loop += 1;
                 if m == "loop" {
-                    self.line(&format!("int aL{id} = {};", i[1]));
+                    self.push(Kind::Counter(id, format!("int aL{id} = {};", i[1])));
                 }
                 self.open(&format!("for (int k{id} = 0; k{id} < {}; k{id}++)", i[0]));
-                self.loops.push(id);
-                if m == "loop" {
-                    self.steps.push(Some(format!("aL{id} += {};", i[2])));
-                } else {
-                    self.steps.push(None);
-                }
+                let step = (m == "loop").then(|| Kind::Counter(id, format!("aL{id} += {};", i[2])));
+                self.loops.push((id, step));
                 Ok(())
             }
             "endrep" | "endloop" => {
-                if let Some(Some(step)) = self.steps.pop() {
-                    self.line(&step);
+                if let Some((_, Some(step))) = self.loops.pop() {
+                    self.push(step);
                 }
-                self.loops.pop();
                 self.close();
                 Ok(())
             }
@@ -1394,9 +1366,8 @@ impl Decompiler {
                 Ok(())
             }
             "break" => {
-                let (a, b) = (x(self, 0)?, x(self, 1)?);
-                let op = comparison(ins.controls());
-                self.control(&format!("if ({a} {op} {b}) break;"));
+                let c = compared(self)?;
+                self.control(&format!("if ({c}) break;"));
                 Ok(())
             }
             "breakp" => {
@@ -1422,7 +1393,6 @@ impl Decompiler {
                 lanes: vec![0, 1, 2, 3],
                 plain: "r0".into(),
             });
-            self.temps.insert(0);
             self.push(Kind::Assign(Assign {
                 name: "oC0".into(),
                 reg_width: 4,
@@ -1440,16 +1410,11 @@ impl Decompiler {
         let mut statements = 0;
         let mut folded: BTreeSet<usize> = into.iter().flatten().copied().collect();
         folded.extend(dead);
-        // A loop's own aL, when nothing reads at it.
-        let unread_counter = |text: &str| {
-            (0..self.next_loop).any(|id| {
-                !self.counters_read.contains(&id)
-                    && (text.starts_with(&format!("int aL{id} = "))
-                        || text.starts_with(&format!("aL{id} += ")))
-            })
-        };
         for (i, stmt) in self.stmts.iter().enumerate() {
-            if folded.contains(&i) || matches!(&stmt.kind, Kind::Line(t) if unread_counter(t)) {
+            // A loop's own aL only when something reads at it.
+            let unread =
+                matches!(&stmt.kind, Kind::Counter(id, _) if !self.counters_read.contains(id));
+            if folded.contains(&i) || unread {
                 continue;
             }
             let render = |text: &str, named: &mut BTreeSet<(u8, u32)>| {
@@ -1457,7 +1422,7 @@ impl Decompiler {
             };
             let text = match &stmt.kind {
                 Kind::Control(text) => render(text, &mut named),
-                Kind::Line(text) => {
+                Kind::Line(text) | Kind::Counter(_, text) => {
                     statements += 1;
                     render(text, &mut named)
                 }
@@ -1559,6 +1524,8 @@ enum Kind {
     Line(String),
     /// A line of control flow; no value is moved across it.
     Control(String),
+    /// A statement of loop `id`'s aL counter (`int aL0 = 0;`, `aL0 += 1;`).
+    Counter(usize, String),
     Assign(Assign),
 }
 
@@ -1566,7 +1533,7 @@ impl Kind {
     /// The text its reads are in.
     fn text(&self) -> &str {
         match self {
-            Kind::Line(t) | Kind::Control(t) => t,
+            Kind::Line(t) | Kind::Control(t) | Kind::Counter(_, t) => t,
             Kind::Assign(a) => &a.value,
         }
     }
@@ -2063,42 +2030,6 @@ fn picked_lanes(p: &Param, lanes: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// A constant register [`register_of`] wrote as a narrower value padded with 0
-/// (`float4(v, 0, 0)`) or as a matrix's column (`m._m02_m12_m22_m32`), read at `lanes`
-/// that value has: the value's own lanes (`v.yx`, `m._m12_m02`).
-fn lanes_of_constant(reg: &str, lanes: &[usize]) -> Option<String> {
-    if let Some(inner) = reg
-        .strip_prefix("float4(")
-        .and_then(|r| r.strip_suffix(')'))
-    {
-        let (base, width) = match () {
-            _ if inner.ends_with(", 0, 0, 0") => (inner.strip_suffix(", 0, 0, 0")?, 1),
-            _ if inner.ends_with(", 0, 0") => (inner.strip_suffix(", 0, 0")?, 2),
-            _ if inner.ends_with(", 0") => (inner.strip_suffix(", 0")?, 3),
-            _ => return None,
-        };
-        if base.contains(',') || base.contains('(') || lanes.iter().any(|&l| l >= width) {
-            return None;
-        }
-        let identity = lanes.len() == width && lanes.iter().copied().eq(0..width);
-        return Some(match (identity, width) {
-            (true, _) => base.to_string(),
-            (false, 1) => format!("{base}.{}", "x".repeat(lanes.len())),
-            _ => format!(
-                "{base}.{}",
-                lanes.iter().map(|&l| LANES[l]).collect::<String>()
-            ),
-        });
-    }
-    let (base, swizzle) = reg.rsplit_once("._m")?;
-    let parts: Vec<&str> = swizzle.split("_m").collect();
-    if parts.len() < 4 || lanes.len() == 4 && lanes.iter().copied().eq(0..4) {
-        return None;
-    }
-    let picked: Vec<String> = lanes.iter().map(|&l| format!("_m{}", parts[l])).collect();
-    Some(format!("{base}.{}", picked.concat()))
-}
-
 /// Float registers one value of type `ti` takes (one element of an array).
 fn registers_one(ti: &TypeInfo) -> u32 {
     if !ti.members.is_empty() {
@@ -2119,16 +2050,64 @@ fn registers(ti: &TypeInfo) -> u32 {
     registers_one(ti).saturating_mul(u32::from(ti.elements.max(1)))
 }
 
-/// Register `at` of a value `base` of type `ti` as a `float4` expression: an element, a
-/// member, a matrix's row or column, a vector padded with 0.
-fn register_of(base: &str, ti: &TypeInfo, at: u32) -> Option<String> {
+/// What a register holds, as the text names it.
+enum Held {
+    /// A value of the first `width` lanes; the rest read 0, or, when `repeats`, the value
+    /// again (a ps_1_x scalar constant, read whole by an instruction without swizzles;
+    /// where that matters the behaviour test says so).
+    Value(String, usize, bool),
+    /// A column of a column-major matrix of four rows: its lanes by name (`_m02`).
+    Column(String, [String; 4]),
+    /// Anything else, as a `float4`.
+    Whole(String),
+}
+
+impl Held {
+    /// The register as a `float4` expression.
+    fn float4(&self) -> String {
+        match self {
+            Held::Value(v, 4, _) => v.clone(),
+            Held::Value(v, 1, true) => format!("{v}.xxxx"),
+            Held::Value(v, width, _) => format!("float4({v}{})", ", 0".repeat(4 - width)),
+            Held::Column(m, lanes) => format!("{m}.{}", lanes.concat()),
+            Held::Whole(v) => v.clone(),
+        }
+    }
+
+    /// The register read at its `lanes`, where the value names them itself (`u.yx`,
+    /// `m._m12_m02`); `None` where a `float4` and a swizzle say it.
+    fn lanes(&self, lanes: &[usize]) -> Option<String> {
+        match self {
+            Held::Value(v, width, _) if lanes.iter().all(|l| l < width) => {
+                let whole = lanes.iter().copied().eq(0..*width);
+                Some(match (whole, width) {
+                    (true, _) => v.clone(),
+                    (false, 1) => format!("{v}.{}", "x".repeat(lanes.len())),
+                    _ => format!(
+                        "{v}.{}",
+                        lanes.iter().map(|&l| LANES[l]).collect::<String>()
+                    ),
+                })
+            }
+            Held::Column(m, names) if !lanes.iter().copied().eq(0..4) => {
+                let picked: String = lanes.iter().map(|&l| names[l].as_str()).collect();
+                Some(format!("{m}.{picked}"))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Register `at` of a value `base` of type `ti`: an element, a member, a matrix's row or
+/// column, a vector (in `ps1`, a scalar repeats in every lane).
+fn register_of(base: &str, ti: &TypeInfo, at: u32, ps1: bool) -> Option<Held> {
     if ti.elements > 1 {
         let one = TypeInfo {
             elements: 1,
             ..ti.clone()
         };
         let per = registers_one(ti).max(1);
-        return register_of(&format!("{base}[{}]", at / per), &one, at % per);
+        return register_of(&format!("{base}[{}]", at / per), &one, at % per, ps1);
     }
     if !ti.members.is_empty() {
         let mut start = 0u32;
@@ -2139,38 +2118,28 @@ fn register_of(base: &str, ti: &TypeInfo, at: u32) -> Option<String> {
                     &format!("{base}.{}", identifier(&m.name)),
                     &m.type_info,
                     at - start,
+                    ps1,
                 );
             }
             start = start.saturating_add(n);
         }
         return None;
     }
-    let (rows, cols) = (u32::from(ti.rows.max(1)), u32::from(ti.columns.max(1)));
-    let pad = |parts: Vec<String>| {
-        let mut parts = parts;
-        while parts.len() < 4 {
-            parts.push("0".into());
-        }
-        format!("float4({})", parts.join(", "))
-    };
-    let padded = |v: String, width: u32| match width {
-        4 => v,
-        1 => format!("float4({v}, 0, 0, 0)"),
-        2 => format!("float4({v}, 0, 0)"),
-        _ => format!("float4({v}, 0)"),
-    };
+    let (rows, cols) = (usize::from(ti.rows.max(1)), usize::from(ti.columns.max(1)));
     Some(match ti.class {
-        Class::MATRIX_ROWS if cols == 4 => format!("{base}[{at}]"),
-        Class::MATRIX_ROWS => padded(format!("{base}[{at}]"), cols.min(4)),
-        // A column: the matrix's lanes of it, zero-based (`_m02_m12_m22_m32`).
-        Class::MATRIX_COLUMNS if rows == 4 => {
-            let lanes: String = (0..rows).map(|i| format!("_m{i}{at}")).collect();
-            format!("{base}.{lanes}")
+        Class::MATRIX_ROWS => Held::Value(format!("{base}[{at}]"), cols.min(4), false),
+        Class::MATRIX_COLUMNS if rows == 4 => Held::Column(
+            base.to_string(),
+            std::array::from_fn(|i| format!("_m{i}{at}")),
+        ),
+        Class::MATRIX_COLUMNS => {
+            let mut parts: Vec<String> = (0..rows.min(4))
+                .map(|i| format!("{base}[{i}][{at}]"))
+                .collect();
+            parts.resize(4, "0".into());
+            Held::Whole(format!("float4({})", parts.join(", ")))
         }
-        Class::MATRIX_COLUMNS => pad((0..rows).map(|i| format!("{base}[{i}][{at}]")).collect()),
-        _ if cols == 4 => base.to_string(),
-        _ if cols == 1 => format!("{base}.xxxx"),
-        _ => padded(base.to_string(), cols),
+        _ => Held::Value(base.to_string(), cols.min(4), cols == 1 && ps1),
     })
 }
 
