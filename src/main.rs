@@ -292,9 +292,12 @@ enum D3d9Command {
         inputs: Option<PathBuf>,
     },
     /// Print a shader as HLSL that compiles back, for its profile and entry `main`, to a
-    /// shader that behaves the same and binds the same constant registers. For now an
-    /// instruction a statement; loops, calls, predicates and relative addressing are
-    /// refused with the instruction.
+    /// shader that behaves the same and binds the same constant registers: constants named
+    /// and typed from the constant table, values folded into the statements that read
+    /// them, loops, branches and predicates written out. The first comment names the
+    /// profile and anything the text does not say as the shader has it. Refused, with the
+    /// instruction and why: texbem/bem (their matrix is texture-stage state), subroutines,
+    /// and a vertex shader that writes no position. Exit 2 when refused.
     Decompile {
         /// Shader bytecode (.pso, .vso, .bin).
         file: PathBuf,

@@ -40,6 +40,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("dxbc_decode", dxbc_decode),
     ("dxil_bitcode", dxil_bitcode),
     ("d3d9_disasm", d3d9_disasm),
+    ("d3d9_decompile", d3d9_decompile),
     ("d3d9_asm", d3d9_asm),
     ("d3d9_ctab", d3d9_ctab),
     ("ctab_json", ctab_json),
@@ -241,6 +242,38 @@ pub fn d3d9_disasm(data: &[u8]) {
         let _ = asm::assemble_unvalidated(&text);
     }
     let _ = shaderfs::shader::d3d9::decompile::decompile(data);
+}
+
+/// D3D9 bytecode decompiled to HLSL (`shader::d3d9::decompile`) and the text compiled
+/// back with shaderfs's compiler for the shader's profile, entry `main`
+/// (`hlsl::compile`), as the decompiler promises it compiles. Neither may panic; the
+/// compile must succeed for a shader the validator accepts (`validate::validate`: what
+/// breaks its model's rules, more slots or registers than it has, cannot compile back
+/// for it). ps_1_1–1_3 are left out of that: an instruction a statement does not always
+/// fit their 8 slots and 2 temporaries again yet, a limit the corpus test of
+/// `decompile.rs` counts.
+pub fn d3d9_decompile(data: &[u8]) {
+    use shaderfs::shader::d3d9::{bytecode, decompile, validate};
+    use shaderfs::shader::hlsl::compile::{compile, Options};
+    let Ok(text) = decompile::decompile(data) else {
+        return;
+    };
+    let shader = bytecode::parse(data).expect("what decompiles parses");
+    let v = shader.version;
+    let options = Options {
+        profile: v.to_string(),
+        entry: "main".into(),
+        ..Options::default()
+    };
+    let compiled = compile("decompiled.hlsl", &text, None, &options);
+    if let Err(failed) = compiled {
+        let must = !(v.is_ps1() && v.minor < 4) && validate::validate(&shader).is_empty();
+        assert!(
+            !must,
+            "a valid {v} shader decompiles to HLSL that does not compile back:\n{}\n{text}",
+            failed.render()
+        );
+    }
 }
 
 /// D3D9 assembly text, any UTF-8 (`shader::d3d9::asm`): assembled with the per-model

@@ -106,11 +106,12 @@ const fn op(asm: &'static str, form: Form) -> Op {
     }
 }
 
-/// Narrowed for two bugs: `sgn` (vs_3_0's one-source form) is left out, the decompiler
-/// refuses it ("not decompiled yet"); `lit` is left out, the decompiler writes HLSL's
-/// `lit()`, which differs from the instruction where src.x or src.y is 0 (the
-/// instruction gives z = 0 unless both are above 0; `lit()` gives pow(y, w) unless one is
-/// below 0) and where src.w is beyond ±128 (the instruction clamps the power).
+/// Narrowed for a bug: `lit` is left out. The decompiler writes HLSL's `lit()`, which
+/// Microsoft's compilers write as the instruction in a vertex shader; ours writes it as
+/// HLSL's documentation defines it, which differs from the instruction where src.x or
+/// src.y is 0 (the instruction gives z = 0 unless both are above 0; the formula gives
+/// pow(y, w) unless one is below 0) and where src.w is beyond ±128 (the instruction clamps
+/// the power).
 const OPS: &[Op] = &[
     op("mov", Form::Vector),
     op("add", Form::Vector),
@@ -129,6 +130,7 @@ const OPS: &[Op] = &[
     op("dsy", Form::Vector),
     op("nrm", Form::Vector),
     op("dst", Form::Vector),
+    op("sgn", Form::Vector),
     op("rcp", Form::Scalar),
     op("rsq", Form::Scalar),
     op("exp", Form::Scalar),
@@ -510,12 +512,9 @@ impl Generator {
                         0 => ("position0", 0xF),
                         _ => match usages[picked[k - 1] as usize] {
                             u @ ("fog" | "psize") => (u, 1),
-                            // Narrowed for a bug: masks from .x on (.x, .xy, .xyz,
-                            // .xyzw), as the compilers write them. The decompiler
-                            // declares an output of n components as floatN, which the
-                            // compiler places from .x: `dcl_texcoord1 o0.w` comes out
-                            // in o0.x, `o0.yz` and `o0.xz` likewise, or not at all.
-                            u => (u, self.rng.pick(&[1, 3, 7, 0xF])),
+                            // Any mask: `dcl_texcoord1 o0.w` as well as the .x, .xy,
+                            // .xyz and .xyzw the compilers write.
+                            u => (u, self.rng.pick(&(1..16).collect::<Vec<u8>>())),
                         },
                     };
                     self.lines
@@ -703,14 +702,11 @@ impl Generator {
         let any: Vec<u8> = (1..16).collect();
         match (op.form, op.asm) {
             (Form::Vector, "frc") if self.v == VERSIONS[0] => vec![1, 2, 3],
-            // Narrowed for a bug: vs_1_1's expp and logp are written .z only. They give
-            // 2^floor(x), frac(x), 2^x, 1 and exponent, mantissa, log2|x|, 1, which the
-            // decompiler writes as exp2/log2 in every component.
-            (Form::Scalar, "expp" | "logp") if self.v == VERSIONS[0] => vec![4],
-            // Narrowed for a bug: nrm written within .xyz. Its w is src.w times the
-            // reciprocal length (`nrm---vs.md`), which the interpreter gives and the
-            // decompiler writes as 0.
-            (Form::Vector, "nrm") => (1..8).collect(),
+            // Narrowed for what HLSL cannot say: vs_1_1's logp written .z and .w. Its
+            // exponent and mantissa at 0 are -inf and 1, which no HLSL gives there
+            // (floor is x - frac(x), NaN at -inf; vs_1_1 selects by arithmetic); the
+            // text's first comment says so.
+            (Form::Scalar, "logp") if self.v == VERSIONS[0] => vec![4, 8, 12],
             (Form::Cross, _) => (1..8).collect(),
             (Form::Sincos, _) => vec![1, 2, 3],
             (Form::Matrix, "m3x2") => vec![3],
@@ -744,6 +740,11 @@ impl Generator {
     /// when `out` is `None`. `None` when the state does not allow it (no samplers, no
     /// matrix rows, a dependent read too deep, no component left to write).
     fn make(&mut self, op: &Op, out: Option<(Reg, u8)>) -> Option<Made> {
+        // sgn's one-source form (vs_3_0; the 2_x form's two scratch temporaries are left
+        // undefined, which a comparison of every register cannot allow).
+        if op.asm == "sgn" && self.v.major < 3 {
+            return None;
+        }
         let row = self.row(op)?;
         let mut ports = Ports::default();
         let masks: Vec<u8> = match out {
@@ -973,11 +974,10 @@ impl Generator {
                     return None;
                 }
                 let r = self.rng.pick(&regs);
-                // Narrowed for a bug: the whole register, no write mask. The interpreter
-                // kills on the components of the mask; the decompiler writes `clip(r)` of
-                // all four whatever the mask.
+                // Killed on the lanes of the mask.
+                let mask = self.rng.pick(&(1..16).collect::<Vec<u8>>());
                 return Some(Made {
-                    line: format!("texkill {}", self.name(r)),
+                    line: format!("texkill {}{}", self.name(r), format_mask(mask)),
                     temp: None,
                     fresh: false,
                     row,

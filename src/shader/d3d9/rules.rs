@@ -775,7 +775,7 @@ impl<'a> Rules<'a> {
     /// ps_1_4 `texld`/`texcrd` (`texld---ps-1-4.md`, `texcrd---ps.md`): the destination is
     /// r#; the coordinates are t# (and, for texld in phase 2, r#) read as .xyz or .xyw;
     /// `_dz` only on texld with r# coordinates, at most twice a shader; `_dw` only with
-    /// t#.xyw; every read of one t# uses the same selector.
+    /// t#.xyw; no other modifier; every read of one t# uses the same selector.
     fn texld_14(&mut self, ins: &Instruction, report: &mut dyn FnMut(String)) {
         let (Some(info), Some(ops)) = (ins.info, &ins.operands) else {
             return;
@@ -830,7 +830,13 @@ impl<'a> Rules<'a> {
             MOD_DW if t != Some(RegisterType::AddrOrTexture) || s != SWZ_XYW => {
                 report(format!("_dw divides t#.xyw: write {}_dw.xyw", name(src, v)));
             }
-            _ => {}
+            0 | MOD_DW => {}
+            // Modifiers are for arithmetic; texld and texcrd have their own two
+            // (`…-ps-registers-modifiers-ps-1-4.md`, `…-modifiers-source.md`).
+            _ => report(format!(
+                "'{m}' reads {} with a source modifier: ps_1_4's texld and texcrd take _dz and _dw only",
+                name(src, v)
+            )),
         }
         if t == Some(RegisterType::AddrOrTexture) {
             let sel = if s == SWZ_XYW { SWZ_XYW } else { SWZ_XYZ };

@@ -921,6 +921,14 @@ mod tests {
                 "same selector",
             ),
             ("ps_1_4\ntexld r0, t0_dw", "_dw divides t#.xyw"),
+            (
+                "ps_1_4\ntexld r0, t0_bias",
+                "texld and texcrd take _dz and _dw only",
+            ),
+            (
+                "ps_1_4\ntexcrd r0.rgb, -t0",
+                "texld and texcrd take _dz and _dw only",
+            ),
             ("ps_1_4\nmov r0, t0", "arithmetic instructions cannot"),
             (
                 "ps_1_4\nmov r0, v0\nphase\nmov r0, r0",

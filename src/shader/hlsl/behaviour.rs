@@ -81,10 +81,12 @@ fn constants(
     }
 }
 
-fn texture(kind: TextureKind, rng: &mut Rng) -> Sampler {
+/// A texture of `kind` with random texels: 4 by 4 (by 6 faces, by 4 slices), or 4 by 1
+/// where the shader declares a 1D sampler (D3D9's 1D texture is a 2D one of one row).
+fn texture(kind: TextureKind, one_row: bool, rng: &mut Rng) -> Sampler {
     let (w, h, d) = (
         4,
-        4,
+        if one_row { 1 } else { 4 },
         match kind {
             TextureKind::TwoD => 1,
             TextureKind::Cube => 6,
@@ -235,7 +237,9 @@ pub fn same_behaviour(
                         .get(&u32::from(c.register_index))
                         .copied()
                         .unwrap_or(TextureKind::TwoD);
-                    textures.insert(c.name.clone(), texture(kind, &mut rng));
+                    // SAMPLER1D, TEXTURE1D.
+                    let one_row = matches!(c.type_info.param_type.0, 6 | 11);
+                    textures.insert(c.name.clone(), texture(kind, one_row, &mut rng));
                 }
             }
         }

@@ -69,7 +69,7 @@ const SCALARS: [(&str, Scalar); 11] = [
 ];
 
 /// `float4` → (float, 4, None); `half3x4` → (half, 3, Some(4)); `int` → (int, 0, None).
-pub(super) fn numeric_type(name: &str) -> Option<TypeName> {
+pub(crate) fn numeric_type(name: &str) -> Option<TypeName> {
     for (prefix, scalar) in SCALARS {
         let Some(rest) = name.strip_prefix(prefix) else {
             continue;
@@ -93,7 +93,7 @@ pub(super) fn numeric_type(name: &str) -> Option<TypeName> {
     None
 }
 
-pub(super) fn object_type(name: &str) -> Option<TypeName> {
+pub(crate) fn object_type(name: &str) -> Option<TypeName> {
     Some(match name.to_ascii_lowercase().as_str() {
         "sampler" | "samplerstate" | "sampler_state" => TypeName::Sampler(Dim::Generic),
         "sampler1d" => TypeName::Sampler(Dim::D1),

@@ -1598,7 +1598,10 @@ impl Machine<'_> {
                         let t = own[l].map(|x| x.clamp(0.0, 1.0));
                         [t[0], t[1], t[2], 1.0]
                     } else {
-                        src(l)
+                        // ps_1_4's texcrd: the fourth lane is undefined
+                        // (`texcrd---ps.md`); 1, as texcoord's.
+                        let t = src(l);
+                        [t[0], t[1], t[2], 1.0]
                     })
                 }
                 0x42 => coords[l] = Some(own[l]),
