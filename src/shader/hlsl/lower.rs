@@ -3014,7 +3014,13 @@ impl<'a> Lowering<'a> {
             .any(|(r, _)| made(r).any(|n| matches!(n.op, Op::Tex(_))));
         let calls_both = arms.iter().all(|(_, calls)| *calls > 0);
         let is_bool = matches!(plan.condition, Condition::Bool { .. });
-        if !(plan.forced || samples || is_bool && calls_both) {
+        // A bool uniform placed in a bool register by `register(b#)` is tested there: fxc
+        // keeps the branch (`if b3`) rather than reading it as a float.
+        let in_bool_register = match plan.condition {
+            Condition::Bool { var, .. } => self.program.uniforms[var as usize].bool_bound.is_some(),
+            Condition::Compare(..) => false,
+        };
+        if !(plan.forced || samples || is_bool && (calls_both || in_bool_register)) {
             return false;
         }
         if is_bool {
