@@ -954,16 +954,14 @@ impl Generator {
             Form::Kill => {
                 suffix.clear();
                 // texkill reads its "destination": r# or t# in ps_2_0, r# or v# in
-                // ps_3_0 (`texkill---ps.md`). Narrowed for a bug: in ps_3_0 v# alone, as
-                // our compiler writes `clip(x.zyyx)` as `texkill x.zyyx` there (the
-                // swizzle as a write mask, which the validator refuses), and the
-                // decompiled `clip(r1)` becomes that when r1 is a swizzled copy.
-                let (temps, input) = if self.v.major == 3 {
-                    (&[][..], RegisterType::Input)
+                // ps_3_0 (`texkill---ps.md`).
+                let input = if self.v.major == 3 {
+                    RegisterType::Input
                 } else {
-                    (&self.temps[..], RegisterType::AddrOrTexture)
+                    RegisterType::AddrOrTexture
                 };
-                let regs: Vec<Reg> = temps
+                let regs: Vec<Reg> = self
+                    .temps
                     .iter()
                     .filter(|t| !t.inexact)
                     .map(|t| Reg::new(RegisterType::Temp, t.n))

@@ -3061,34 +3061,30 @@ impl Gen<'_> {
             comps: c4,
             ..src.clone()
         };
-        // texkill takes a register without swizzle or modifier in shader model 2.
-        let text = if self.profile.major < 3 || full.neg || full.abs {
-            match self.direct(
-                &Src {
-                    neg: false,
-                    abs: false,
-                    ..full.clone()
-                },
-                &[0, 1, 2, 3],
-                true,
-            ) {
-                Some(t)
-                    if !full.neg
-                        && !full.abs
-                        && matches!(t.reg, Reg::Temp(_) | Reg::Texture(_)) =>
-                {
-                    t.reg.name()
-                }
-                _ => {
-                    let r = self.alloc(&[0, 1, 2, 3], None);
-                    let o = self.operand(&full, &[0, 1, 2, 3], false).text();
-                    self.code.push(format!("mov r{r}, {o}"));
-                    self.free(r, &[0, 1, 2, 3]);
-                    format!("r{r}")
-                }
+        // texkill's operand is its destination: a whole register, without swizzle or
+        // modifier, r# or t# in shader model 2, r# or v# in 3 (`texkill---ps.md`). Any
+        // other value is moved into a temporary first, as fxc does.
+        let sm3 = self.profile.major >= 3;
+        let readable = |reg: Reg| match reg {
+            Reg::Temp(_) => true,
+            Reg::Texture(_) => !sm3,
+            Reg::Input(_) => sm3,
+            _ => false,
+        };
+        let plain = Src {
+            neg: false,
+            abs: false,
+            ..full.clone()
+        };
+        let text = match self.direct(&plain, &[0, 1, 2, 3], true) {
+            Some(t) if !full.neg && !full.abs && readable(t.reg) => t.reg.name(),
+            _ => {
+                let r = self.alloc(&[0, 1, 2, 3], None);
+                let o = self.operand(&full, &[0, 1, 2, 3], false).text();
+                self.code.push(format!("mov r{r}, {o}"));
+                self.free(r, &[0, 1, 2, 3]);
+                format!("r{r}")
             }
-        } else {
-            self.operand(&full, &[0, 1, 2, 3], false).text()
         };
         self.code.push(format!("texkill {text}"));
         self.release(&src.comps);
@@ -3432,5 +3428,75 @@ fn fix_ports(p: &mut Program, profile: Profile) {
             });
         }
         p.nodes[n as usize].args = new_args;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::shader::d3d9::run::{Bindings, Inputs, Outputs, Program, Sampler, Semantic};
+    use crate::shader::d3d9::{bytecode, validate};
+    use crate::shader::hlsl::compile::{compile, Options};
+
+    /// `source` compiled for `profile`, as `d3d9 compile` would: it must compile, and the
+    /// validator must pass what comes out.
+    fn compiled(source: &str, profile: &str) -> Program {
+        let options = Options {
+            profile: profile.into(),
+            ..Options::default()
+        };
+        let c = compile("test.hlsl", source, None, &options)
+            .unwrap_or_else(|f| panic!("{profile}: {}", f.render()));
+        let found = validate::validate(&bytecode::parse(&c.bytecode).unwrap());
+        assert!(found.is_empty(), "{profile}: {found:?}\n{}", c.asm);
+        Program::new(&c.bytecode).unwrap()
+    }
+
+    /// One run with `TEXCOORD0` = `t`, the named uniforms and sampler `s` set.
+    fn run(
+        p: &Program,
+        t: [f32; 4],
+        uniforms: &[(&str, [f32; 4])],
+        s: Option<&Sampler>,
+    ) -> Outputs {
+        let mut inputs = Inputs::default();
+        inputs
+            .attributes
+            .by_semantic
+            .insert(Semantic::new(Semantic::TEXCOORD, 0), t);
+        let b: &mut Bindings = &mut inputs.bindings;
+        for (name, v) in uniforms {
+            let (_, r, _) = p.constant(name).unwrap_or_else(|| panic!("no {name}"));
+            b.constants.float.insert(r, *v);
+        }
+        if let Some(s) = s {
+            let (_, r, _) = p.constant("s").expect("no sampler s");
+            b.samplers.insert(r, s.clone());
+        }
+        p.run(&inputs).unwrap()
+    }
+
+    /// `clip` of a swizzled value kills the pixel on the components it names, in any
+    /// order, whether the value is an input or computed.
+    #[test]
+    fn clip_of_a_swizzled_value_kills_on_the_components_it_names() {
+        let source = "float4 u;\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR {\n\
+                clip(t.zyyx);\n\
+                clip((t * u).wzyx);\n\
+                return t;\n\
+            }";
+        for profile in ["ps_2_0", "ps_3_0"] {
+            let p = compiled(source, profile);
+            for (t, u, killed) in [
+                ([1.0, 1.0, 1.0, -1.0], [1.0, 1.0, 1.0, -1.0], false),
+                ([1.0, 1.0, -1.0, 1.0], [1.0, 1.0, -1.0, 1.0], true),
+                ([1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, 1.0], true),
+                ([-1.0, 2.0, 1.0, 1.0], [-1.0, 1.0, 1.0, 1.0], true),
+                ([0.5, 2.0, 1.0, 3.0], [1.0; 4], false),
+            ] {
+                let o = run(&p, t, &[("u", u)], None);
+                assert_eq!(o.discarded, killed, "{profile}: t = {t:?}, u = {u:?}");
+            }
+        }
     }
 }
