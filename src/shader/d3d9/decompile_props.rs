@@ -1058,16 +1058,7 @@ impl Generator {
             if ps2 || depth {
                 let how = if depth { Swz::Replicate } else { Swz::Identity };
                 let mut ports = Ports::default();
-                // Narrowed for a bug: ps_2_0's oDepth from an input or a constant, not a
-                // temporary. Our compiler folds a negated copy into the write
-                // (`oDepth = -u.y` compiles to `mov oDepth, -c0.y`), which ps_2_0 refuses.
-                let temps = if ps2 && depth {
-                    std::mem::take(&mut self.temps)
-                } else {
-                    Vec::new()
-                };
                 let src = self.source(&mut ports, how, !ps2, |_| true).unwrap().text;
-                self.temps.extend(temps);
                 let row = self.row(mov).unwrap();
                 let line = format!("mov {}, {src}", self.name(out));
                 self.commit(Made {

@@ -1868,6 +1868,29 @@ impl Gen<'_> {
         op
     }
 
+    /// [`Self::operand`] for an operand that takes no source modifier (texture
+    /// coordinates, gradients, ps_2_x's `oDepth`): a negated or absolute value is
+    /// computed into a temporary first, which is free again after this instruction.
+    fn unmodified(&mut self, src: &Src, dst: &[u8], identity: bool) -> Operand {
+        if !src.neg && !src.abs {
+            return self.operand(src, dst, identity);
+        }
+        let r = self.alloc(dst, None);
+        let o = self.operand(src, dst, false).text();
+        self.code.push(format!("mov r{r}{}, {o}", mask_text(dst)));
+        self.pending_free.push((r, dst.to_vec()));
+        let mut swz = [0, 1, 2, 3];
+        if !identity {
+            fill_swizzle(&mut swz, dst);
+        }
+        Operand {
+            reg: Reg::Temp(r),
+            swz,
+            neg: false,
+            abs: false,
+        }
+    }
+
     /// An operand most of which already sits in one temporary at the lanes it is read
     /// into (its parts were hinted there): the rest moved in beside them, the register
     /// read as it is. The moved lanes are free again after this instruction.
@@ -3146,10 +3169,15 @@ impl Gen<'_> {
                 comps: vec![src.comps[0]],
                 ..src.clone()
             };
-            let o = self.operand(&s, &[0], false).text();
+            // ps_2_x writes oDepth from an unmodified source (`…-output-depth.md`): a
+            // negation is computed into a temporary first, as fxc does.
+            let o = if pixel && self.profile.major < 3 {
+                self.unmodified(&s, &[3], false)
+            } else {
+                self.operand(&s, &[0], false)
+            };
             // Scalar registers: fxc writes them whole, from one lane.
-            let mask = "";
-            self.code.push(format!("mov {reg}{mask}, {o}"));
+            self.code.push(format!("mov {reg}, {}", o.text()));
             self.free_pending();
             return;
         }
@@ -3433,7 +3461,9 @@ fn fix_ports(p: &mut Program, profile: Profile) {
 
 #[cfg(test)]
 mod tests {
-    use crate::shader::d3d9::run::{Bindings, Inputs, Outputs, Program, Sampler, Semantic};
+    use crate::shader::d3d9::run::{
+        Bindings, Inputs, OutputRegister, Outputs, Program, Sampler, Semantic,
+    };
     use crate::shader::d3d9::{bytecode, validate};
     use crate::shader::hlsl::compile::{compile, Options};
 
@@ -3497,6 +3527,21 @@ mod tests {
                 let o = run(&p, t, &[("u", u)], None);
                 assert_eq!(o.discarded, killed, "{profile}: t = {t:?}, u = {u:?}");
             }
+        }
+    }
+
+    /// A negated value written to `oDepth`: ps_2_0 takes no source modifier there.
+    #[test]
+    fn a_negated_depth_is_written_in_every_pixel_model() {
+        let source = "float4 u;\n\
+            float4 main(float4 t : TEXCOORD0, out float d : DEPTH) : COLOR {\n\
+                d = -u.y;\n\
+                return t;\n\
+            }";
+        for profile in ["ps_2_0", "ps_2_x", "ps_3_0"] {
+            let p = compiled(source, profile);
+            let o = run(&p, [0.0; 4], &[("u", [1.0, 0.25, 3.0, 4.0])], None);
+            assert_eq!(o.values[&OutputRegister::Depth][0], -0.25, "{profile}");
         }
     }
 }
