@@ -221,7 +221,7 @@ impl Ports {
 
 /// A temporary written whole: its number; the order of the dependent texture reads it
 /// holds (`texld---ps-2-0.md`; per register, at least the validator's per component);
-/// whether a texture read wrote it whole; whether it may hold an inexact value (one the
+/// whether it may hold an inexact value (one the
 /// decompiled shader computes a rounding apart: its `sin` and `cos` reduce their argument
 /// to [-pi, pi] first, which the original's `sincos` takes as it is); and the components
 /// that depend on the shader's inputs (the others the compiler may fold).
@@ -229,7 +229,6 @@ impl Ports {
 struct Temp {
     n: u32,
     level: u32,
-    sampled: bool,
     inexact: bool,
     live: u8,
 }
@@ -910,15 +909,11 @@ impl Generator {
                     self.level(dst.n).max(1)
                 };
                 let ps2 = self.pixel() && self.v.major == 2;
-                // Narrowed for a bug: the coordinates are an input or a temporary a
-                // texture read wrote, not one arithmetic wrote. Our compiler drops a
-                // modifier of texture coordinates: `tex2D(s, -t.xy)` compiles to
-                // `texld r0, t0, s0` (ps_2_0, ps_3_0; `tex2Dlod` in vs_3_0 likewise), and
-                // it folds into them what comes out a negated copy (`max(-u.y, -u.y)`).
+                // Point sampling is discontinuous: coordinates are not inexact.
                 let coords: Vec<Reg> = self
                     .temps
                     .iter()
-                    .filter(|t| t.level.max(1).max(order) <= limit && t.sampled)
+                    .filter(|t| t.level.max(1).max(order) <= limit && !t.inexact)
                     .map(|t| Reg::new(RegisterType::Temp, t.n))
                     .chain(self.readable.iter().copied().filter(|r| match r.ty {
                         RegisterType::AddrOrTexture => true,
@@ -1007,13 +1002,6 @@ impl Generator {
             || (!is_fresh
                 && mask != 0xF
                 && temp_dst.is_some_and(|n| self.inexact(Reg::new(RegisterType::Temp, n))));
-        let sampled = op.form == Form::Sample
-            && (is_fresh
-                || mask == 0xF
-                || self
-                    .temps
-                    .iter()
-                    .any(|t| Some(t.n) == temp_dst && t.sampled));
         if op.form != Form::Sample {
             // A temporary's order is the highest its sources hold.
             for r in reads.iter().filter(|r| r.ty == RegisterType::Temp) {
@@ -1037,7 +1025,6 @@ impl Generator {
             temp: temp_dst.map(|n| Temp {
                 n,
                 level,
-                sampled,
                 inexact,
                 live,
             }),

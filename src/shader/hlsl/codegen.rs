@@ -2900,14 +2900,12 @@ impl Gen<'_> {
         let mut ops = Vec::new();
         match node.op {
             Op::Tex(_) => {
-                let coords = Src {
-                    comps: srcs[0].comps.clone(),
-                    neg: false,
-                    abs: false,
-                };
+                // Coordinates and gradients take no source modifier (fxc computes a
+                // negated or absolute one first); ps_2_x reads coordinates whole.
+                let coords = &srcs[0];
                 let identity = self.profile.major == 2;
                 let read: Vec<u8> = (0..coords.comps.len() as u8).collect();
-                let mut coord = self.operand(&coords, &read, identity);
+                let mut coord = self.unmodified(coords, &read, identity);
                 if identity && !matches!(coord.reg, Reg::Temp(_) | Reg::Texture(_)) {
                     // ps_2_x reads coordinates from t# or r# only.
                     let r = self.gather(&coords.comps, &read);
@@ -2922,7 +2920,7 @@ impl Gen<'_> {
                 ops.push(self.operand(&srcs[1], &[0], false));
                 for g in &srcs[2..] {
                     let read: Vec<u8> = (0..g.comps.len() as u8).collect();
-                    ops.push(self.operand(g, &read, false));
+                    ops.push(self.unmodified(g, &read, false));
                 }
             }
             Op::Dp3 | Op::Dp4 | Op::Nrm => {
@@ -3462,7 +3460,7 @@ fn fix_ports(p: &mut Program, profile: Profile) {
 #[cfg(test)]
 mod tests {
     use crate::shader::d3d9::run::{
-        Bindings, Inputs, OutputRegister, Outputs, Program, Sampler, Semantic,
+        Bindings, Inputs, OutputRegister, Outputs, Program, Sampler, Semantic, Texture,
     };
     use crate::shader::d3d9::{bytecode, validate};
     use crate::shader::hlsl::compile::{compile, Options};
@@ -3505,6 +3503,22 @@ mod tests {
         p.run(&inputs).unwrap()
     }
 
+    fn colour(o: &Outputs) -> [f32; 4] {
+        o.values[&OutputRegister::Target(0)]
+    }
+
+    /// A 4×4 texture whose texels all differ, read with D3D9's default states (wrap,
+    /// point filtering).
+    fn texture() -> Sampler {
+        let texels = (0..16)
+            .map(|i| {
+                let f = i as f32 / 16.0;
+                [f, 1.0 - f, f * f, 1.0]
+            })
+            .collect();
+        Sampler::new(Texture::two_d(4, 4, texels).unwrap())
+    }
+
     /// `clip` of a swizzled value kills the pixel on the components it names, in any
     /// order, whether the value is an input or computed.
     #[test]
@@ -3542,6 +3556,44 @@ mod tests {
             let p = compiled(source, profile);
             let o = run(&p, [0.0; 4], &[("u", [1.0, 0.25, 3.0, 4.0])], None);
             assert_eq!(o.values[&OutputRegister::Depth][0], -0.25, "{profile}");
+        }
+    }
+
+    /// Texture coordinates take no source modifier: a negated one is read negated all
+    /// the same, whether written so or come out of folding (`max(-x, -x)` is `-x`).
+    #[test]
+    fn negated_texture_coordinates_are_read_negated() {
+        let s = texture();
+        let t = [0.125, 0.375, 0.0, 0.0];
+        let want = s.sample([-0.125, -0.375, 0.0, 0.0], 0.0);
+        assert_ne!(want, s.sample(t, 0.0));
+        let plain = "sampler2D s;\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR { return tex2D(s, -t.xy); }";
+        let folded = "float4 u;\n\
+            sampler2D s;\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR { return tex2D(s, max(-u.xy, -u.xy)); }";
+        let lod = "sampler2D s;\n\
+            float4 main(float4 t : TEXCOORD0) : POSITION { return tex2Dlod(s, -t); }";
+        for (profile, source) in [
+            ("ps_2_0", plain),
+            ("ps_3_0", plain),
+            ("ps_2_0", folded),
+            ("ps_3_0", folded),
+            ("vs_3_0", lod),
+        ] {
+            let p = compiled(source, profile);
+            let o = run(
+                &p,
+                t,
+                &[("u", t)][..usize::from(source == folded)],
+                Some(&s),
+            );
+            let got = if profile.starts_with("vs") {
+                o.by_semantic(Semantic::new(Semantic::POSITION, 0)).unwrap()
+            } else {
+                colour(&o)
+            };
+            assert_eq!(got, want, "{profile}: {source}");
         }
     }
 }
