@@ -411,16 +411,8 @@ impl Generator {
     /// `def` constants, uniforms of the constant table, maybe four matrix rows (an array
     /// of the table or four `def`s), and in the 2_0 models the `sincos` constants.
     fn define_constants(&mut self) {
-        // Narrowed for a bug: constants of the table (bound by `register()` in the
-        // decompiled text) in c0–c15. Our compiler places its literals after the highest
-        // register bound, past the model's last one when that is near the top
-        // (`float4 u : register(c31)` and a literal give `def c32` in ps_2_0).
-        const BOUND: u32 = 16;
         let in_table = self.rng.chance(0.5);
-        let rows = self.rng.chance(0.5).then(|| {
-            self.rng
-                .below(if in_table { BOUND - 3 } else { 29 } as usize) as u32
-        });
+        let rows = self.rng.chance(0.5).then(|| self.rng.below(29) as u32);
         // Every model generated has c0–c31.
         let mut free: Vec<u32> = (0..32)
             .filter(|n| rows.is_none_or(|s| !(s..s + 4).contains(n)))
@@ -439,7 +431,7 @@ impl Generator {
             self.rows = rows;
         }
         for k in 0..self.rng.range(0, 2) {
-            let n = free.remove(free.iter().position(|&n| n < BOUND).unwrap());
+            let n = free.remove(0);
             self.table.push(vector_constant(format!("u{k}"), n, 1));
             self.readable.push(Reg::new(RegisterType::Const, n));
         }

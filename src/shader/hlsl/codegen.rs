@@ -177,7 +177,8 @@ struct Gen<'p> {
     /// The `def` the literal operands of the instruction being emitted share, so that it
     /// reads one constant register and needs no `mov` for the read ports.
     def_pref: Option<usize>,
-    def_base: u32,
+    /// The constant registers uniforms take or reserve, in order (see [`Gen::def_reg`]).
+    uniform_consts: Vec<u32>,
     code: Vec<String>,
     errors: Vec<String>,
     /// The sincos constants of shader model 2, once made.
@@ -282,7 +283,7 @@ pub fn generate(
         .collect();
     bools.sort_unstable();
     bools.dedup();
-    let (uniform_regs, mut table_constants, def_base) =
+    let (uniform_regs, mut table_constants, uniform_consts) =
         allocate_uniforms(p, &used_offsets, &counts);
     let (int_regs, int_base) = allocate_set(
         p,
@@ -306,7 +307,7 @@ pub fn generate(
         uses_left: HashMap::new(),
         defs: Vec::new(),
         def_pref: None,
-        def_base,
+        uniform_consts,
         code: Vec::new(),
         errors: Vec::new(),
         sincos_consts: None,
@@ -489,7 +490,7 @@ pub fn generate(
     let _ = writeln!(asm, "{version}");
     for (i, d) in g.defs.iter().enumerate() {
         let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
-        let _ = writeln!(asm, "def c{}, {}", g.def_base + i as u32, v.join(", "));
+        let _ = writeln!(asm, "def c{}, {}", g.def_reg(i), v.join(", "));
     }
     for (r, [count, start, step]) in &g.defis {
         let _ = writeln!(asm, "defi i{r}, {count}, {start}, {step}, 0");
@@ -582,13 +583,13 @@ fn input_registers(p: &Program, profile: Profile) -> Vec<Reg> {
 
 /// Registers of the uniforms in use, as Microsoft's compiler gives them: those the source
 /// bound by `register()` where it said, the rest in order of declaration in the first
-/// registers free; and the table's entries, sorted by name. Returns also the first
-/// register free for `def`s.
+/// registers free; and the table's entries, sorted by name. Returns also the constant
+/// registers uniforms take or reserve, in order: the `def`s go in the others.
 pub(super) fn allocate_uniforms(
     p: &Program,
     used: &HashMap<u32, u32>,
     counts: &[u32],
-) -> (HashMap<u32, u32>, Vec<Constant>, u32) {
+) -> (HashMap<u32, u32>, Vec<Constant>, Vec<u32>) {
     let mut regs = HashMap::new();
     let mut taken_c: HashSet<u32> = HashSet::new();
     let mut taken_s: HashSet<u32> = HashSet::new();
@@ -646,8 +647,8 @@ pub(super) fn allocate_uniforms(
         }
         regs.insert(var, base);
     }
-    // The `def`s after every register a uniform takes or reserves.
-    let def_base = taken_c.iter().max().map_or(0, |m| m + 1);
+    let mut taken_c: Vec<u32> = taken_c.into_iter().collect();
+    taken_c.sort_unstable();
     let mut constants: Vec<Constant> = regs
         .iter()
         .map(|(&var, &index)| {
@@ -667,7 +668,7 @@ pub(super) fn allocate_uniforms(
         })
         .collect();
     constants.sort_by(|a, b| a.name.cmp(&b.name));
-    (regs, constants, def_base)
+    (regs, constants, taken_c)
 }
 
 /// Registers of one of the integer register sets: of the `int` uniforms that count loops
@@ -1393,6 +1394,17 @@ impl Gen<'_> {
         self.p.constant(c)
     }
 
+    /// The register of `def` number `i`: the `i`-th that no uniform takes or reserves.
+    /// Microsoft's compilers fill the lowest free registers with literals, below bound
+    /// uniforms too (`float4 u : register(c31)` in ps_2_0 leaves c0–c30 to them), so
+    /// they fit the model wherever the source binds its constants.
+    fn def_reg(&self, i: usize) -> u32 {
+        (0..)
+            .filter(|r| self.uniform_consts.binary_search(r).is_err())
+            .nth(i)
+            .unwrap_or(u32::MAX)
+    }
+
     // ---- temporaries -----------------------------------------------------------------
 
     /// Free lanes `lanes` of a temporary, or the first register that has them.
@@ -1746,24 +1758,24 @@ impl Gen<'_> {
         let read: Vec<u8> = dst.to_vec();
         if let Some(r) = self.def_pref {
             if let Some(lanes) = self.fit_consts(r, values, &read) {
-                return (self.def_base + r as u32, lanes);
+                return (self.def_reg(r), lanes);
             }
         }
         for r in 0..self.defs.len() {
             if let Some(lanes) = self.fit_consts(r, values, &read) {
-                return (self.def_base + r as u32, lanes);
+                return (self.def_reg(r), lanes);
             }
         }
         self.defs.push([None; 4]);
         let r = self.defs.len() - 1;
         match self.fit_consts(r, values, &read) {
-            Some(lanes) => (self.def_base + r as u32, lanes),
+            Some(lanes) => (self.def_reg(r), lanes),
             None => {
                 // Values at their destination lanes always fit a fresh register.
                 for (i, &v) in values.iter().enumerate() {
                     self.defs[r][usize::from(dst[i])] = Some(v);
                 }
-                (self.def_base + r as u32, dst.to_vec())
+                (self.def_reg(r), dst.to_vec())
             }
         }
     }
@@ -3065,8 +3077,10 @@ impl Gen<'_> {
         ]);
         self.defs
             .push([Some(-0.020_833_334), Some(-0.125), Some(1.0), Some(0.5)]);
-        let a = self.def_base + self.defs.len() as u32 - 2;
-        let c = (a, a + 1);
+        let c = (
+            self.def_reg(self.defs.len() - 2),
+            self.def_reg(self.defs.len() - 1),
+        );
         self.sincos_consts = Some(c);
         c
     }
@@ -3556,6 +3570,27 @@ mod tests {
             let p = compiled(source, profile);
             let o = run(&p, [0.0; 4], &[("u", [1.0, 0.25, 3.0, 4.0])], None);
             assert_eq!(o.values[&OutputRegister::Depth][0], -0.25, "{profile}");
+        }
+    }
+
+    /// Literals need registers the uniforms leave free: below a uniform bound at the top
+    /// of the model's constants, never over a bound one.
+    #[test]
+    fn literals_go_to_registers_the_uniforms_leave_free() {
+        let source = "float4 a : register(c0);\n\
+            float4 u : register(c31);\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR {\n\
+                return t * u + a * float4(0.5, 0.25, 2, 3);\n\
+            }";
+        for profile in ["ps_2_0", "ps_3_0"] {
+            let p = compiled(source, profile);
+            let o = run(
+                &p,
+                [1.0, 2.0, 3.0, 4.0],
+                &[("u", [2.0; 4]), ("a", [4.0; 4])],
+                None,
+            );
+            assert_eq!(colour(&o), [4.0, 5.0, 14.0, 20.0], "{profile}");
         }
     }
 
