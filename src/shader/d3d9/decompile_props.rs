@@ -658,10 +658,7 @@ impl Generator {
             let c = (swizzle >> (2 * lane)) & 3;
             m | ((components >> c) & 1) << lane
         });
-        // Narrowed for a bug: what the compiler folds is not negated. It folds the
-        // negation of a zero to +0 (`saturate(1 / -z)` with `float z = 0` gives 1, not
-        // the 0 of -inf), which a reciprocal tells apart.
-        let negate = modifiers && live != 0 && self.rng.chance(0.25);
+        let negate = modifiers && self.rng.chance(0.25);
         // _abs is a source modifier of the 3_0 models only.
         let abs = modifiers && self.v.major == 3 && self.rng.chance(0.15);
         Source {

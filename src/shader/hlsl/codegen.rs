@@ -549,8 +549,12 @@ fn usage_name(usage: &str) -> String {
     }
 }
 
-/// A float as fxc prints it in a `def`: shortest text that reads back the same.
+/// A float as fxc prints it in a `def`: shortest text that reads back to the same bits,
+/// -0 included.
 pub(super) fn format_float(v: f32) -> String {
+    if v == 0.0 && v.is_sign_negative() {
+        return "-0".into();
+    }
     if v == v.trunc() && v.abs() < 1e7 {
         return format!("{}", v as i64);
     }
@@ -3629,6 +3633,22 @@ mod tests {
                 colour(&o)
             };
             assert_eq!(got, want, "{profile}: {source}");
+        }
+    }
+
+    /// Folding keeps the sign of a zero: 1 / -0 is -infinity, and a -0 literal is -0
+    /// where the shader computes with it.
+    #[test]
+    fn a_folded_negative_zero_keeps_its_sign() {
+        let source = "float4 main(float4 t : TEXCOORD0) : COLOR {\n\
+                float z = 0;\n\
+                return float4(saturate(1 / -z), saturate(1 / (-z * t.y)),\n\
+                              saturate(1 / (-z * t.z)), 1);\n\
+            }";
+        for profile in ["ps_2_0", "ps_3_0"] {
+            let p = compiled(source, profile);
+            let o = run(&p, [0.0, 2.0, -2.0, 0.0], &[], None);
+            assert_eq!(colour(&o), [0.0, 0.0, 1.0, 1.0], "{profile}");
         }
     }
 }

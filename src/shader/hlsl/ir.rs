@@ -570,8 +570,8 @@ impl Program {
     }
 
     pub fn konst(&mut self, v: f32) -> Comp {
-        // -0 and 0 are one constant to D3D9's def; NaN keeps its bits.
-        let v = if v == 0.0 { 0.0 } else { v };
+        // Every value keeps its bits, -0 and NaN too: a `def` holds them, and 1 / -0 is
+        // not 1 / 0.
         let node = self.add(Node {
             op: Op::Const(v.to_bits()),
             args: Vec::new(),
@@ -647,13 +647,11 @@ impl Program {
         Self::lanes(id, width as u8)
     }
 
-    /// Algebra that holds for every input, NaN and infinity included.
+    /// Algebra that holds for every input, NaN and infinity included (x + 0 is x but for
+    /// the sign of a -0 x, as fxc folds it; x + -0 is x).
     fn simplify(&mut self, op: Op, args: &[Vec<Comp>]) -> Option<Vec<Comp>> {
         let all = |p: &Program, a: &Vec<Comp>, v: f32| {
-            a.iter().all(|&c| {
-                p.constant(c)
-                    .is_some_and(|k| k == v && k.is_sign_positive())
-            })
+            a.iter().all(|&c| p.constant(c).is_some_and(|k| k == v))
         };
         match op {
             Op::Mov => Some(args[0].clone()),
