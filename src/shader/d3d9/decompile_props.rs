@@ -790,10 +790,8 @@ impl Generator {
         // Registers read, for the order of dependent reads.
         let mut reads: Vec<Reg> = Vec::new();
         let mut level = 0;
-        // The lanes of the result that depend on the shader's inputs, and whether the
-        // first source does.
+        // The lanes of the result that depend on the shader's inputs.
         let mut live = 0xF;
-        let mut first_live = true;
         let mut suffix = self.result_modifiers();
         match op.form {
             Form::Vector | Form::Dot | Form::Scalar | Form::Dp2add | Form::Cross => {
@@ -821,7 +819,6 @@ impl Generator {
                     _ => 0xF,
                 };
                 let any = (0..sources.len()).fold(0, |m, i| m | (sources[i].live & read(i)));
-                first_live = sources[0].live & read(0) != 0;
                 live = match (op.form, op.asm) {
                     // A choice the compiler may fold: by the condition when it knows
                     // that, to either value when they are equal.
@@ -965,19 +962,6 @@ impl Generator {
                     row,
                 });
             }
-        }
-        // Narrowed for a bug: what may be infinite or NaN (a reciprocal, root,
-        // exponential, logarithm, power or normalisation) reads what depends on the
-        // inputs, which the compiler cannot fold. Our compiler writes a folded infinity or
-        // NaN as `def c1, inf, …` (or `NaN`), which its assembler refuses (`1 / z` with
-        // `float z = 0`).
-        if (live == 0 || !first_live)
-            && matches!(
-                op.asm,
-                "rcp" | "rsq" | "exp" | "expp" | "log" | "logp" | "pow" | "nrm"
-            )
-        {
-            return None;
         }
         let live = match temp_dst {
             Some(n) if !is_fresh => {

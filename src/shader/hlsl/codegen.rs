@@ -552,6 +552,13 @@ fn usage_name(usage: &str) -> String {
 /// A float as fxc prints it in a `def`: shortest text that reads back to the same bits,
 /// -0 included.
 pub(super) fn format_float(v: f32) -> String {
+    if !v.is_finite() {
+        // An infinity or NaN that constants fold to (`1 / z` with `static const float z
+        // = 0`): fxc refuses it ("NaN and infinity literals not allowed", X4579), but the
+        // decompiled text of an asm shader that divides by a literal 0 must compile back.
+        // No decimal reads back as one; its bits do, which the assembler takes as they are.
+        return format!("{:#010x}", v.to_bits());
+    }
     if v == 0.0 && v.is_sign_negative() {
         return "-0".into();
     }
@@ -3574,6 +3581,25 @@ mod tests {
             let p = compiled(source, profile);
             let o = run(&p, [0.0; 4], &[("u", [1.0, 0.25, 3.0, 4.0])], None);
             assert_eq!(o.values[&OutputRegister::Depth][0], -0.25, "{profile}");
+        }
+    }
+
+    /// Infinities and NaNs that constants fold to are literals like any other.
+    #[test]
+    fn folded_infinities_and_nans_are_literals() {
+        let source = "static const float z = 0;\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR {\n\
+                return float4(1 / z, -1 / z, 0 / z, 1) * t.x;\n\
+            }";
+        for profile in ["ps_2_0", "ps_3_0"] {
+            let p = compiled(source, profile);
+            let [a, b, c, d] = colour(&run(&p, [2.0; 4], &[], None));
+            assert_eq!(
+                (a, b, d),
+                (f32::INFINITY, f32::NEG_INFINITY, 2.0),
+                "{profile}"
+            );
+            assert!(c.is_nan(), "{profile}: {c}");
         }
     }
 
