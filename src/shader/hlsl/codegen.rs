@@ -3662,19 +3662,20 @@ mod tests {
         }
     }
 
-    /// Folding keeps the sign of a zero: 1 / -0 is -infinity, and a -0 literal is -0
-    /// where the shader computes with it.
+    /// Folding keeps the sign of a zero: 1 / -0 is -infinity, a -0 literal is -0 where
+    /// the shader computes with it, saturate keeps a -0 as `_sat` does, and a dot
+    /// product of two components is -0 where its products are.
     #[test]
     fn a_folded_negative_zero_keeps_its_sign() {
         let source = "float4 main(float4 t : TEXCOORD0) : COLOR {\n\
                 float z = 0;\n\
                 return float4(saturate(1 / -z), saturate(1 / (-z * t.y)),\n\
-                              saturate(1 / (-z * t.z)), 1);\n\
+                              saturate(1 / saturate(-z)), saturate(1 / dot(t.xw, -t.xw)));\n\
             }";
         for profile in ["ps_2_0", "ps_3_0"] {
             let p = compiled(source, profile);
             let o = run(&p, [0.0, 2.0, -2.0, 0.0], &[], None);
-            assert_eq!(colour(&o), [0.0, 0.0, 1.0, 1.0], "{profile}");
+            assert_eq!(colour(&o), [0.0, 0.0, 0.0, 0.0], "{profile}");
         }
     }
 }

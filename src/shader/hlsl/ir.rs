@@ -860,11 +860,13 @@ pub fn fold(op: Op, v: &[f32]) -> Option<f32> {
         Op::Sge => f32::from(u8::from(v[0] >= v[1])),
         Op::Lrp => v[0] * (v[1] - v[2]) + v[2],
         Op::Frc => v[0] - v[0].floor(),
+        // `_sat` as `d3d9::run` executes it: a clamp to [0, 1] that keeps a -0, a NaN
+        // taken to 0 (as Microsoft's compilers fold it).
         Op::Sat => {
-            if v[0] > 0.0 {
-                v[0].min(1.0)
-            } else {
+            if v[0].is_nan() {
                 0.0
+            } else {
+                v[0].clamp(0.0, 1.0)
             }
         }
         Op::Abs => v[0].abs(),
