@@ -223,7 +223,7 @@ impl Ports {
 
 /// A temporary written whole: its number; the order of the dependent texture reads it
 /// holds (`texld---ps-2-0.md`; per register, at least the validator's per component);
-/// whether a texture read wrote it whole; whether it may hold an inexact value (one the
+/// whether it may hold an inexact value (one the
 /// decompiled shader computes a rounding apart: its `sin` and `cos` reduce their argument
 /// to [-pi, pi] first, which the original's `sincos` takes as it is); and the components
 /// that depend on the shader's inputs (the others the compiler may fold).
@@ -231,7 +231,6 @@ impl Ports {
 struct Temp {
     n: u32,
     level: u32,
-    sampled: bool,
     inexact: bool,
     live: u8,
 }
@@ -414,16 +413,8 @@ impl Generator {
     /// `def` constants, uniforms of the constant table, maybe four matrix rows (an array
     /// of the table or four `def`s), and in the 2_0 models the `sincos` constants.
     fn define_constants(&mut self) {
-        // Narrowed for a bug: constants of the table (bound by `register()` in the
-        // decompiled text) in c0–c15. Our compiler places its literals after the highest
-        // register bound, past the model's last one when that is near the top
-        // (`float4 u : register(c31)` and a literal give `def c32` in ps_2_0).
-        const BOUND: u32 = 16;
         let in_table = self.rng.chance(0.5);
-        let rows = self.rng.chance(0.5).then(|| {
-            self.rng
-                .below(if in_table { BOUND - 3 } else { 29 } as usize) as u32
-        });
+        let rows = self.rng.chance(0.5).then(|| self.rng.below(29) as u32);
         // Every model generated has c0–c31.
         let mut free: Vec<u32> = (0..32)
             .filter(|n| rows.is_none_or(|s| !(s..s + 4).contains(n)))
@@ -442,7 +433,7 @@ impl Generator {
             self.rows = rows;
         }
         for k in 0..self.rng.range(0, 2) {
-            let n = free.remove(free.iter().position(|&n| n < BOUND).unwrap());
+            let n = free.remove(0);
             self.table.push(vector_constant(format!("u{k}"), n, 1));
             self.readable.push(Reg::new(RegisterType::Const, n));
         }
@@ -666,10 +657,7 @@ impl Generator {
             let c = (swizzle >> (2 * lane)) & 3;
             m | ((components >> c) & 1) << lane
         });
-        // Narrowed for a bug: what the compiler folds is not negated. It folds the
-        // negation of a zero to +0 (`saturate(1 / -z)` with `float z = 0` gives 1, not
-        // the 0 of -inf), which a reciprocal tells apart.
-        let negate = modifiers && live != 0 && self.rng.chance(0.25);
+        let negate = modifiers && self.rng.chance(0.25);
         // _abs is a source modifier of the 3_0 models only.
         let abs = modifiers && self.v.major == 3 && self.rng.chance(0.15);
         Source {
@@ -803,10 +791,8 @@ impl Generator {
         // Registers read, for the order of dependent reads.
         let mut reads: Vec<Reg> = Vec::new();
         let mut level = 0;
-        // The lanes of the result that depend on the shader's inputs, and whether the
-        // first source does.
+        // The lanes of the result that depend on the shader's inputs.
         let mut live = 0xF;
-        let mut first_live = true;
         let mut suffix = self.result_modifiers();
         match op.form {
             Form::Vector | Form::Dot | Form::Scalar | Form::Dp2add | Form::Cross => {
@@ -834,7 +820,6 @@ impl Generator {
                     _ => 0xF,
                 };
                 let any = (0..sources.len()).fold(0, |m, i| m | (sources[i].live & read(i)));
-                first_live = sources[0].live & read(0) != 0;
                 live = match (op.form, op.asm) {
                     // A choice the compiler may fold: by the condition when it knows
                     // that, to either value when they are equal.
@@ -911,15 +896,11 @@ impl Generator {
                     self.level(dst.n).max(1)
                 };
                 let ps2 = self.pixel() && self.v.major == 2;
-                // Narrowed for a bug: the coordinates are an input or a temporary a
-                // texture read wrote, not one arithmetic wrote. Our compiler drops a
-                // modifier of texture coordinates: `tex2D(s, -t.xy)` compiles to
-                // `texld r0, t0, s0` (ps_2_0, ps_3_0; `tex2Dlod` in vs_3_0 likewise), and
-                // it folds into them what comes out a negated copy (`max(-u.y, -u.y)`).
+                // Point sampling is discontinuous: coordinates are not inexact.
                 let coords: Vec<Reg> = self
                     .temps
                     .iter()
-                    .filter(|t| t.level.max(1).max(order) <= limit && t.sampled)
+                    .filter(|t| t.level.max(1).max(order) <= limit && !t.inexact)
                     .map(|t| Reg::new(RegisterType::Temp, t.n))
                     .chain(self.readable.iter().copied().filter(|r| match r.ty {
                         RegisterType::AddrOrTexture => true,
@@ -955,16 +936,14 @@ impl Generator {
             Form::Kill => {
                 suffix.clear();
                 // texkill reads its "destination": r# or t# in ps_2_0, r# or v# in
-                // ps_3_0 (`texkill---ps.md`). Narrowed for a bug: in ps_3_0 v# alone, as
-                // our compiler writes `clip(x.zyyx)` as `texkill x.zyyx` there (the
-                // swizzle as a write mask, which the validator refuses), and the
-                // decompiled `clip(r1)` becomes that when r1 is a swizzled copy.
-                let (temps, input) = if self.v.major == 3 {
-                    (&[][..], RegisterType::Input)
+                // ps_3_0 (`texkill---ps.md`).
+                let input = if self.v.major == 3 {
+                    RegisterType::Input
                 } else {
-                    (&self.temps[..], RegisterType::AddrOrTexture)
+                    RegisterType::AddrOrTexture
                 };
-                let regs: Vec<Reg> = temps
+                let regs: Vec<Reg> = self
+                    .temps
                     .iter()
                     .filter(|t| !t.inexact)
                     .map(|t| Reg::new(RegisterType::Temp, t.n))
@@ -984,19 +963,6 @@ impl Generator {
                 });
             }
         }
-        // Narrowed for a bug: what may be infinite or NaN (a reciprocal, root,
-        // exponential, logarithm, power or normalisation) reads what depends on the
-        // inputs, which the compiler cannot fold. Our compiler writes a folded infinity or
-        // NaN as `def c1, inf, …` (or `NaN`), which its assembler refuses (`1 / z` with
-        // `float z = 0`).
-        if (live == 0 || !first_live)
-            && matches!(
-                op.asm,
-                "rcp" | "rsq" | "exp" | "expp" | "log" | "logp" | "pow" | "nrm"
-            )
-        {
-            return None;
-        }
         let live = match temp_dst {
             Some(n) if !is_fresh => {
                 let old = self.temps.iter().find(|t| t.n == n).unwrap().live;
@@ -1009,13 +975,6 @@ impl Generator {
             || (!is_fresh
                 && mask != 0xF
                 && temp_dst.is_some_and(|n| self.inexact(Reg::new(RegisterType::Temp, n))));
-        let sampled = op.form == Form::Sample
-            && (is_fresh
-                || mask == 0xF
-                || self
-                    .temps
-                    .iter()
-                    .any(|t| Some(t.n) == temp_dst && t.sampled));
         if op.form != Form::Sample {
             // A temporary's order is the highest its sources hold.
             for r in reads.iter().filter(|r| r.ty == RegisterType::Temp) {
@@ -1039,7 +998,6 @@ impl Generator {
             temp: temp_dst.map(|n| Temp {
                 n,
                 level,
-                sampled,
                 inexact,
                 live,
             }),
@@ -1060,16 +1018,7 @@ impl Generator {
             if ps2 || depth {
                 let how = if depth { Swz::Replicate } else { Swz::Identity };
                 let mut ports = Ports::default();
-                // Narrowed for a bug: ps_2_0's oDepth from an input or a constant, not a
-                // temporary. Our compiler folds a negated copy into the write
-                // (`oDepth = -u.y` compiles to `mov oDepth, -c0.y`), which ps_2_0 refuses.
-                let temps = if ps2 && depth {
-                    std::mem::take(&mut self.temps)
-                } else {
-                    Vec::new()
-                };
                 let src = self.source(&mut ports, how, !ps2, |_| true).unwrap().text;
-                self.temps.extend(temps);
                 let row = self.row(mov).unwrap();
                 let line = format!("mov {}, {src}", self.name(out));
                 self.commit(Made {

@@ -177,7 +177,8 @@ struct Gen<'p> {
     /// The `def` the literal operands of the instruction being emitted share, so that it
     /// reads one constant register and needs no `mov` for the read ports.
     def_pref: Option<usize>,
-    def_base: u32,
+    /// The constant registers uniforms take or reserve, in order (see [`Gen::def_reg`]).
+    uniform_consts: Vec<u32>,
     code: Vec<String>,
     errors: Vec<String>,
     /// The sincos constants of shader model 2, once made.
@@ -282,7 +283,7 @@ pub fn generate(
         .collect();
     bools.sort_unstable();
     bools.dedup();
-    let (uniform_regs, mut table_constants, def_base) =
+    let (uniform_regs, mut table_constants, uniform_consts) =
         allocate_uniforms(p, &used_offsets, &counts);
     let (int_regs, int_base) = allocate_set(
         p,
@@ -306,7 +307,7 @@ pub fn generate(
         uses_left: HashMap::new(),
         defs: Vec::new(),
         def_pref: None,
-        def_base,
+        uniform_consts,
         code: Vec::new(),
         errors: Vec::new(),
         sincos_consts: None,
@@ -489,7 +490,7 @@ pub fn generate(
     let _ = writeln!(asm, "{version}");
     for (i, d) in g.defs.iter().enumerate() {
         let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
-        let _ = writeln!(asm, "def c{}, {}", g.def_base + i as u32, v.join(", "));
+        let _ = writeln!(asm, "def c{}, {}", g.def_reg(i), v.join(", "));
     }
     for (r, [count, start, step]) in &g.defis {
         let _ = writeln!(asm, "defi i{r}, {count}, {start}, {step}, 0");
@@ -548,8 +549,19 @@ fn usage_name(usage: &str) -> String {
     }
 }
 
-/// A float as fxc prints it in a `def`: shortest text that reads back the same.
+/// A float as fxc prints it in a `def`: shortest text that reads back to the same bits,
+/// -0 included.
 pub(super) fn format_float(v: f32) -> String {
+    if !v.is_finite() {
+        // An infinity or NaN that constants fold to (`1 / z` with `static const float z
+        // = 0`): fxc refuses it ("NaN and infinity literals not allowed", X4579), but the
+        // decompiled text of an asm shader that divides by a literal 0 must compile back.
+        // No decimal reads back as one; its bits do, which the assembler takes as they are.
+        return format!("{:#010x}", v.to_bits());
+    }
+    if v == 0.0 && v.is_sign_negative() {
+        return "-0".into();
+    }
     if v == v.trunc() && v.abs() < 1e7 {
         return format!("{}", v as i64);
     }
@@ -582,13 +594,13 @@ fn input_registers(p: &Program, profile: Profile) -> Vec<Reg> {
 
 /// Registers of the uniforms in use, as Microsoft's compiler gives them: those the source
 /// bound by `register()` where it said, the rest in order of declaration in the first
-/// registers free; and the table's entries, sorted by name. Returns also the first
-/// register free for `def`s.
+/// registers free; and the table's entries, sorted by name. Returns also the constant
+/// registers uniforms take or reserve, in order: the `def`s go in the others.
 pub(super) fn allocate_uniforms(
     p: &Program,
     used: &HashMap<u32, u32>,
     counts: &[u32],
-) -> (HashMap<u32, u32>, Vec<Constant>, u32) {
+) -> (HashMap<u32, u32>, Vec<Constant>, Vec<u32>) {
     let mut regs = HashMap::new();
     let mut taken_c: HashSet<u32> = HashSet::new();
     let mut taken_s: HashSet<u32> = HashSet::new();
@@ -646,8 +658,8 @@ pub(super) fn allocate_uniforms(
         }
         regs.insert(var, base);
     }
-    // The `def`s after every register a uniform takes or reserves.
-    let def_base = taken_c.iter().max().map_or(0, |m| m + 1);
+    let mut taken_c: Vec<u32> = taken_c.into_iter().collect();
+    taken_c.sort_unstable();
     let mut constants: Vec<Constant> = regs
         .iter()
         .map(|(&var, &index)| {
@@ -667,7 +679,7 @@ pub(super) fn allocate_uniforms(
         })
         .collect();
     constants.sort_by(|a, b| a.name.cmp(&b.name));
-    (regs, constants, def_base)
+    (regs, constants, taken_c)
 }
 
 /// Registers of one of the integer register sets: of the `int` uniforms that count loops
@@ -1393,6 +1405,17 @@ impl Gen<'_> {
         self.p.constant(c)
     }
 
+    /// The register of `def` number `i`: the `i`-th that no uniform takes or reserves.
+    /// Microsoft's compilers fill the lowest free registers with literals, below bound
+    /// uniforms too (`float4 u : register(c31)` in ps_2_0 leaves c0–c30 to them), so
+    /// they fit the model wherever the source binds its constants.
+    fn def_reg(&self, i: usize) -> u32 {
+        (0..)
+            .filter(|r| self.uniform_consts.binary_search(r).is_err())
+            .nth(i)
+            .unwrap_or(u32::MAX)
+    }
+
     // ---- temporaries -----------------------------------------------------------------
 
     /// Free lanes `lanes` of a temporary, or the first register that has them.
@@ -1746,24 +1769,24 @@ impl Gen<'_> {
         let read: Vec<u8> = dst.to_vec();
         if let Some(r) = self.def_pref {
             if let Some(lanes) = self.fit_consts(r, values, &read) {
-                return (self.def_base + r as u32, lanes);
+                return (self.def_reg(r), lanes);
             }
         }
         for r in 0..self.defs.len() {
             if let Some(lanes) = self.fit_consts(r, values, &read) {
-                return (self.def_base + r as u32, lanes);
+                return (self.def_reg(r), lanes);
             }
         }
         self.defs.push([None; 4]);
         let r = self.defs.len() - 1;
         match self.fit_consts(r, values, &read) {
-            Some(lanes) => (self.def_base + r as u32, lanes),
+            Some(lanes) => (self.def_reg(r), lanes),
             None => {
                 // Values at their destination lanes always fit a fresh register.
                 for (i, &v) in values.iter().enumerate() {
                     self.defs[r][usize::from(dst[i])] = Some(v);
                 }
-                (self.def_base + r as u32, dst.to_vec())
+                (self.def_reg(r), dst.to_vec())
             }
         }
     }
@@ -1866,6 +1889,29 @@ impl Gen<'_> {
             op.swz = [0, 1, 2, 3];
         }
         op
+    }
+
+    /// [`Self::operand`] for an operand that takes no source modifier (texture
+    /// coordinates, gradients, ps_2_x's `oDepth`): a negated or absolute value is
+    /// computed into a temporary first, which is free again after this instruction.
+    fn unmodified(&mut self, src: &Src, dst: &[u8], identity: bool) -> Operand {
+        if !src.neg && !src.abs {
+            return self.operand(src, dst, identity);
+        }
+        let r = self.alloc(dst, None);
+        let o = self.operand(src, dst, false).text();
+        self.code.push(format!("mov r{r}{}, {o}", mask_text(dst)));
+        self.pending_free.push((r, dst.to_vec()));
+        let mut swz = [0, 1, 2, 3];
+        if !identity {
+            fill_swizzle(&mut swz, dst);
+        }
+        Operand {
+            reg: Reg::Temp(r),
+            swz,
+            neg: false,
+            abs: false,
+        }
     }
 
     /// An operand most of which already sits in one temporary at the lanes it is read
@@ -2877,14 +2923,12 @@ impl Gen<'_> {
         let mut ops = Vec::new();
         match node.op {
             Op::Tex(_) => {
-                let coords = Src {
-                    comps: srcs[0].comps.clone(),
-                    neg: false,
-                    abs: false,
-                };
+                // Coordinates and gradients take no source modifier (fxc computes a
+                // negated or absolute one first); ps_2_x reads coordinates whole.
+                let coords = &srcs[0];
                 let identity = self.profile.major == 2;
                 let read: Vec<u8> = (0..coords.comps.len() as u8).collect();
-                let mut coord = self.operand(&coords, &read, identity);
+                let mut coord = self.unmodified(coords, &read, identity);
                 if identity && !matches!(coord.reg, Reg::Temp(_) | Reg::Texture(_)) {
                     // ps_2_x reads coordinates from t# or r# only.
                     let r = self.gather(&coords.comps, &read);
@@ -2899,7 +2943,7 @@ impl Gen<'_> {
                 ops.push(self.operand(&srcs[1], &[0], false));
                 for g in &srcs[2..] {
                     let read: Vec<u8> = (0..g.comps.len() as u8).collect();
-                    ops.push(self.operand(g, &read, false));
+                    ops.push(self.unmodified(g, &read, false));
                 }
             }
             Op::Dp3 | Op::Dp4 | Op::Nrm => {
@@ -3044,8 +3088,10 @@ impl Gen<'_> {
         ]);
         self.defs
             .push([Some(-0.020_833_334), Some(-0.125), Some(1.0), Some(0.5)]);
-        let a = self.def_base + self.defs.len() as u32 - 2;
-        let c = (a, a + 1);
+        let c = (
+            self.def_reg(self.defs.len() - 2),
+            self.def_reg(self.defs.len() - 1),
+        );
         self.sincos_consts = Some(c);
         c
     }
@@ -3061,34 +3107,30 @@ impl Gen<'_> {
             comps: c4,
             ..src.clone()
         };
-        // texkill takes a register without swizzle or modifier in shader model 2.
-        let text = if self.profile.major < 3 || full.neg || full.abs {
-            match self.direct(
-                &Src {
-                    neg: false,
-                    abs: false,
-                    ..full.clone()
-                },
-                &[0, 1, 2, 3],
-                true,
-            ) {
-                Some(t)
-                    if !full.neg
-                        && !full.abs
-                        && matches!(t.reg, Reg::Temp(_) | Reg::Texture(_)) =>
-                {
-                    t.reg.name()
-                }
-                _ => {
-                    let r = self.alloc(&[0, 1, 2, 3], None);
-                    let o = self.operand(&full, &[0, 1, 2, 3], false).text();
-                    self.code.push(format!("mov r{r}, {o}"));
-                    self.free(r, &[0, 1, 2, 3]);
-                    format!("r{r}")
-                }
+        // texkill's operand is its destination: a whole register, without swizzle or
+        // modifier, r# or t# in shader model 2, r# or v# in 3 (`texkill---ps.md`). Any
+        // other value is moved into a temporary first, as fxc does.
+        let sm3 = self.profile.major >= 3;
+        let readable = |reg: Reg| match reg {
+            Reg::Temp(_) => true,
+            Reg::Texture(_) => !sm3,
+            Reg::Input(_) => sm3,
+            _ => false,
+        };
+        let plain = Src {
+            neg: false,
+            abs: false,
+            ..full.clone()
+        };
+        let text = match self.direct(&plain, &[0, 1, 2, 3], true) {
+            Some(t) if !full.neg && !full.abs && readable(t.reg) => t.reg.name(),
+            _ => {
+                let r = self.alloc(&[0, 1, 2, 3], None);
+                let o = self.operand(&full, &[0, 1, 2, 3], false).text();
+                self.code.push(format!("mov r{r}, {o}"));
+                self.free(r, &[0, 1, 2, 3]);
+                format!("r{r}")
             }
-        } else {
-            self.operand(&full, &[0, 1, 2, 3], false).text()
         };
         self.code.push(format!("texkill {text}"));
         self.release(&src.comps);
@@ -3150,10 +3192,15 @@ impl Gen<'_> {
                 comps: vec![src.comps[0]],
                 ..src.clone()
             };
-            let o = self.operand(&s, &[0], false).text();
+            // ps_2_x writes oDepth from an unmodified source (`…-output-depth.md`): a
+            // negation is computed into a temporary first, as fxc does.
+            let o = if pixel && self.profile.major < 3 {
+                self.unmodified(&s, &[3], false)
+            } else {
+                self.operand(&s, &[0], false)
+            };
             // Scalar registers: fxc writes them whole, from one lane.
-            let mask = "";
-            self.code.push(format!("mov {reg}{mask}, {o}"));
+            self.code.push(format!("mov {reg}, {}", o.text()));
             self.free_pending();
             return;
         }
@@ -3432,5 +3479,203 @@ fn fix_ports(p: &mut Program, profile: Profile) {
             });
         }
         p.nodes[n as usize].args = new_args;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::shader::d3d9::run::{
+        Bindings, Inputs, OutputRegister, Outputs, Program, Sampler, Semantic, Texture,
+    };
+    use crate::shader::d3d9::{bytecode, validate};
+    use crate::shader::hlsl::compile::{compile, Options};
+
+    /// `source` compiled for `profile`, as `d3d9 compile` would: it must compile, and the
+    /// validator must pass what comes out.
+    fn compiled(source: &str, profile: &str) -> Program {
+        let options = Options {
+            profile: profile.into(),
+            ..Options::default()
+        };
+        let c = compile("test.hlsl", source, None, &options)
+            .unwrap_or_else(|f| panic!("{profile}: {}", f.render()));
+        let found = validate::validate(&bytecode::parse(&c.bytecode).unwrap());
+        assert!(found.is_empty(), "{profile}: {found:?}\n{}", c.asm);
+        Program::new(&c.bytecode).unwrap()
+    }
+
+    /// One run with `TEXCOORD0` = `t`, the named uniforms and sampler `s` set.
+    fn run(
+        p: &Program,
+        t: [f32; 4],
+        uniforms: &[(&str, [f32; 4])],
+        s: Option<&Sampler>,
+    ) -> Outputs {
+        let mut inputs = Inputs::default();
+        inputs
+            .attributes
+            .by_semantic
+            .insert(Semantic::new(Semantic::TEXCOORD, 0), t);
+        let b: &mut Bindings = &mut inputs.bindings;
+        for (name, v) in uniforms {
+            let (_, r, _) = p.constant(name).unwrap_or_else(|| panic!("no {name}"));
+            b.constants.float.insert(r, *v);
+        }
+        if let Some(s) = s {
+            let (_, r, _) = p.constant("s").expect("no sampler s");
+            b.samplers.insert(r, s.clone());
+        }
+        p.run(&inputs).unwrap()
+    }
+
+    fn colour(o: &Outputs) -> [f32; 4] {
+        o.values[&OutputRegister::Target(0)]
+    }
+
+    /// A 4×4 texture whose texels all differ, read with D3D9's default states (wrap,
+    /// point filtering).
+    fn texture() -> Sampler {
+        let texels = (0..16)
+            .map(|i| {
+                let f = i as f32 / 16.0;
+                [f, 1.0 - f, f * f, 1.0]
+            })
+            .collect();
+        Sampler::new(Texture::two_d(4, 4, texels).unwrap())
+    }
+
+    /// `clip` of a swizzled value kills the pixel on the components it names, in any
+    /// order, whether the value is an input or computed.
+    #[test]
+    fn clip_of_a_swizzled_value_kills_on_the_components_it_names() {
+        let source = "float4 u;\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR {\n\
+                clip(t.zyyx);\n\
+                clip((t * u).wzyx);\n\
+                return t;\n\
+            }";
+        for profile in ["ps_2_0", "ps_3_0"] {
+            let p = compiled(source, profile);
+            for (t, u, killed) in [
+                ([1.0, 1.0, 1.0, -1.0], [1.0, 1.0, 1.0, -1.0], false),
+                ([1.0, 1.0, -1.0, 1.0], [1.0, 1.0, -1.0, 1.0], true),
+                ([1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0, 1.0], true),
+                ([-1.0, 2.0, 1.0, 1.0], [-1.0, 1.0, 1.0, 1.0], true),
+                ([0.5, 2.0, 1.0, 3.0], [1.0; 4], false),
+            ] {
+                let o = run(&p, t, &[("u", u)], None);
+                assert_eq!(o.discarded, killed, "{profile}: t = {t:?}, u = {u:?}");
+            }
+        }
+    }
+
+    /// A negated value written to `oDepth`: ps_2_0 takes no source modifier there.
+    #[test]
+    fn a_negated_depth_is_written_in_every_pixel_model() {
+        let source = "float4 u;\n\
+            float4 main(float4 t : TEXCOORD0, out float d : DEPTH) : COLOR {\n\
+                d = -u.y;\n\
+                return t;\n\
+            }";
+        for profile in ["ps_2_0", "ps_2_x", "ps_3_0"] {
+            let p = compiled(source, profile);
+            let o = run(&p, [0.0; 4], &[("u", [1.0, 0.25, 3.0, 4.0])], None);
+            assert_eq!(o.values[&OutputRegister::Depth][0], -0.25, "{profile}");
+        }
+    }
+
+    /// Infinities and NaNs that constants fold to are literals like any other.
+    #[test]
+    fn folded_infinities_and_nans_are_literals() {
+        let source = "static const float z = 0;\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR {\n\
+                return float4(1 / z, -1 / z, 0 / z, 1) * t.x;\n\
+            }";
+        for profile in ["ps_2_0", "ps_3_0"] {
+            let p = compiled(source, profile);
+            let [a, b, c, d] = colour(&run(&p, [2.0; 4], &[], None));
+            assert_eq!(
+                (a, b, d),
+                (f32::INFINITY, f32::NEG_INFINITY, 2.0),
+                "{profile}"
+            );
+            assert!(c.is_nan(), "{profile}: {c}");
+        }
+    }
+
+    /// Literals need registers the uniforms leave free: below a uniform bound at the top
+    /// of the model's constants, never over a bound one.
+    #[test]
+    fn literals_go_to_registers_the_uniforms_leave_free() {
+        let source = "float4 a : register(c0);\n\
+            float4 u : register(c31);\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR {\n\
+                return t * u + a * float4(0.5, 0.25, 2, 3);\n\
+            }";
+        for profile in ["ps_2_0", "ps_3_0"] {
+            let p = compiled(source, profile);
+            let o = run(
+                &p,
+                [1.0, 2.0, 3.0, 4.0],
+                &[("u", [2.0; 4]), ("a", [4.0; 4])],
+                None,
+            );
+            assert_eq!(colour(&o), [4.0, 5.0, 14.0, 20.0], "{profile}");
+        }
+    }
+
+    /// Texture coordinates take no source modifier: a negated one is read negated all
+    /// the same, whether written so or come out of folding (`max(-x, -x)` is `-x`).
+    #[test]
+    fn negated_texture_coordinates_are_read_negated() {
+        let s = texture();
+        let t = [0.125, 0.375, 0.0, 0.0];
+        let want = s.sample([-0.125, -0.375, 0.0, 0.0], 0.0);
+        assert_ne!(want, s.sample(t, 0.0));
+        let plain = "sampler2D s;\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR { return tex2D(s, -t.xy); }";
+        let folded = "float4 u;\n\
+            sampler2D s;\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR { return tex2D(s, max(-u.xy, -u.xy)); }";
+        let lod = "sampler2D s;\n\
+            float4 main(float4 t : TEXCOORD0) : POSITION { return tex2Dlod(s, -t); }";
+        for (profile, source) in [
+            ("ps_2_0", plain),
+            ("ps_3_0", plain),
+            ("ps_2_0", folded),
+            ("ps_3_0", folded),
+            ("vs_3_0", lod),
+        ] {
+            let p = compiled(source, profile);
+            let o = run(
+                &p,
+                t,
+                &[("u", t)][..usize::from(source == folded)],
+                Some(&s),
+            );
+            let got = if profile.starts_with("vs") {
+                o.by_semantic(Semantic::new(Semantic::POSITION, 0)).unwrap()
+            } else {
+                colour(&o)
+            };
+            assert_eq!(got, want, "{profile}: {source}");
+        }
+    }
+
+    /// Folding keeps the sign of a zero: 1 / -0 is -infinity, a -0 literal is -0 where
+    /// the shader computes with it, saturate keeps a -0 as `_sat` does, and a dot
+    /// product of two components is -0 where its products are.
+    #[test]
+    fn a_folded_negative_zero_keeps_its_sign() {
+        let source = "float4 main(float4 t : TEXCOORD0) : COLOR {\n\
+                float z = 0;\n\
+                return float4(saturate(1 / -z), saturate(1 / (-z * t.y)),\n\
+                              saturate(1 / saturate(-z)), saturate(1 / dot(t.xw, -t.xw)));\n\
+            }";
+        for profile in ["ps_2_0", "ps_3_0"] {
+            let p = compiled(source, profile);
+            let o = run(&p, [0.0, 2.0, -2.0, 0.0], &[], None);
+            assert_eq!(colour(&o), [0.0, 0.0, 0.0, 0.0], "{profile}");
+        }
     }
 }

@@ -29,13 +29,7 @@ enum Stage {
 }
 
 /// Pairs ours does not handle yet: `source.profile`, the stage it fails at, and why.
-const NOT_YET: &[(&str, Stage, &str)] = &[
-    (
-        "crt_curvature.ps_3_0",
-        Stage::Behaviour,
-        "a NaN (QuadDims whose max is 0: a division by zero) goes through min(aspect.x, aspect.y); fxc writes `min r, y, x`, ours `min r, x, y`, and min keeps the NaN of one operand only",
-    ),
-];
+const NOT_YET: &[(&str, Stage, &str)] = &[];
 
 const TRIALS: u32 = 24;
 

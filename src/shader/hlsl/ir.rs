@@ -570,8 +570,8 @@ impl Program {
     }
 
     pub fn konst(&mut self, v: f32) -> Comp {
-        // -0 and 0 are one constant to D3D9's def; NaN keeps its bits.
-        let v = if v == 0.0 { 0.0 } else { v };
+        // Every value keeps its bits, -0 and NaN too: a `def` holds them, and 1 / -0 is
+        // not 1 / 0.
         let node = self.add(Node {
             op: Op::Const(v.to_bits()),
             args: Vec::new(),
@@ -647,13 +647,11 @@ impl Program {
         Self::lanes(id, width as u8)
     }
 
-    /// Algebra that holds for every input, NaN and infinity included.
+    /// Algebra that holds for every input, NaN and infinity included (x + 0 is x but for
+    /// the sign of a -0 x, as fxc folds it; x + -0 is x).
     fn simplify(&mut self, op: Op, args: &[Vec<Comp>]) -> Option<Vec<Comp>> {
         let all = |p: &Program, a: &Vec<Comp>, v: f32| {
-            a.iter().all(|&c| {
-                p.constant(c)
-                    .is_some_and(|k| k == v && k.is_sign_positive())
-            })
+            a.iter().all(|&c| p.constant(c).is_some_and(|k| k == v))
         };
         match op {
             Op::Mov => Some(args[0].clone()),
@@ -862,11 +860,13 @@ pub fn fold(op: Op, v: &[f32]) -> Option<f32> {
         Op::Sge => f32::from(u8::from(v[0] >= v[1])),
         Op::Lrp => v[0] * (v[1] - v[2]) + v[2],
         Op::Frc => v[0] - v[0].floor(),
+        // `_sat` as `d3d9::run` executes it: a clamp to [0, 1] that keeps a -0, a NaN
+        // taken to 0 (as Microsoft's compilers fold it).
         Op::Sat => {
-            if v[0] > 0.0 {
-                v[0].min(1.0)
-            } else {
+            if v[0].is_nan() {
                 0.0
+            } else {
+                v[0].clamp(0.0, 1.0)
             }
         }
         Op::Abs => v[0].abs(),

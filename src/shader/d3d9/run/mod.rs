@@ -1727,7 +1727,9 @@ impl Machine<'_> {
         let v = v.map(|x| {
             let mut x = flush(if dst.shift != 0 { x * scale } else { x });
             if dst.saturate {
-                x = x.clamp(0.0, 1.0);
+                // A NaN saturates to 0, as Microsoft's compilers fold `saturate` of one
+                // (vkd3d's smoothstep.section8) and as vs_2_0's max-then-min gives it.
+                x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
             }
             if ps1_clamp {
                 if x.abs() > 1.0 && !last {
@@ -1924,6 +1926,17 @@ mod tests {
         let i = with(&[(0, [0.0; 4])]);
         assert_eq!(out(&p, &i, OPOS), [f32::INFINITY; 4]);
         assert!(out(&p, &i, OutputRegister::Texcoord(0))[0].is_nan());
+    }
+
+    /// `_sat` clamps to [0, 1], a NaN to 0.
+    #[test]
+    fn saturate_takes_a_nan_to_0() {
+        let p = program("ps_3_0\nmul_sat r0, c0, c1\nmov oC0, r0\n");
+        let i = with(&[
+            (0, [0.0, f32::INFINITY, -0.5, 0.25]),
+            (1, [f32::INFINITY, 1.0, 1.0, 1.0]),
+        ]);
+        assert_eq!(out(&p, &i, OC0), [0.0, 1.0, 0.0, 0.25]);
     }
 
     /// pow is exp(src1 × log(src0)), so 0^0 is NaN as compiled `pow()` gives; expp and
