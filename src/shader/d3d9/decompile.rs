@@ -1202,6 +1202,13 @@ impl Decompiler {
             // vs_1_1's partial-precision forms give four lanes.
             "expp" if self.version.major == 1 => {
                 let a = x(self, 0)?;
+                if ops.dst.is_some_and(|d| d.write_mask() & 1 != 0) {
+                    // floor is x - frac(x) in HLSL on D3D9: NaN at an infinity.
+                    self.notes.push(format!(
+                        "expp at byte {}: where its input is infinite, 2^floor(x) (.x) is 0 or inf; this text's is NaN there",
+                        ins.offset
+                    ));
+                }
                 let v = format!("float4(exp2(floor({a})), frac({a}), exp2({a}), 1)");
                 self.assign(ins, v, false)
             }
@@ -2012,7 +2019,12 @@ fn render(
                 let before = out.trim_end();
                 let after = rest.trim_start();
                 let leftmost = before.is_empty() || before.ends_with(['(', ',', '=']);
-                let after_sum = before.ends_with(" +") || before.ends_with(" -");
+                // A binary + or - (an operand before it), not a negation (`1 / -x`).
+                let after_sum = [" +", " -"].iter().any(|op| {
+                    before.strip_suffix(op).is_some_and(|b| {
+                        b.ends_with(|c: char| c.is_alphanumeric() || matches!(c, ')' | ']' | '_'))
+                    })
+                });
                 let ends = after.is_empty()
                     || after.starts_with([')', ',', ';'])
                     || after.starts_with("+ ")
@@ -2672,6 +2684,18 @@ mod tests {
             let e = decompile(&recursive).unwrap_err();
             assert!(e.message.contains("calling itself"), "{e}");
         }
+    }
+
+    /// A value folded after a negation keeps its parentheses: `1 / -(a * b)`, not
+    /// `1 / -a * b`, which divides first.
+    #[test]
+    fn a_negated_product_keeps_its_parentheses() {
+        let bytes = crate::shader::d3d9::asm::assemble(
+            "vs_2_0\ndcl_position v0\nmul r0.y, v0.x, c0.x\nrcp r1.x, -r0.y\nmov oPos, r1.x\n",
+        )
+        .unwrap();
+        let text = decompile(&bytes).unwrap();
+        assert!(text.contains("1 / -(v0.x * c0.x)"), "{text}");
     }
 
     /// A vertex shader that writes no position has no HLSL text (every HLSL vertex shader

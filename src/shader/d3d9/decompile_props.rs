@@ -695,6 +695,8 @@ impl Generator {
             // (floor is x - frac(x), NaN at -inf; vs_1_1 selects by arithmetic); the
             // text's first comment says so.
             (Form::Scalar, "logp") if self.v == VERSIONS[0] => vec![4, 8, 12],
+            // Likewise vs_1_1's expp written without .x: 2^floor(x) of an infinity.
+            (Form::Scalar, "expp") if self.v == VERSIONS[0] => vec![2, 4, 6, 8, 10, 12, 14],
             (Form::Cross, _) => (1..8).collect(),
             (Form::Sincos, _) => vec![1, 2, 3],
             (Form::Matrix, "m3x2") => vec![3],
