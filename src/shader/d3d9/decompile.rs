@@ -9,10 +9,13 @@
 //! constants to the same registers. `if`/`else`, `rep` and `loop` (as `for`, `aL` a
 //! counter of its own), `break`, predication (`bool4 p0`, a lane kept where it is false),
 //! relative addressing (an element of the constant array, or of an array declared over
-//! the loose registers so read) and `a0` (an `int4`) are written out; subroutines
-//! (`call`, `label`) and bump-environment mapping (`texbem`, `bem`: its matrix is
-//! texture-stage state, which HLSL cannot name) are refused with the instruction and its
-//! offset.
+//! the loose registers so read), `a0` (an `int4`) and subroutines (`call`, `label`: a
+//! function each, the registers static globals) are written out. Bump-environment mapping
+//! (`texbem`, `bem`: its matrix is texture-stage state, which HLSL cannot name), a
+//! subroutine calling itself and a vertex shader without a position are refused with the
+//! instruction and its offset. What the text cannot say as the shader does (a constant
+//! the table gives a type HLSL has not, [`table`]; vs_1_1's `expp`/`logp` at an infinity)
+//! is said in its first comment.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
