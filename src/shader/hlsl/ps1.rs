@@ -183,6 +183,7 @@ pub fn generate(
     flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
+    select_lanes(&mut fixed);
     legalize(&mut fixed);
     fuse(&mut fixed);
     let (_, live) = live_nodes(&fixed, profile);
@@ -1279,6 +1280,101 @@ trait NoneOrEq {
 impl NoneOrEq for Option<u8> {
     fn is_none_or_eq(&self, l: u8) -> bool {
         self.map_or(true, |x| x == l)
+    }
+}
+
+/// `lerp(a, b, s)` with every lane of `s` a literal 0 or 1 is a choice of lanes, not
+/// arithmetic: lane i is a's where s is 0 and b's where it is 1 (ps_1_x's values are
+/// finite, so `0 * (b - a)` is 0 and `(b - a) + a` is b). The front end spells it
+/// `s * (b - a) + a`, whose parts may be lanes of several nodes or one lane read in
+/// several (`lerp(u.yyy, u.zzz, float3(0, 1, 0))`), which no `lrp` reads as they are. As
+/// d3dx9_31 does, the lanes are gathered (a `dp3` against a basis vector for a lane read
+/// elsewhere, an `lrp` against a mask per group): the node becomes a `mov` of the lanes
+/// chosen. Where each of them is in its own lane already, one `lrp` against the mask
+/// does it.
+fn select_lanes(p: &mut Program) {
+    fn look(p: &Program, mut c: Comp) -> Comp {
+        while p.node(c.node).op == Op::Mov {
+            c = p.node(c.node).args[0][usize::from(c.lane)];
+        }
+        c
+    }
+    // `x` is `-a`: a negation of it, or the literal of opposite sign.
+    let negation_of = |p: &Program, x: Comp, a: Comp| {
+        let n = p.node(x.node);
+        n.op == Op::Neg && look(p, n.args[0][usize::from(x.lane)]) == a
+            || matches!((p.constant(x), p.constant(a)), (Some(x), Some(a)) if x == -a)
+    };
+    // b where `d` is `b - a`.
+    let minuend = |p: &mut Program, d: Comp, a: Comp| -> Option<Comp> {
+        if let (Some(dv), Some(av)) = (p.constant(d), p.constant(a)) {
+            return Some(p.konst(dv + av));
+        }
+        let n = p.node(d.node).clone();
+        let lane = usize::from(d.lane);
+        match n.op {
+            Op::Neg if look(p, n.args[0][lane]) == a => Some(p.konst(0.0)),
+            Op::Add => {
+                let (x, y) = (look(p, n.args[0][lane]), look(p, n.args[1][lane]));
+                if negation_of(p, x, a) {
+                    Some(y)
+                } else if negation_of(p, y, a) {
+                    Some(x)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    };
+    for id in 0..p.nodes.len() {
+        let node = p.nodes[id].clone();
+        if !matches!(node.op, Op::Mad | Op::Lrp) {
+            continue;
+        }
+        let Some(mask) = node.args[0]
+            .iter()
+            .map(|&c| p.constant(c).filter(|&v| v == 0.0 || v == 1.0))
+            .collect::<Option<Vec<f32>>>()
+        else {
+            continue;
+        };
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for i in 0..usize::from(node.width) {
+            let (ai, bi) = if node.op == Op::Lrp {
+                (look(p, node.args[2][i]), Some(look(p, node.args[1][i])))
+            } else {
+                let ai = look(p, node.args[2][i]);
+                let di = look(p, node.args[1][i]);
+                (ai, minuend(p, di, ai))
+            };
+            a.push(ai);
+            b.push(bi);
+        }
+        // A lane where s is 0 reads a alone: b there may be anything.
+        let chosen: Option<Vec<Comp>> = (0..a.len())
+            .map(|i| if mask[i] == 0.0 { Some(a[i]) } else { b[i] })
+            .collect();
+        let Some(chosen) = chosen else {
+            continue;
+        };
+        let in_place = |c: &Comp, i: usize| {
+            let n = p.node(c.node);
+            p.constant(*c).is_some()
+                || usize::from(c.lane) == i
+                || n.width == 1 && !is_leaf(n.op) && !matches!(n.op, Op::Tex(_))
+        };
+        let replacement = if chosen.iter().enumerate().all(|(i, c)| in_place(c, i)) {
+            if node.op == Op::Lrp {
+                continue;
+            }
+            let b: Vec<Comp> = (0..a.len()).map(|i| b[i].unwrap_or(a[i])).collect();
+            p.map(Op::Lrp, vec![node.args[0].clone(), b, a])
+        } else {
+            chosen
+        };
+        p.replace_with(id, replacement);
     }
 }
 
@@ -3100,5 +3196,59 @@ fn fill(swz: &mut [u8; 4], read: &[u8]) {
         for l in 0..f {
             swz[usize::from(l)] = v;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::behaviour::same_behaviour;
+    use super::super::compile::{compile, Options};
+
+    /// `source` compiled for `profile`: it fits the model (the assembler checks), and
+    /// behaves as our ps_2_0 code of it. The instructions, one a line.
+    fn fits(source: &str, profile: &str) -> String {
+        let options = |profile: &str| Options {
+            profile: profile.into(),
+            ..Options::default()
+        };
+        let ours = compile("t.hlsl", source, None, &options(profile))
+            .map_err(|f| f.render())
+            .unwrap();
+        let sm2 = compile("t.hlsl", source, None, &options("ps_2_0"))
+            .map_err(|f| f.render())
+            .unwrap();
+        same_behaviour(&sm2.bytecode, &ours.bytecode, 32, 0x5E1).unwrap();
+        ours.asm
+    }
+
+    /// Arithmetic instructions of a listing (a co-issued pair is one).
+    fn slots(asm: &str) -> usize {
+        asm.lines()
+            .filter(|l| !l.starts_with("ps_") && !l.starts_with("def ") && !l.starts_with("tex"))
+            .filter(|l| !l.starts_with('+'))
+            .count()
+    }
+
+    #[test]
+    fn lerp_by_a_mask_of_zeros_and_ones_gathers_lanes() {
+        // Lanes of one uniform spread and reordered, as the decompiler writes a swizzle
+        // ps_1_x has not: dp3 against a basis vector and lrp against a mask, as d3dx9_31.
+        let spread = "float4 u;\nfloat4 main() : COLOR\n{\n    float4 r = 0;\n    \
+                      r.xyz = lerp(u.yyy, u.zzz, float3(0.0, 1.0, 0.0));\n    \
+                      r.xyz = lerp(r.xyz, u.xxx, float3(0.0, 0.0, 1.0));\n    \
+                      r.w = u.w;\n    return r;\n}\n";
+        for profile in ["ps_1_1", "ps_1_3"] {
+            let asm = fits(spread, profile);
+            assert!(slots(&asm) <= 5, "{asm}");
+        }
+        // Lanes where they are already: one lrp.
+        let in_place = "float4 main(float4 a : COLOR0, float4 b : COLOR1) : COLOR\n{\n    \
+                        return lerp(a, b, float4(1.0, 0.0, 1.0, 0.0));\n}\n";
+        let asm = fits(in_place, "ps_1_1");
+        assert_eq!(slots(&asm), 1, "{asm}");
+        // A lane of b that is a literal (the mask's 1 over a zero).
+        let literal = "float4 a;\nfloat4 main() : COLOR\n{\n    \
+                       return lerp(a.yyyy, float4(0.0, 0.0, 0.0, 0.0), float4(0.0, 0.0, 1.0, 0.0));\n}\n";
+        fits(literal, "ps_1_1");
     }
 }
