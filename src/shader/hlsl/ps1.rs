@@ -354,6 +354,16 @@ pub fn generate(
             }
         }
     }
+    // A discard by a coordinate set as it comes in is its `texkill tN`, no read of it as
+    // a value.
+    for k in &p.kills {
+        let src = resolve_in(p, profile, k);
+        if !src.neg && src.comps.len() >= 3 && texcoord_set(p, &src.comps[..3]).is_some() {
+            for c in src.comps {
+                *coordinate_uses.entry(c.node).or_default() += 1;
+            }
+        }
+    }
     let texture_code = g.code.len();
     let uses = g.uses_left.clone();
     let read_as_value = |n: NodeId| {
@@ -498,18 +508,6 @@ pub fn generate(
             },
         );
     }
-    if !v14 {
-        // Texture instructions in the order of their stages (an addressing instruction
-        // reads a lower stage than its own).
-        let stage = |line: &String| {
-            let t = line.split_whitespace().nth(1).unwrap_or("");
-            t.trim_start_matches('t')
-                .trim_end_matches(',')
-                .parse::<u32>()
-                .unwrap_or(0)
-        };
-        g.code[texture_code..].sort_by_key(stage);
-    }
     // Discards: texkill of a texture coordinate set as it comes in (x, y and z), or in
     // ps_1_4, of a value computed before the phase.
     let mut late_kills: Vec<Src> = Vec::new();
@@ -538,6 +536,18 @@ pub fn generate(
                 )]);
             }
         }
+    }
+    if !v14 {
+        // Texture instructions, texkill among them, in the order of their stages (an
+        // addressing instruction reads a lower stage than its own).
+        let stage = |line: &String| {
+            let t = line.split_whitespace().nth(1).unwrap_or("");
+            t.trim_start_matches('t')
+                .trim_end_matches(',')
+                .parse::<u32>()
+                .unwrap_or(0)
+        };
+        g.code[texture_code..].sort_by_key(stage);
     }
     // The registers arithmetic may write: r#, and t# no texture instruction took.
     // r0 last, so that it is free for the colour's lanes more often.
@@ -2465,7 +2475,18 @@ impl Gen<'_> {
         // Spreads that need a `dp3` first: the first of them goes straight into `t`.
         rgb.sort_by_key(|(s, _)| !matches!(s, Source::Splat(_, l) if *l < 3));
         let mut alpha_done = alpha.is_none();
-        let mut first = !keep;
+        // The first group is moved, not merged, where no colour lane of `t` is kept (and
+        // none is read).
+        let reads_t = rgb
+            .iter()
+            .any(|(s, _)| matches!(s, Source::InPlace(r) | Source::Splat(r, _) if *r == t));
+        let mut first = !keep || (0..3).all(|l| dst.contains(&l)) && !reads_t;
+        // A `dp3` writes the alpha lane too, unless it is kept.
+        let spread_mask = if keep && !dst.contains(&3) {
+            ".xyz"
+        } else {
+            ""
+        };
         for (source, lanes) in rgb {
             let text = match source {
                 Source::InPlace(r) if r == t => continue,
@@ -2477,8 +2498,12 @@ impl Gen<'_> {
                     let e = self.konst(&basis, &[0, 1, 2]);
                     if first {
                         // Every lane of `t`: the alpha lane too, if it is the same.
-                        self.code
-                            .push(format!("dp3 {}, {}, {}", t.name(), e.name(), r.name()));
+                        self.code.push(format!(
+                            "dp3 {}{spread_mask}, {}, {}",
+                            t.name(),
+                            e.name(),
+                            r.name()
+                        ));
                         first = false;
                         if let Some(a) = alpha {
                             alpha_done |= self.p.constant(a).is_none()
@@ -3250,5 +3275,31 @@ mod tests {
         let literal = "float4 a;\nfloat4 main() : COLOR\n{\n    \
                        return lerp(a.yyyy, float4(0.0, 0.0, 0.0, 0.0), float4(0.0, 0.0, 1.0, 0.0));\n}\n";
         fits(literal, "ps_1_1");
+    }
+
+    #[test]
+    fn a_discard_by_a_coordinate_set_is_texkill_beside_samples_of_other_sets() {
+        let source = "sampler2D s1 : register(s1);\n\
+                      float4 main(float4 tc0 : TEXCOORD0, float4 tc1 : TEXCOORD1) : COLOR0\n\
+                      {\n    clip(tc0.xyz);\n    return tex2D(s1, tc1.xy);\n}\n";
+        for profile in ["ps_1_1", "ps_1_3"] {
+            let asm = fits(source, profile);
+            // In the order of the stages, as d3dx9_31 writes them.
+            assert!(asm.contains("texkill t0\ntex t1\n"), "{asm}");
+        }
+    }
+
+    #[test]
+    fn colour_lanes_gathered_beside_a_placed_alpha_are_moved_not_merged() {
+        // r0.a is computed in place; the colour lanes then come whole from t0: a `mov`,
+        // co-issued, not an `lrp` over r0.rgb, which nothing wrote.
+        let source = "sampler2D s0 : register(s0);\nsampler2D s1 : register(s1);\n\
+                      float4 main(float4 tc0 : TEXCOORD0, float4 tc1 : TEXCOORD1) : COLOR0\n\
+                      {\n    float4 r0 = 0;\n    r0.xyz = tex2D(s0, tc0.xy).xyz;\n    \
+                      r0.w = tex2D(s0, tc0.xy).w * tex2D(s1, tc1.xy).w;\n    return r0;\n}\n";
+        for profile in ["ps_1_1", "ps_1_3"] {
+            let asm = fits(source, profile);
+            assert_eq!(slots(&asm), 1, "{asm}");
+        }
     }
 }
