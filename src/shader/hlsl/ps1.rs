@@ -1369,21 +1369,52 @@ fn select_lanes(p: &mut Program) {
         let Some(chosen) = chosen else {
             continue;
         };
-        let in_place = |c: &Comp, i: usize| {
-            let n = p.node(c.node);
-            p.constant(*c).is_some()
-                || usize::from(c.lane) == i
-                || n.width == 1 && !is_leaf(n.op) && !matches!(n.op, Op::Tex(_))
-        };
-        let replacement = if chosen.iter().enumerate().all(|(i, c)| in_place(c, i)) {
-            if node.op == Op::Lrp {
-                continue;
+        // One `lrp` against the mask where each operand, at the lanes it gives, reads as
+        // it is (the other lanes filled to match): literals, lanes of one register where
+        // they are, or one computed lane (which fills its register).
+        let width = chosen.len();
+        let direct = |p: &mut Program, given: &[Option<Comp>]| -> Option<Vec<Comp>> {
+            let read: Vec<Comp> = given.iter().flatten().copied().collect();
+            if read.iter().all(|&c| p.constant(c).is_some()) {
+                let zero = p.konst(0.0);
+                return Some(given.iter().map(|c| c.unwrap_or(zero)).collect());
             }
-            let b: Vec<Comp> = (0..a.len()).map(|i| b[i].unwrap_or(a[i])).collect();
-            p.map(Op::Lrp, vec![node.args[0].clone(), b, a])
-        } else {
-            chosen
+            let n = read[0].node;
+            let node = p.node(n);
+            if node.width == 1 && !is_leaf(node.op) && !matches!(node.op, Op::Tex(_)) {
+                return read
+                    .iter()
+                    .all(|&c| c == read[0])
+                    .then(|| vec![read[0]; width]);
+            }
+            let in_place = given
+                .iter()
+                .enumerate()
+                .all(|(i, c)| c.map_or(true, |c| c.node == n && usize::from(c.lane) == i));
+            (in_place && usize::from(node.width) >= width).then(|| {
+                (0..width as u8)
+                    .map(|lane| Comp { node: n, lane })
+                    .collect()
+            })
         };
+        let a_read: Vec<Option<Comp>> = (0..width)
+            .map(|i| (mask[i] == 0.0).then_some(a[i]))
+            .collect();
+        let b_read: Vec<Option<Comp>> = (0..width)
+            .map(|i| if mask[i] == 1.0 { b[i] } else { None })
+            .collect();
+        let one_lrp = if mask.iter().all(|&v| v == mask[0]) {
+            None
+        } else {
+            direct(p, &a_read).zip(direct(p, &b_read))
+        };
+        let replacement = match one_lrp {
+            Some((a, b)) => p.map(Op::Lrp, vec![node.args[0].clone(), b, a]),
+            None => chosen,
+        };
+        if replacement.iter().any(|c| c.node as usize == id) {
+            continue;
+        }
         p.replace_with(id, replacement);
     }
 }
@@ -2296,10 +2327,11 @@ impl Gen<'_> {
                 {
                     continue;
                 }
-                for (i, a) in node.args.iter().enumerate() {
-                    // cnd's choice is r0.a's; a sample's coordinates take no modifier.
-                    let reader_ok =
-                        !(matches!(node.op, Op::Tex(_)) || node.op == Op::Cmp && i == 0);
+                for a in &node.args {
+                    // A sample's coordinates take no modifier. (A choice's condition
+                    // does: `cmp` reads it as any operand, and ps_1_1's `cnd` reads r0.a,
+                    // which an instruction reading the condition computes.)
+                    let reader_ok = !matches!(node.op, Op::Tex(_));
                     take(&resolve_in(p, self.profile, a), reader_ok);
                 }
             }
@@ -3300,6 +3332,19 @@ mod tests {
         for profile in ["ps_1_1", "ps_1_3"] {
             let asm = fits(source, profile);
             assert_eq!(slots(&asm), 1, "{asm}");
+        }
+    }
+
+    #[test]
+    fn a_condition_against_one_half_reads_its_value_biased() {
+        // `e > 0.5` tests e - 0.5, which is e_bias: not computed apart (cmp reads it so;
+        // ps_1_1's cnd gets it into r0.a by the add that computes 0.5 - (0.5 - e)).
+        let source = "float4 a;\nfloat4 main(float4 c : COLOR0) : COLOR\n{\n    \
+                      return (c.w * a.w + 0.5 > 0.5) ? c : a;\n}\n";
+        for (profile, most) in [("ps_1_1", 4), ("ps_1_3", 2)] {
+            let asm = fits(source, profile);
+            assert!(asm.contains("_bias"), "{asm}");
+            assert!(slots(&asm) <= most, "{asm}");
         }
     }
 }
