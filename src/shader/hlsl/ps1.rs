@@ -184,6 +184,9 @@ pub fn generate(
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
     select_lanes(&mut fixed);
+    if profile.minor < 4 {
+        clamped_coordinates(&mut fixed);
+    }
     legalize(&mut fixed);
     fuse(&mut fixed);
     let (_, live) = live_nodes(&fixed, profile);
@@ -1416,6 +1419,32 @@ fn select_lanes(p: &mut Program) {
             continue;
         }
         p.replace_with(id, replacement);
+    }
+}
+
+/// ps_1_1–1_3 read a texture coordinate set as a value by `texcoord tN`, which clamps it
+/// to [0, 1]: a saturation of such lanes is the lanes as read (the decompiler writes
+/// `saturate(tc0)` for what `texcoord t0` gives). Not where the saturation is a sample's
+/// coordinates, which `tex tN` would read unclamped.
+fn clamped_coordinates(p: &mut Program) {
+    let coordinates: HashSet<NodeId> = p
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.op, Op::Tex(_)))
+        .flat_map(|n| n.args[0].iter().map(|c| c.node))
+        .collect();
+    for id in 0..p.nodes.len() {
+        let node = &p.nodes[id];
+        if node.op != Op::Sat || coordinates.contains(&(id as NodeId)) {
+            continue;
+        }
+        let lanes = node.args[0].clone();
+        let coordinate_set = lanes.iter().all(|c| {
+            matches!(p.node(c.node).op, Op::Input(i) if p.inputs[i as usize].usage == "TEXCOORD")
+        });
+        if coordinate_set {
+            p.replace_with(id, lanes);
+        }
     }
 }
 
@@ -3345,6 +3374,18 @@ mod tests {
             let asm = fits(source, profile);
             assert!(asm.contains("_bias"), "{asm}");
             assert!(slots(&asm) <= most, "{asm}");
+        }
+    }
+
+    #[test]
+    fn a_saturated_coordinate_set_is_what_texcoord_reads() {
+        // texcoord clamps to [0, 1]: no mov_sat after it.
+        let source = "float4 main(float4 tc0 : TEXCOORD0, float4 c : COLOR0) : COLOR\n{\n    \
+                      return float4(saturate(tc0.xyz), 1) * c;\n}\n";
+        for profile in ["ps_1_1", "ps_1_3"] {
+            let asm = fits(source, profile);
+            assert!(!asm.contains("_sat"), "{asm}");
+            assert!(slots(&asm) <= 2, "{asm}");
         }
     }
 }
