@@ -3109,12 +3109,39 @@ impl Gen<'_> {
             neg: !s.neg,
             abs: false,
         };
-        let Some(so) = self.operand(&one, &[3], &[3]) else {
-            return;
-        };
-        let half = self.konst(&[0.5], &[3]);
-        self.code
-            .push(format!("add r0.w, {}, {}.w", so.text(), half.name()));
+        let biased = !one.neg
+            && self
+                .modified
+                .get(&one.comps[0].node)
+                .is_some_and(|(_, m)| *m == Modifier::Bias);
+        if biased {
+            // 0.5 + (x - 0.5) is x itself: computed straight into r0.a where it was
+            // computed last and nothing else reads it, else moved there.
+            let x = self.through_modifier(one.comps[0]);
+            let here = srcs[0]
+                .comps
+                .iter()
+                .filter(|&&c| self.through_modifier(c).node == x.node)
+                .count() as u32;
+            if !self.compute_in_r0_alpha(x, here) {
+                let src = Src {
+                    comps: vec![x],
+                    neg: false,
+                    abs: false,
+                };
+                let Some(xo) = self.operand(&src, &[3], &[3]) else {
+                    return;
+                };
+                self.code.push(format!("mov r0.w, {}", xo.text()));
+            }
+        } else {
+            let Some(so) = self.operand(&one, &[3], &[3]) else {
+                return;
+            };
+            let half = self.konst(&[0.5], &[3]);
+            self.code
+                .push(format!("add r0.w, {}, {}.w", so.text(), half.name()));
+        }
         self.operands_done();
         self.release(&srcs[0].comps);
         // r0 holds the condition until `cnd` reads it.
@@ -3139,6 +3166,37 @@ impl Gen<'_> {
             self.pool[i].1 = was;
         }
         self.write(n, "cnd", mask, &operands, scalar);
+    }
+
+    /// The instruction that computed `x` last, written to r0.a instead, when nothing but
+    /// the `reads` of this choice take `x` and its alpha lane holds it (ps_1_1's `cnd`
+    /// condition). Whether it was.
+    fn compute_in_r0_alpha(&mut self, x: Comp, reads: u32) -> bool {
+        let Some((n, line)) = self.last_written else {
+            return false;
+        };
+        if n != x.node || line + 1 != self.code.len() || self.uses_left.get(&n) != Some(&reads) {
+            return false;
+        }
+        if !self
+            .lane_of(x)
+            .is_some_and(|(_, lane, all)| all || lane == 3)
+        {
+            return false;
+        }
+        let text = self.code[line].clone();
+        let Some((op, rest)) = text.split_once(' ') else {
+            return false;
+        };
+        let Some((_, operands)) = rest.split_once(", ") else {
+            return false;
+        };
+        let base = op.split('_').next().unwrap_or(op);
+        if !["mov", "add", "sub", "mul", "mad", "lrp", "cnd"].contains(&base) {
+            return false;
+        }
+        self.code[line] = format!("{op} r0.w, {operands}");
+        true
     }
 
     /// `dp3`/`dp4` of two vectors, in every lane; ps_1_1 has no `dp4`: `dp3` and a
@@ -3366,15 +3424,20 @@ mod tests {
 
     #[test]
     fn a_condition_against_one_half_reads_its_value_biased() {
-        // `e > 0.5` tests e - 0.5, which is e_bias: not computed apart (cmp reads it so;
-        // ps_1_1's cnd gets it into r0.a by the add that computes 0.5 - (0.5 - e)).
+        // `e > 0.5` tests e - 0.5, which is e_bias: not computed apart. cmp reads it so;
+        // ps_1_1's cnd tests r0.a > 0.5, so e itself is computed into r0.a.
         let source = "float4 a;\nfloat4 main(float4 c : COLOR0) : COLOR\n{\n    \
                       return (c.w * a.w + 0.5 > 0.5) ? c : a;\n}\n";
-        for (profile, most) in [("ps_1_1", 4), ("ps_1_3", 2)] {
-            let asm = fits(source, profile);
-            assert!(asm.contains("_bias"), "{asm}");
-            assert!(slots(&asm) <= most, "{asm}");
-        }
+        let asm = fits(source, "ps_1_3");
+        assert!(asm.contains("cmp r0, -r1_bias, "), "{asm}");
+        assert_eq!(slots(&asm), 2, "{asm}");
+        let asm = fits(source, "ps_1_1");
+        assert!(asm.contains("mad r0.w, v0.w, c0.w, "), "{asm}");
+        assert!(slots(&asm) <= 3, "{asm}");
+        // Where e is read elsewhere too, it is moved there.
+        let shared = "float4 a;\nfloat4 main(float4 c : COLOR0) : COLOR\n{\n    \
+                      float e = c.w * a.w + 0.5;\n    return ((e > 0.5) ? c : a) * e;\n}\n";
+        fits(shared, "ps_1_1");
     }
 
     #[test]
