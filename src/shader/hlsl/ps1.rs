@@ -3068,7 +3068,23 @@ impl Gen<'_> {
             }
         };
         let (s, a, b) = (pick(&srcs[0]), pick(&srcs[1]), pick(&srcs[2]));
-        if self.profile.minor >= 2 {
+        let uniform = s.comps.iter().all(|&c| c == s.comps[0]);
+        let r0_free = if self.claimed == Some(n) {
+            // The choice goes to r0's colour lanes; its alpha lane is free until the
+            // colour's alpha is written.
+            !self.placed[3]
+        } else {
+            !(self.homes.values().any(|h| h.reg == Reg::Temp(0))
+                && self
+                    .pool
+                    .iter()
+                    .any(|&(r, taken)| r == Reg::Temp(0) && taken))
+        };
+        // ps_1_2 and later: `cmp`. In ps_1_2–1_3, where it takes two slots, a choice by
+        // one condition for every lane is `cnd` on r0.a where r0 is free (one slot, and
+        // the instruction that puts the condition there), as d3dx9_31 chooses.
+        let by_cnd = self.profile.minor < 4 && uniform && r0_free;
+        if self.profile.minor >= 2 && !by_cnd {
             let mut operands = Vec::new();
             for x in [&s, &a, &b] {
                 let Some(o) = self.operand(x, &reads, mask) else {
@@ -3082,22 +3098,11 @@ impl Gen<'_> {
             return self.write(n, "cmp", mask, &operands, scalar);
         }
         // ps_1_1: one condition for every lane.
-        if s.comps.iter().any(|&c| c != s.comps[0]) {
+        if !uniform {
             let name = self.profile.name();
             self.fail(format!("unable to emulate vector conditionals in {name}: its cnd chooses every lane by one value (r0.a)"));
             return;
         }
-        let r0_free = if self.claimed == Some(n) {
-            // The choice goes to r0's colour lanes; its alpha lane is free until the
-            // colour's alpha is written.
-            !self.placed[3]
-        } else {
-            !(self.homes.values().any(|h| h.reg == Reg::Temp(0))
-                && self
-                    .pool
-                    .iter()
-                    .any(|&(r, taken)| r == Reg::Temp(0) && taken))
-        };
         if !r0_free {
             let msg = self.temps_message();
             self.fail(msg);
@@ -3424,16 +3429,23 @@ mod tests {
 
     #[test]
     fn a_condition_against_one_half_reads_its_value_biased() {
-        // `e > 0.5` tests e - 0.5, which is e_bias: not computed apart. cmp reads it so;
-        // ps_1_1's cnd tests r0.a > 0.5, so e itself is computed into r0.a.
+        // `e > 0.5` tests e - 0.5, which is e_bias: not computed apart. cnd (one condition
+        // for every lane) tests r0.a > 0.5, so e itself is computed into r0.a; cmp reads
+        // e_bias.
         let source = "float4 a;\nfloat4 main(float4 c : COLOR0) : COLOR\n{\n    \
                       return (c.w * a.w + 0.5 > 0.5) ? c : a;\n}\n";
-        let asm = fits(source, "ps_1_3");
+        for profile in ["ps_1_1", "ps_1_3"] {
+            let asm = fits(source, profile);
+            assert!(asm.contains("mad r0.w, v0.w, c0.w, "), "{asm}");
+            assert!(asm.contains("cnd "), "{asm}");
+            assert!(slots(&asm) <= 3, "{asm}");
+        }
+        // A condition per lane: cmp (ps_1_2 and later), reading e_bias.
+        let per_lane = "float4 a;\nfloat4 main(float4 c : COLOR0) : COLOR\n{\n    \
+                        return (c * a + 0.5 > 0.5) ? c : a;\n}\n";
+        let asm = fits(per_lane, "ps_1_3");
         assert!(asm.contains("cmp r0, -r1_bias, "), "{asm}");
         assert_eq!(slots(&asm), 2, "{asm}");
-        let asm = fits(source, "ps_1_1");
-        assert!(asm.contains("mad r0.w, v0.w, c0.w, "), "{asm}");
-        assert!(slots(&asm) <= 3, "{asm}");
         // Where e is read elsewhere too, it is moved there.
         let shared = "float4 a;\nfloat4 main(float4 c : COLOR0) : COLOR\n{\n    \
                       float e = c.w * a.w + 0.5;\n    return ((e > 0.5) ? c : a) * e;\n}\n";
