@@ -183,6 +183,10 @@ pub fn generate(
     flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let mut fixed = program.clone();
+    select_lanes(&mut fixed);
+    if profile.minor < 4 {
+        clamped_coordinates(&mut fixed);
+    }
     legalize(&mut fixed);
     fuse(&mut fixed);
     let (_, live) = live_nodes(&fixed, profile);
@@ -353,6 +357,16 @@ pub fn generate(
             }
         }
     }
+    // A discard by a coordinate set as it comes in is its `texkill tN`, no read of it as
+    // a value.
+    for k in &p.kills {
+        let src = resolve_in(p, profile, k);
+        if !src.neg && src.comps.len() >= 3 && texcoord_set(p, &src.comps[..3]).is_some() {
+            for c in src.comps {
+                *coordinate_uses.entry(c.node).or_default() += 1;
+            }
+        }
+    }
     let texture_code = g.code.len();
     let uses = g.uses_left.clone();
     let read_as_value = |n: NodeId| {
@@ -497,18 +511,6 @@ pub fn generate(
             },
         );
     }
-    if !v14 {
-        // Texture instructions in the order of their stages (an addressing instruction
-        // reads a lower stage than its own).
-        let stage = |line: &String| {
-            let t = line.split_whitespace().nth(1).unwrap_or("");
-            t.trim_start_matches('t')
-                .trim_end_matches(',')
-                .parse::<u32>()
-                .unwrap_or(0)
-        };
-        g.code[texture_code..].sort_by_key(stage);
-    }
     // Discards: texkill of a texture coordinate set as it comes in (x, y and z), or in
     // ps_1_4, of a value computed before the phase.
     let mut late_kills: Vec<Src> = Vec::new();
@@ -537,6 +539,18 @@ pub fn generate(
                 )]);
             }
         }
+    }
+    if !v14 {
+        // Texture instructions, texkill among them, in the order of their stages (an
+        // addressing instruction reads a lower stage than its own).
+        let stage = |line: &String| {
+            let t = line.split_whitespace().nth(1).unwrap_or("");
+            t.trim_start_matches('t')
+                .trim_end_matches(',')
+                .parse::<u32>()
+                .unwrap_or(0)
+        };
+        g.code[texture_code..].sort_by_key(stage);
     }
     // The registers arithmetic may write: r#, and t# no texture instruction took.
     // r0 last, so that it is free for the colour's lanes more often.
@@ -1279,6 +1293,158 @@ trait NoneOrEq {
 impl NoneOrEq for Option<u8> {
     fn is_none_or_eq(&self, l: u8) -> bool {
         self.map_or(true, |x| x == l)
+    }
+}
+
+/// `lerp(a, b, s)` with every lane of `s` a literal 0 or 1 is a choice of lanes, not
+/// arithmetic: lane i is a's where s is 0 and b's where it is 1 (ps_1_x's values are
+/// finite, so `0 * (b - a)` is 0 and `(b - a) + a` is b). The front end spells it
+/// `s * (b - a) + a`, whose parts may be lanes of several nodes or one lane read in
+/// several (`lerp(u.yyy, u.zzz, float3(0, 1, 0))`), which no `lrp` reads as they are. As
+/// d3dx9_31 does, the lanes are gathered (a `dp3` against a basis vector for a lane read
+/// elsewhere, an `lrp` against a mask per group): the node becomes a `mov` of the lanes
+/// chosen. Where each of them is in its own lane already, one `lrp` against the mask
+/// does it.
+fn select_lanes(p: &mut Program) {
+    fn look(p: &Program, mut c: Comp) -> Comp {
+        while p.node(c.node).op == Op::Mov {
+            c = p.node(c.node).args[0][usize::from(c.lane)];
+        }
+        c
+    }
+    // `x` is `-a`: a negation of it, or the literal of opposite sign.
+    let negation_of = |p: &Program, x: Comp, a: Comp| {
+        let n = p.node(x.node);
+        n.op == Op::Neg && look(p, n.args[0][usize::from(x.lane)]) == a
+            || matches!((p.constant(x), p.constant(a)), (Some(x), Some(a)) if x == -a)
+    };
+    // b where `d` is `b - a`.
+    let minuend = |p: &mut Program, d: Comp, a: Comp| -> Option<Comp> {
+        if let (Some(dv), Some(av)) = (p.constant(d), p.constant(a)) {
+            return Some(p.konst(dv + av));
+        }
+        let n = p.node(d.node).clone();
+        let lane = usize::from(d.lane);
+        match n.op {
+            Op::Neg if look(p, n.args[0][lane]) == a => Some(p.konst(0.0)),
+            Op::Add => {
+                let (x, y) = (look(p, n.args[0][lane]), look(p, n.args[1][lane]));
+                if negation_of(p, x, a) {
+                    Some(y)
+                } else if negation_of(p, y, a) {
+                    Some(x)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    };
+    for id in 0..p.nodes.len() {
+        let node = p.nodes[id].clone();
+        if !matches!(node.op, Op::Mad | Op::Lrp) {
+            continue;
+        }
+        let Some(mask) = node.args[0]
+            .iter()
+            .map(|&c| p.constant(c).filter(|&v| v == 0.0 || v == 1.0))
+            .collect::<Option<Vec<f32>>>()
+        else {
+            continue;
+        };
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for i in 0..usize::from(node.width) {
+            let (ai, bi) = if node.op == Op::Lrp {
+                (look(p, node.args[2][i]), Some(look(p, node.args[1][i])))
+            } else {
+                let ai = look(p, node.args[2][i]);
+                let di = look(p, node.args[1][i]);
+                (ai, minuend(p, di, ai))
+            };
+            a.push(ai);
+            b.push(bi);
+        }
+        // A lane where s is 0 reads a alone: b there may be anything.
+        let chosen: Option<Vec<Comp>> = (0..a.len())
+            .map(|i| if mask[i] == 0.0 { Some(a[i]) } else { b[i] })
+            .collect();
+        let Some(chosen) = chosen else {
+            continue;
+        };
+        // One `lrp` against the mask where each operand, at the lanes it gives, reads as
+        // it is (the other lanes filled to match): literals, lanes of one register where
+        // they are, or one computed lane (which fills its register).
+        let width = chosen.len();
+        let direct = |p: &mut Program, given: &[Option<Comp>]| -> Option<Vec<Comp>> {
+            let read: Vec<Comp> = given.iter().flatten().copied().collect();
+            if read.iter().all(|&c| p.constant(c).is_some()) {
+                let zero = p.konst(0.0);
+                return Some(given.iter().map(|c| c.unwrap_or(zero)).collect());
+            }
+            let n = read[0].node;
+            let node = p.node(n);
+            if node.width == 1 && !is_leaf(node.op) && !matches!(node.op, Op::Tex(_)) {
+                return read
+                    .iter()
+                    .all(|&c| c == read[0])
+                    .then(|| vec![read[0]; width]);
+            }
+            let in_place = given
+                .iter()
+                .enumerate()
+                .all(|(i, c)| c.map_or(true, |c| c.node == n && usize::from(c.lane) == i));
+            (in_place && usize::from(node.width) >= width).then(|| {
+                (0..width as u8)
+                    .map(|lane| Comp { node: n, lane })
+                    .collect()
+            })
+        };
+        let a_read: Vec<Option<Comp>> = (0..width)
+            .map(|i| (mask[i] == 0.0).then_some(a[i]))
+            .collect();
+        let b_read: Vec<Option<Comp>> = (0..width)
+            .map(|i| if mask[i] == 1.0 { b[i] } else { None })
+            .collect();
+        let one_lrp = if mask.iter().all(|&v| v == mask[0]) {
+            None
+        } else {
+            direct(p, &a_read).zip(direct(p, &b_read))
+        };
+        let replacement = match one_lrp {
+            Some((a, b)) => p.map(Op::Lrp, vec![node.args[0].clone(), b, a]),
+            None => chosen,
+        };
+        if replacement.iter().any(|c| c.node as usize == id) {
+            continue;
+        }
+        p.replace_with(id, replacement);
+    }
+}
+
+/// ps_1_1–1_3 read a texture coordinate set as a value by `texcoord tN`, which clamps it
+/// to [0, 1]: a saturation of such lanes is the lanes as read (the decompiler writes
+/// `saturate(tc0)` for what `texcoord t0` gives). Not where the saturation is a sample's
+/// coordinates, which `tex tN` would read unclamped.
+fn clamped_coordinates(p: &mut Program) {
+    let coordinates: HashSet<NodeId> = p
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.op, Op::Tex(_)))
+        .flat_map(|n| n.args[0].iter().map(|c| c.node))
+        .collect();
+    for id in 0..p.nodes.len() {
+        let node = &p.nodes[id];
+        if node.op != Op::Sat || coordinates.contains(&(id as NodeId)) {
+            continue;
+        }
+        let lanes = node.args[0].clone();
+        let coordinate_set = lanes.iter().all(|c| {
+            matches!(p.node(c.node).op, Op::Input(i) if p.inputs[i as usize].usage == "TEXCOORD")
+        });
+        if coordinate_set {
+            p.replace_with(id, lanes);
+        }
     }
 }
 
@@ -2190,10 +2356,11 @@ impl Gen<'_> {
                 {
                     continue;
                 }
-                for (i, a) in node.args.iter().enumerate() {
-                    // cnd's choice is r0.a's; a sample's coordinates take no modifier.
-                    let reader_ok =
-                        !(matches!(node.op, Op::Tex(_)) || node.op == Op::Cmp && i == 0);
+                for a in &node.args {
+                    // A sample's coordinates take no modifier. (A choice's condition
+                    // does: `cmp` reads it as any operand, and ps_1_1's `cnd` reads r0.a,
+                    // which an instruction reading the condition computes.)
+                    let reader_ok = !matches!(node.op, Op::Tex(_));
                     take(&resolve_in(p, self.profile, a), reader_ok);
                 }
             }
@@ -2369,7 +2536,18 @@ impl Gen<'_> {
         // Spreads that need a `dp3` first: the first of them goes straight into `t`.
         rgb.sort_by_key(|(s, _)| !matches!(s, Source::Splat(_, l) if *l < 3));
         let mut alpha_done = alpha.is_none();
-        let mut first = !keep;
+        // The first group is moved, not merged, where no colour lane of `t` is kept (and
+        // none is read).
+        let reads_t = rgb
+            .iter()
+            .any(|(s, _)| matches!(s, Source::InPlace(r) | Source::Splat(r, _) if *r == t));
+        let mut first = !keep || (0..3).all(|l| dst.contains(&l)) && !reads_t;
+        // A `dp3` writes the alpha lane too, unless it is kept.
+        let spread_mask = if keep && !dst.contains(&3) {
+            ".xyz"
+        } else {
+            ""
+        };
         for (source, lanes) in rgb {
             let text = match source {
                 Source::InPlace(r) if r == t => continue,
@@ -2381,8 +2559,12 @@ impl Gen<'_> {
                     let e = self.konst(&basis, &[0, 1, 2]);
                     if first {
                         // Every lane of `t`: the alpha lane too, if it is the same.
-                        self.code
-                            .push(format!("dp3 {}, {}, {}", t.name(), e.name(), r.name()));
+                        self.code.push(format!(
+                            "dp3 {}{spread_mask}, {}, {}",
+                            t.name(),
+                            e.name(),
+                            r.name()
+                        ));
                         first = false;
                         if let Some(a) = alpha {
                             alpha_done |= self.p.constant(a).is_none()
@@ -2886,7 +3068,23 @@ impl Gen<'_> {
             }
         };
         let (s, a, b) = (pick(&srcs[0]), pick(&srcs[1]), pick(&srcs[2]));
-        if self.profile.minor >= 2 {
+        let uniform = s.comps.iter().all(|&c| c == s.comps[0]);
+        let r0_free = if self.claimed == Some(n) {
+            // The choice goes to r0's colour lanes; its alpha lane is free until the
+            // colour's alpha is written.
+            !self.placed[3]
+        } else {
+            !(self.homes.values().any(|h| h.reg == Reg::Temp(0))
+                && self
+                    .pool
+                    .iter()
+                    .any(|&(r, taken)| r == Reg::Temp(0) && taken))
+        };
+        // ps_1_2 and later: `cmp`. In ps_1_2–1_3, where it takes two slots, a choice by
+        // one condition for every lane is `cnd` on r0.a where r0 is free (one slot, and
+        // the instruction that puts the condition there), as d3dx9_31 chooses.
+        let by_cnd = self.profile.minor < 4 && uniform && r0_free;
+        if self.profile.minor >= 2 && !by_cnd {
             let mut operands = Vec::new();
             for x in [&s, &a, &b] {
                 let Some(o) = self.operand(x, &reads, mask) else {
@@ -2900,22 +3098,11 @@ impl Gen<'_> {
             return self.write(n, "cmp", mask, &operands, scalar);
         }
         // ps_1_1: one condition for every lane.
-        if s.comps.iter().any(|&c| c != s.comps[0]) {
+        if !uniform {
             let name = self.profile.name();
             self.fail(format!("unable to emulate vector conditionals in {name}: its cnd chooses every lane by one value (r0.a)"));
             return;
         }
-        let r0_free = if self.claimed == Some(n) {
-            // The choice goes to r0's colour lanes; its alpha lane is free until the
-            // colour's alpha is written.
-            !self.placed[3]
-        } else {
-            !(self.homes.values().any(|h| h.reg == Reg::Temp(0))
-                && self
-                    .pool
-                    .iter()
-                    .any(|&(r, taken)| r == Reg::Temp(0) && taken))
-        };
         if !r0_free {
             let msg = self.temps_message();
             self.fail(msg);
@@ -2927,12 +3114,39 @@ impl Gen<'_> {
             neg: !s.neg,
             abs: false,
         };
-        let Some(so) = self.operand(&one, &[3], &[3]) else {
-            return;
-        };
-        let half = self.konst(&[0.5], &[3]);
-        self.code
-            .push(format!("add r0.w, {}, {}.w", so.text(), half.name()));
+        let biased = !one.neg
+            && self
+                .modified
+                .get(&one.comps[0].node)
+                .is_some_and(|(_, m)| *m == Modifier::Bias);
+        if biased {
+            // 0.5 + (x - 0.5) is x itself: computed straight into r0.a where it was
+            // computed last and nothing else reads it, else moved there.
+            let x = self.through_modifier(one.comps[0]);
+            let here = srcs[0]
+                .comps
+                .iter()
+                .filter(|&&c| self.through_modifier(c).node == x.node)
+                .count() as u32;
+            if !self.compute_in_r0_alpha(x, here) {
+                let src = Src {
+                    comps: vec![x],
+                    neg: false,
+                    abs: false,
+                };
+                let Some(xo) = self.operand(&src, &[3], &[3]) else {
+                    return;
+                };
+                self.code.push(format!("mov r0.w, {}", xo.text()));
+            }
+        } else {
+            let Some(so) = self.operand(&one, &[3], &[3]) else {
+                return;
+            };
+            let half = self.konst(&[0.5], &[3]);
+            self.code
+                .push(format!("add r0.w, {}, {}.w", so.text(), half.name()));
+        }
         self.operands_done();
         self.release(&srcs[0].comps);
         // r0 holds the condition until `cnd` reads it.
@@ -2957,6 +3171,37 @@ impl Gen<'_> {
             self.pool[i].1 = was;
         }
         self.write(n, "cnd", mask, &operands, scalar);
+    }
+
+    /// The instruction that computed `x` last, written to r0.a instead, when nothing but
+    /// the `reads` of this choice take `x` and its alpha lane holds it (ps_1_1's `cnd`
+    /// condition). Whether it was.
+    fn compute_in_r0_alpha(&mut self, x: Comp, reads: u32) -> bool {
+        let Some((n, line)) = self.last_written else {
+            return false;
+        };
+        if n != x.node || line + 1 != self.code.len() || self.uses_left.get(&n) != Some(&reads) {
+            return false;
+        }
+        if !self
+            .lane_of(x)
+            .is_some_and(|(_, lane, all)| all || lane == 3)
+        {
+            return false;
+        }
+        let text = self.code[line].clone();
+        let Some((op, rest)) = text.split_once(' ') else {
+            return false;
+        };
+        let Some((_, operands)) = rest.split_once(", ") else {
+            return false;
+        };
+        let base = op.split('_').next().unwrap_or(op);
+        if !["mov", "add", "sub", "mul", "mad", "lrp", "cnd"].contains(&base) {
+            return false;
+        }
+        self.code[line] = format!("{op} r0.w, {operands}");
+        true
     }
 
     /// `dp3`/`dp4` of two vectors, in every lane; ps_1_1 has no `dp4`: `dp3` and a
@@ -3099,6 +3344,123 @@ fn fill(swz: &mut [u8; 4], read: &[u8]) {
         let v = swz[usize::from(f)];
         for l in 0..f {
             swz[usize::from(l)] = v;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::behaviour::same_behaviour;
+    use super::super::compile::{compile, Options};
+
+    /// `source` compiled for `profile`: it fits the model (the assembler checks), and
+    /// behaves as our ps_2_0 code of it. The instructions, one a line.
+    fn fits(source: &str, profile: &str) -> String {
+        let options = |profile: &str| Options {
+            profile: profile.into(),
+            ..Options::default()
+        };
+        let ours = compile("t.hlsl", source, None, &options(profile))
+            .map_err(|f| f.render())
+            .unwrap();
+        let sm2 = compile("t.hlsl", source, None, &options("ps_2_0"))
+            .map_err(|f| f.render())
+            .unwrap();
+        same_behaviour(&sm2.bytecode, &ours.bytecode, 32, 0x5E1).unwrap();
+        ours.asm
+    }
+
+    /// Arithmetic instructions of a listing (a co-issued pair is one).
+    fn slots(asm: &str) -> usize {
+        asm.lines()
+            .filter(|l| !l.starts_with("ps_") && !l.starts_with("def ") && !l.starts_with("tex"))
+            .filter(|l| !l.starts_with('+'))
+            .count()
+    }
+
+    #[test]
+    fn lerp_by_a_mask_of_zeros_and_ones_gathers_lanes() {
+        // Lanes of one uniform spread and reordered, as the decompiler writes a swizzle
+        // ps_1_x has not: dp3 against a basis vector and lrp against a mask, as d3dx9_31.
+        let spread = "float4 u;\nfloat4 main() : COLOR\n{\n    float4 r = 0;\n    \
+                      r.xyz = lerp(u.yyy, u.zzz, float3(0.0, 1.0, 0.0));\n    \
+                      r.xyz = lerp(r.xyz, u.xxx, float3(0.0, 0.0, 1.0));\n    \
+                      r.w = u.w;\n    return r;\n}\n";
+        for profile in ["ps_1_1", "ps_1_3"] {
+            let asm = fits(spread, profile);
+            assert!(slots(&asm) <= 5, "{asm}");
+        }
+        // Lanes where they are already: one lrp.
+        let in_place = "float4 main(float4 a : COLOR0, float4 b : COLOR1) : COLOR\n{\n    \
+                        return lerp(a, b, float4(1.0, 0.0, 1.0, 0.0));\n}\n";
+        let asm = fits(in_place, "ps_1_1");
+        assert_eq!(slots(&asm), 1, "{asm}");
+        // A lane of b that is a literal (the mask's 1 over a zero).
+        let literal = "float4 a;\nfloat4 main() : COLOR\n{\n    \
+                       return lerp(a.yyyy, float4(0.0, 0.0, 0.0, 0.0), float4(0.0, 0.0, 1.0, 0.0));\n}\n";
+        fits(literal, "ps_1_1");
+    }
+
+    #[test]
+    fn a_discard_by_a_coordinate_set_is_texkill_beside_samples_of_other_sets() {
+        let source = "sampler2D s1 : register(s1);\n\
+                      float4 main(float4 tc0 : TEXCOORD0, float4 tc1 : TEXCOORD1) : COLOR0\n\
+                      {\n    clip(tc0.xyz);\n    return tex2D(s1, tc1.xy);\n}\n";
+        for profile in ["ps_1_1", "ps_1_3"] {
+            let asm = fits(source, profile);
+            // In the order of the stages, as d3dx9_31 writes them.
+            assert!(asm.contains("texkill t0\ntex t1\n"), "{asm}");
+        }
+    }
+
+    #[test]
+    fn colour_lanes_gathered_beside_a_placed_alpha_are_moved_not_merged() {
+        // r0.a is computed in place; the colour lanes then come whole from t0: a `mov`,
+        // co-issued, not an `lrp` over r0.rgb, which nothing wrote.
+        let source = "sampler2D s0 : register(s0);\nsampler2D s1 : register(s1);\n\
+                      float4 main(float4 tc0 : TEXCOORD0, float4 tc1 : TEXCOORD1) : COLOR0\n\
+                      {\n    float4 r0 = 0;\n    r0.xyz = tex2D(s0, tc0.xy).xyz;\n    \
+                      r0.w = tex2D(s0, tc0.xy).w * tex2D(s1, tc1.xy).w;\n    return r0;\n}\n";
+        for profile in ["ps_1_1", "ps_1_3"] {
+            let asm = fits(source, profile);
+            assert_eq!(slots(&asm), 1, "{asm}");
+        }
+    }
+
+    #[test]
+    fn a_condition_against_one_half_reads_its_value_biased() {
+        // `e > 0.5` tests e - 0.5, which is e_bias: not computed apart. cnd (one condition
+        // for every lane) tests r0.a > 0.5, so e itself is computed into r0.a; cmp reads
+        // e_bias.
+        let source = "float4 a;\nfloat4 main(float4 c : COLOR0) : COLOR\n{\n    \
+                      return (c.w * a.w + 0.5 > 0.5) ? c : a;\n}\n";
+        for profile in ["ps_1_1", "ps_1_3"] {
+            let asm = fits(source, profile);
+            assert!(asm.contains("mad r0.w, v0.w, c0.w, "), "{asm}");
+            assert!(asm.contains("cnd "), "{asm}");
+            assert!(slots(&asm) <= 3, "{asm}");
+        }
+        // A condition per lane: cmp (ps_1_2 and later), reading e_bias.
+        let per_lane = "float4 a;\nfloat4 main(float4 c : COLOR0) : COLOR\n{\n    \
+                        return (c * a + 0.5 > 0.5) ? c : a;\n}\n";
+        let asm = fits(per_lane, "ps_1_3");
+        assert!(asm.contains("cmp r0, -r1_bias, "), "{asm}");
+        assert_eq!(slots(&asm), 2, "{asm}");
+        // Where e is read elsewhere too, it is moved there.
+        let shared = "float4 a;\nfloat4 main(float4 c : COLOR0) : COLOR\n{\n    \
+                      float e = c.w * a.w + 0.5;\n    return ((e > 0.5) ? c : a) * e;\n}\n";
+        fits(shared, "ps_1_1");
+    }
+
+    #[test]
+    fn a_saturated_coordinate_set_is_what_texcoord_reads() {
+        // texcoord clamps to [0, 1]: no mov_sat after it.
+        let source = "float4 main(float4 tc0 : TEXCOORD0, float4 c : COLOR0) : COLOR\n{\n    \
+                      return float4(saturate(tc0.xyz), 1) * c;\n}\n";
+        for profile in ["ps_1_1", "ps_1_3"] {
+            let asm = fits(source, profile);
+            assert!(!asm.contains("_sat"), "{asm}");
+            assert!(slots(&asm) <= 2, "{asm}");
         }
     }
 }
