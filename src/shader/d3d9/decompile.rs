@@ -1753,6 +1753,11 @@ struct Assign {
 }
 
 impl Assign {
+    /// Whether the assignment writes register lane `l` (a mask of 0 writes all four).
+    fn writes(&self, l: usize) -> bool {
+        self.mask == 0 || self.mask & (1 << l) != 0
+    }
+
     fn lanes(&self) -> Vec<usize> {
         let lanes: Vec<usize> = (0..4).filter(|i| self.mask & (1 << i) != 0).collect();
         match lanes.is_empty() {
@@ -1871,11 +1876,9 @@ fn fold(stmts: &[Stmt], reads: &[Read]) -> (Vec<Option<usize>>, BTreeSet<usize>)
         };
         let u = owner[r];
         let overwritten = (s + 1..u).any(|k| match &stmts[k].kind {
-            Kind::Assign(b) => b.target.is_some_and(|w| {
-                reading[s]
-                    .iter()
-                    .any(|&(g, l)| g == w && b.lanes().contains(&l))
-            }),
+            Kind::Assign(b) => b
+                .target
+                .is_some_and(|w| reading[s].iter().any(|&(g, l)| g == w && b.writes(l))),
             _ => false,
         });
         if overwritten {
@@ -1931,7 +1934,7 @@ fn only_reader(
         match &stmts[j].kind {
             // A write in the block kills the value; past a block's edge it may not.
             Kind::Assign(b) if !crossed && !b.partial && b.target == Some(reg) => {
-                open.retain(|l| !b.lanes().contains(l));
+                open.retain(|&l| !b.writes(l));
             }
             Kind::Control(_) => {
                 // In a loop the value may go round to an earlier read.
