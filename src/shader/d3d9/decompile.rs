@@ -2217,11 +2217,18 @@ fn atomic(v: &str) -> bool {
 
 /// A literal of `values`: a float, or a vector as wide as they are.
 fn literal(values: &[f32]) -> String {
-    let parts: Vec<String> = values.iter().map(|&v| float_text(v)).collect();
-    match parts.len() {
-        1 => parts[0].clone(),
-        n => format!("float{n}({})", parts.join(", ")),
+    if let [v] = values {
+        return float_text(*v);
     }
+    let mut out = format!("float{}(", values.len());
+    for (i, &v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        push_float(&mut out, v);
+    }
+    out.push(')');
+    out
 }
 
 /// Value `x` under source modifier `m`, as the hardware computes it (`by`: the lane
@@ -2514,19 +2521,26 @@ fn usage_name(u: u8) -> String {
 
 /// A float literal HLSL reads back to the same bits.
 fn float_text(v: f32) -> String {
+    let mut out = String::new();
+    push_float(&mut out, v);
+    out
+}
+
+/// [`float_text`] written onto `out`.
+fn push_float(out: &mut String, v: f32) {
     if v.is_nan() {
-        return "(0.0 / 0.0)".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 {
-            "(1.0 / 0.0)".into()
+        out.push_str("(0.0 / 0.0)");
+    } else if v.is_infinite() {
+        out.push_str(if v > 0.0 {
+            "(1.0 / 0.0)"
         } else {
-            "(-1.0 / 0.0)".into()
-        };
+            "(-1.0 / 0.0)"
+        });
+    } else {
+        // A negative literal is no operand on its own: `atomic` says so, and it is put in
+        // parentheses where it is substituted.
+        let _ = write!(out, "{v:?}");
     }
-    // A negative literal is no operand on its own: `atomic` says so, and it is put in
-    // parentheses where it is substituted.
-    format!("{v:?}")
 }
 
 #[cfg(test)]
