@@ -295,9 +295,10 @@ enum D3d9Command {
     /// shader that behaves the same and binds the same constant registers: constants named
     /// and typed from the constant table, values folded into the statements that read
     /// them, loops, branches and predicates written out. The first comment names the
-    /// profile and anything the text does not say as the shader has it. Refused, with the
-    /// instruction and why: texbem/bem (their matrix is texture-stage state), subroutines,
-    /// and a vertex shader that writes no position. Exit 2 when refused.
+    /// profile and anything the text does not say as the shader has it (a vertex shader
+    /// without a position writes 0 there, as HLSL needs one). Subroutines are functions.
+    /// Refused, with the instruction and why: texbem/bem (their matrix is texture-stage
+    /// state) and a subroutine calling itself. Exit 2 when refused.
     Decompile {
         /// Shader bytecode (.pso, .vso, .bin).
         file: PathBuf,
