@@ -1262,6 +1262,20 @@ impl Decompiler {
                 let v = format!("float4(cos({a}), sin({a}), 0, 0)");
                 self.assign(ins, v, false)
             }
+            // HLSL's lit() is the instruction before vs_3_0; there compilers write it as
+            // its documented formula, which differs where n·l or n·h is 0 and where the
+            // power is past ±128, so vs_3_0 gets the instruction's own meaning (a base of
+            // 1 where the power is not taken keeps an unchosen infinity out of the choice).
+            "lit" if self.version.major >= 3 => {
+                let a = s(self)?;
+                let on = format!("(({0}).x > 0 && ({0}).y > 0)", a[0]);
+                let v = format!(
+                    "float4(1, max(({0}).x, 0), {on} ? pow({on} ? ({0}).y : 1, \
+                     clamp(({0}).w, -128, 128)) : 0, 1)",
+                    a[0]
+                );
+                self.assign(ins, v, false)
+            }
             "lit" => {
                 let a = s(self)?;
                 let v = format!("lit(({0}).x, ({0}).y, ({0}).w)", a[0]);
