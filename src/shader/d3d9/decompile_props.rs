@@ -967,7 +967,9 @@ impl Generator {
             }
             _ => live,
         };
+        // vs_3_0's lit compiles back to a `pow` of its own rounding.
         let inexact = op.form == Form::Sincos
+            || (op.asm == "lit" && self.v.major >= 3)
             || reads.iter().any(|r| self.inexact(*r))
             || (!is_fresh
                 && mask != 0xF
