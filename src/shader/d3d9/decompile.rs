@@ -1282,6 +1282,21 @@ impl Decompiler {
                 let v = format!("float4(cos({a}), sin({a}), 0, 0)");
                 self.assign(ins, v, false)
             }
+            // HLSL's lit() is the instruction before vs_3_0; there compilers write it as
+            // its documented formula, which differs where n·l or n·h is 0 and where the
+            // power is past ±128, so vs_3_0 gets the instruction's own meaning. A choice
+            // is arithmetic in a vertex shader (an infinity not chosen still makes NaN),
+            // so the power is taken of a finite base, to the power 0 where not chosen.
+            "lit" if self.version.major >= 3 => {
+                let a = s(self)?;
+                let on = format!("(({0}).x > 0 && ({0}).y > 0)", a[0]);
+                let v = format!(
+                    "float4(1, max(({0}).x, 0), {on} ? pow(clamp(({0}).y, 1.175494351e-38, \
+                     3.402823466e+38), {on} ? clamp(({0}).w, -128, 128) : 0) : 0, 1)",
+                    a[0]
+                );
+                self.assign(ins, v, false)
+            }
             "lit" => {
                 let a = s(self)?;
                 let v = format!("lit(({0}).x, ({0}).y, ({0}).w)", a[0]);

@@ -106,12 +106,6 @@ const fn op(asm: &'static str, form: Form) -> Op {
     }
 }
 
-/// Narrowed for a bug: `lit` is left out. The decompiler writes HLSL's `lit()`, which
-/// Microsoft's compilers write as the instruction in a vertex shader; ours writes it as
-/// HLSL's documentation defines it, which differs from the instruction where src.x or
-/// src.y is 0 (the instruction gives z = 0 unless both are above 0; the formula gives
-/// pow(y, w) unless one is below 0) and where src.w is beyond ±128 (the instruction clamps
-/// the power).
 const OPS: &[Op] = &[
     op("mov", Form::Vector),
     op("add", Form::Vector),
@@ -131,6 +125,7 @@ const OPS: &[Op] = &[
     op("nrm", Form::Vector),
     op("dst", Form::Vector),
     op("sgn", Form::Vector),
+    op("lit", Form::Vector),
     op("rcp", Form::Scalar),
     op("rsq", Form::Scalar),
     op("exp", Form::Scalar),
@@ -781,12 +776,12 @@ impl Generator {
             Form::Cross | Form::Sincos | Form::Matrix => temp_dst,
             _ => None,
         };
-        // What is discontinuous (frc, the comparisons, texkill) or unbounded (reciprocals,
-        // roots, logarithms, powers, normalisations) near some value reads no inexact
-        // temporary: one rounding apart there comes out far apart.
+        // What is discontinuous (frc, the comparisons, lit, texkill) or unbounded
+        // (reciprocals, roots, logarithms, powers, normalisations) near some value reads no
+        // inexact temporary: one rounding apart there comes out far apart.
         let exact = matches!(
             op.asm,
-            "frc" | "slt" | "sge" | "cmp" | "rcp" | "rsq" | "log" | "logp" | "pow" | "nrm"
+            "frc" | "slt" | "sge" | "cmp" | "rcp" | "rsq" | "log" | "logp" | "pow" | "nrm" | "lit"
         );
         let keep = |t: &Temp| Some(t.n) != apart && !(exact && t.inexact);
         let mut srcs = Vec::new();
@@ -972,7 +967,9 @@ impl Generator {
             }
             _ => live,
         };
+        // vs_3_0's lit compiles back to a `pow` of its own rounding.
         let inexact = op.form == Form::Sincos
+            || (op.asm == "lit" && self.v.major >= 3)
             || reads.iter().any(|r| self.inexact(*r))
             || (!is_fresh
                 && mask != 0xF

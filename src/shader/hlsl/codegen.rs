@@ -1638,6 +1638,7 @@ impl Gen<'_> {
                     | Op::Tex(_)
                     | Op::Nrm
                     | Op::SinCos
+                    | Op::Lit
                     | Op::Mov
                     | Op::Carried { .. }
                     | Op::After { .. }
@@ -2803,6 +2804,7 @@ impl Gen<'_> {
             Op::Dp4 => "dp4",
             Op::Nrm => "nrm",
             Op::SinCos => "sincos",
+            Op::Lit => "lit",
             Op::Tex(k) => match k {
                 TexKind::Plain => "texld",
                 TexKind::Proj => "texldp",
@@ -2862,7 +2864,7 @@ impl Gen<'_> {
         // The lanes the result goes to: a hint's, else where an operand's are, else the
         // first; the register is chosen once the operands are read.
         // vs_1_1's `frc` writes .x and .y only.
-        let fixed_lanes = matches!(node.op, Op::SinCos | Op::Nrm | Op::Tex(_))
+        let fixed_lanes = matches!(node.op, Op::SinCos | Op::Nrm | Op::Lit | Op::Tex(_))
             || node.op == Op::Frc && self.profile.is_vs_1_1();
         let dst_lanes: Vec<u8> = if fixed_lanes {
             (0..w).collect()
@@ -2946,7 +2948,7 @@ impl Gen<'_> {
                     ops.push(self.unmodified(g, &read, false));
                 }
             }
-            Op::Dp3 | Op::Dp4 | Op::Nrm => {
+            Op::Dp3 | Op::Dp4 | Op::Nrm | Op::Lit => {
                 let lanes: Vec<u8> = (0..srcs[0].comps.len() as u8).collect();
                 for s in &srcs {
                     ops.push(self.operand(s, &lanes, false));
@@ -3676,6 +3678,103 @@ mod tests {
             let p = compiled(source, profile);
             let o = run(&p, [0.0, 2.0, -2.0, 0.0], &[], None);
             assert_eq!(colour(&o), [0.0, 0.0, 0.0, 0.0], "{profile}");
+        }
+    }
+
+    /// `lit` in a vertex shader before 3.0 is the instruction, as fxc writes it, whose
+    /// values differ from HLSL's documented formula where n·l or n·h is 0 and where |m|
+    /// is past 128 (it clamps m), whether its operands are lanes of one register or
+    /// gathered from three.
+    #[test]
+    fn lit_in_a_vertex_shader_is_the_instruction() {
+        let source = "float4 u; float4 v;\n\
+            struct O { float4 p : POSITION; float4 a : TEXCOORD0; float4 b : TEXCOORD1; };\n\
+            O main(float4 t : TEXCOORD0) {\n\
+                O o;\n\
+                o.p = t;\n\
+                o.a = lit(u.x, u.y, u.z);\n\
+                o.b = lit(t.x, v.y, u.w);\n\
+                return o;\n\
+            }";
+        // (n·l, n·h, m) and what the instruction makes of them.
+        let cases = [
+            ([0.0, 0.5, 2.0], [1.0, 0.0, 0.0, 1.0]),
+            ([-0.5, 0.5, 2.0], [1.0, 0.0, 0.0, 1.0]),
+            ([0.5, 0.0, 0.0], [1.0, 0.5, 0.0, 1.0]),
+            ([0.5, -0.5, 2.0], [1.0, 0.5, 0.0, 1.0]),
+            ([0.25, 0.5, 3.0], [1.0, 0.25, 0.125, 1.0]),
+            ([0.25, 0.5, 0.0], [1.0, 0.25, 1.0, 1.0]),
+            ([0.25, 0.75, 200.0], [1.0, 0.25, 0.75f32.powf(128.0), 1.0]),
+            ([0.25, 1.5, -200.0], [1.0, 0.25, 1.5f32.powf(-128.0), 1.0]),
+        ];
+        for profile in ["vs_1_1", "vs_2_0", "vs_2_x"] {
+            let options = Options {
+                profile: profile.into(),
+                ..Options::default()
+            };
+            let c = compile("test.hlsl", source, None, &options)
+                .unwrap_or_else(|f| panic!("{profile}: {}", f.render()));
+            let lits = c
+                .asm
+                .lines()
+                .filter(|l| l.trim().starts_with("lit "))
+                .count();
+            assert_eq!(lits, 2, "{profile}:\n{}", c.asm);
+            let p = compiled(source, profile);
+            for ([nl, nh, m], want) in cases {
+                let mut inputs = Inputs::default();
+                inputs
+                    .attributes
+                    .by_semantic
+                    .insert(Semantic::new(Semantic::TEXCOORD, 0), [nl, 0.0, 0.0, 1.0]);
+                for (name, value) in [("u", [nl, nh, m, m]), ("v", [0.0, nh, 0.0, 0.0])] {
+                    let (_, r, _) = p.constant(name).unwrap();
+                    inputs.bindings.constants.float.insert(r, value);
+                }
+                let o = p.run(&inputs).unwrap();
+                for i in 0..2 {
+                    let got = o.by_semantic(Semantic::new(Semantic::TEXCOORD, i)).unwrap();
+                    assert_eq!(got, want, "{profile}: lit({nl}, {nh}, {m}), output {i}");
+                }
+            }
+        }
+    }
+
+    /// `lit` in a pixel shader, which has no such instruction, and in vs_3_0, where fxc
+    /// does not use it, is fxc's formula:
+    /// (1, (n·l > 0) · n·l, pow(n·h, m) · (n·l > 0 && n·h > 0), 1), m not clamped.
+    #[test]
+    fn lit_without_the_instruction_is_fxcs_formula() {
+        let ps = "float4 u;\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR { return lit(u.x, u.y, u.z); }";
+        let vs = "float4 u;\n\
+            struct O { float4 p : POSITION; float4 a : TEXCOORD0; };\n\
+            O main(float4 t : TEXCOORD0) { O o; o.p = t; o.a = lit(u.x, u.y, u.z); return o; }";
+        let cases = [
+            ([0.0, 0.5, 2.0], [1.0, 0.0, 0.0, 1.0]),
+            ([-0.5, 0.5, 2.0], [1.0, -0.0, 0.0, 1.0]),
+            ([0.5, 0.0, 2.0], [1.0, 0.5, 0.0, 1.0]),
+            ([0.25, 0.5, 3.0], [1.0, 0.25, 0.125, 1.0]),
+            ([0.25, 0.5, 200.0], [1.0, 0.25, 0.0, 1.0]),
+            ([0.25, 2.0, -200.0], [1.0, 0.25, 0.0, 1.0]),
+        ];
+        for (profile, source) in [("ps_2_0", ps), ("ps_3_0", ps), ("vs_3_0", vs)] {
+            let p = compiled(source, profile);
+            for ([nl, nh, m], want) in cases {
+                let o = run(&p, [0.0; 4], &[("u", [nl, nh, m, 0.0])], None);
+                let got = match profile {
+                    "vs_3_0" => o.by_semantic(Semantic::new(Semantic::TEXCOORD, 0)).unwrap(),
+                    _ => colour(&o),
+                };
+                let same = got
+                    .iter()
+                    .zip(want)
+                    .all(|(a, b): (&f32, f32)| a.to_bits() == b.to_bits());
+                assert!(
+                    same,
+                    "{profile}: lit({nl}, {nh}, {m}) is {got:?}, not {want:?}"
+                );
+            }
         }
     }
 }

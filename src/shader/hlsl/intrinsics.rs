@@ -435,18 +435,15 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
             let f =
                 |l: &mut Lowering, v: &Val| l.conv(v.clone(), &Ty::FLOAT, loc).map(|v| v.comps[0]);
             let (nl, nh, m) = (f(l, &args[0])?, f(l, &args[1])?, f(l, &args[2])?);
-            // (1, max(nl, 0), nl < 0 || nh < 0 ? 0 : pow(nh, m), 1)
-            let one = l.prog().konst(1.0);
-            let zero = l.prog().konst(0.0);
-            let diffuse = l.prog().map(Op::Max, vec![vec![nl], vec![zero]])[0];
-            let p = pow(l, nh, m);
-            let a = l.cmp_ops(BinOp::Lt, &[nl], &[zero])[0];
-            let b = l.cmp_ops(BinOp::Lt, &[nh], &[zero])[0];
-            let either = l.prog().map(Op::Max, vec![vec![a], vec![b]])[0];
-            let spec = l.sel(&[either], &[zero], &[p])[0];
+            // Microsoft's compilers write the instruction for vs_1_1 to vs_2_x only.
+            let comps = if l.is_pixel() || l.model() >= 3 {
+                lit_formula(l, nl, nh, m)
+            } else {
+                l.prog().lit(nl, nh, m)
+            };
             Some(Val {
                 ty: Ty::Vector(Base::Float, 4),
-                comps: vec![one, diffuse, spec, one],
+                comps,
             })
         }
         "acos" | "asin" => unary!(|l: &mut Lowering, c: &[Comp]| {
@@ -856,6 +853,30 @@ fn floor(l: &mut Lowering, c: &[Comp]) -> Vec<Comp> {
     l.prog().map(Op::Add, vec![c.to_vec(), nf])
 }
 
+/// `lit` without the `lit` instruction (pixel shaders, which have none, and vs_3_0, where
+/// fxc does not use it), as fxc builds it:
+/// (1, (n·l > 0) · n·l, pow(n·h, m) · (n·l > 0 && n·h > 0), 1). Unlike the instruction,
+/// m is not clamped, and a zero factor leaves an infinite or NaN `pow` NaN.
+fn lit_formula(l: &mut Lowering, nl: Comp, nh: Comp, m: Comp) -> Vec<Comp> {
+    let one = l.prog().konst(1.0);
+    let zero = l.prog().konst(0.0);
+    let diffuse_on = l.cmp_ops(BinOp::Gt, &[nl], &[zero])[0];
+    let specular_on = l.cmp_ops(BinOp::Gt, &[nh], &[zero])[0];
+    let both = l.sel(&[specular_on], &[diffuse_on], &[zero])[0];
+    let diffuse = l.prog().map(Op::Mul, vec![vec![diffuse_on], vec![nl]])[0];
+    let specular = if l.prog().constant(both) == Some(0.0) {
+        // fxc drops the product with a zero it knows of.
+        zero
+    } else {
+        // The `pow` instruction, not `pow()`'s logarithm and exponential (pow(0, 0) is 1),
+        // but for a small whole power.
+        let p = pow_whole(l, nh, m)
+            .unwrap_or_else(|| l.prog().scalar(Op::Pow, vec![vec![nh], vec![m]]));
+        l.prog().map(Op::Mul, vec![vec![p], vec![both]])[0]
+    };
+    vec![one, diffuse, specular, one]
+}
+
 /// `pow` of each lane: the logarithms and exponentials one lane at a time, as the
 /// models have them, the product between them one vector instruction, as fxc makes it.
 fn pow_each(l: &mut Lowering, a: &[Comp], b: &[Comp]) -> Vec<Comp> {
@@ -874,10 +895,6 @@ fn pow_each(l: &mut Lowering, a: &[Comp], b: &[Comp]) -> Vec<Comp> {
         out[i] = Some(l.prog().scalar(Op::Exp, vec![vec![m[k]]]));
     }
     out.into_iter().flatten().collect()
-}
-
-fn pow(l: &mut Lowering, a: Comp, b: Comp) -> Comp {
-    pow_each(l, &[a], &[b])[0]
 }
 
 /// `pow` with a small whole exponent known here: multiplications, as fxc does (a

@@ -107,6 +107,9 @@ pub enum Op {
     Nrm,
     /// Two lanes: cosine and sine of one lane.
     SinCos,
+    /// Four lanes, the `lit` instruction (vertex shaders): of an operand (n·l, n·h, _, m),
+    /// (1, n·l > 0 ? n·l : 0, n·l > 0 && n·h > 0 ? pow(n·h, clamp(m, ±128)) : 0, 1).
+    Lit,
     /// Four lanes read from a sampler: operands are the coordinates (four lanes) and the
     /// sampler; `Grad` adds the two gradients.
     Tex(TexKind),
@@ -818,6 +821,23 @@ impl Program {
         }
         let id = self.add(Node { op, args, width: 1 });
         Comp { node: id, lane: 0 }
+    }
+
+    /// The `lit` instruction of (n·l, n·h, m), its four lanes; folded as the instruction
+    /// computes where n·l decides it or every operand is known. The operand is
+    /// (n·l, n·h, m, m), as fxc reads it (`c0.xyzz`).
+    pub fn lit(&mut self, nl: Comp, nh: Comp, m: Comp) -> Vec<Comp> {
+        let known = [nl, nh, m].map(|c| self.constant(c));
+        let folded = match known {
+            [Some(a), Some(b), Some(c)] => Some(crate::shader::d3d9::run::lit([a, b, c, c])),
+            // n·l not above 0 (or NaN) leaves (1, 0, 0, 1) whatever the rest.
+            [Some(a), _, _] if a.is_nan() || a <= 0.0 => Some([1.0, 0.0, 0.0, 1.0]),
+            _ => None,
+        };
+        if let Some(v) = folded {
+            return v.iter().map(|&x| self.konst(x)).collect();
+        }
+        self.raw(Op::Lit, vec![vec![nl, nh, m, m]], 4)
     }
 
     /// A node of any width whose operands need not be constant-folded (inputs, samples).

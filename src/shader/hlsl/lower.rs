@@ -2494,7 +2494,9 @@ impl<'a> Lowering<'a> {
                 continue;
             }
             match node.op {
-                Op::Tex(_) | Op::Exp | Op::Log | Op::Pow | Op::SinCos => reads.costly = true,
+                Op::Tex(_) | Op::Exp | Op::Log | Op::Pow | Op::SinCos | Op::Lit => {
+                    reads.costly = true
+                }
                 Op::Input(_)
                 | Op::Uniform { .. }
                 | Op::Sampler(_)

@@ -194,7 +194,15 @@ fn known(op: &str) -> bool {
         || replicating(op)
         || matches!(
             op,
-            "texld" | "texldp" | "texldb" | "texldl" | "texldd" | "texkill" | "nrm" | "sincos"
+            "texld"
+                | "texldp"
+                | "texldb"
+                | "texldl"
+                | "texldd"
+                | "texkill"
+                | "nrm"
+                | "sincos"
+                | "lit"
         )
 }
 
@@ -210,7 +218,8 @@ fn reads(ins: &Ins, reg: &str) -> [bool; 4] {
             _ if cw => (0..4).filter(|&l| ins.mask[l]).collect(),
             "dp3" => vec![0, 1, 2],
             "dp2add" if i < 2 => vec![0, 1],
-            "dp4" | "texld" | "texldp" | "texldb" | "texldl" | "texldd" | "texkill" => {
+            // `lit` uses .x, .y and .w; its .z is taken as read, as fxc fills it.
+            "dp4" | "texld" | "texldp" | "texldb" | "texldl" | "texldd" | "texkill" | "lit" => {
                 vec![0, 1, 2, 3]
             }
             "nrm" => vec![0, 1, 2],

@@ -1868,8 +1868,9 @@ fn log2_abs(x: f32) -> f32 {
     }
 }
 
-/// `lit` (D3D9 reference pseudo-code): x = 1, y = max(N·L, 0), z = specular, w = 1.
-fn lit(s: [f32; 4]) -> [f32; 4] {
+/// `lit` (D3D9 reference pseudo-code) of a source (N·L, N·H, _, m): x = 1,
+/// y = max(N·L, 0), z = specular, w = 1. The HLSL compiler folds `lit` with this.
+pub(crate) fn lit(s: [f32; 4]) -> [f32; 4] {
     let mut d = [1.0, 0.0, 0.0, 1.0];
     let power = s[3].clamp(-128.0, 128.0);
     if s[0] > 0.0 {
