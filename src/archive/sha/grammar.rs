@@ -599,95 +599,6 @@ const MODIFIERS: &[&str] = &[
 
 const PARAMETER_MODIFIERS: &[&str] = &["in", "out", "inout", "uniform", "const"];
 
-/// HLSL's intrinsic functions (shader models 1-3).
-const INTRINSICS: &[&str] = &[
-    "abs",
-    "acos",
-    "all",
-    "any",
-    "asfloat",
-    "asin",
-    "asint",
-    "asuint",
-    "atan",
-    "atan2",
-    "ceil",
-    "clamp",
-    "clip",
-    "cos",
-    "cosh",
-    "cross",
-    "D3DCOLORtoUBYTE4",
-    "ddx",
-    "ddy",
-    "degrees",
-    "determinant",
-    "distance",
-    "dot",
-    "exp",
-    "exp2",
-    "faceforward",
-    "floor",
-    "fmod",
-    "frac",
-    "frexp",
-    "fwidth",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "ldexp",
-    "length",
-    "lerp",
-    "lit",
-    "log",
-    "log10",
-    "log2",
-    "max",
-    "min",
-    "modf",
-    "mul",
-    "noise",
-    "normalize",
-    "pow",
-    "radians",
-    "reflect",
-    "refract",
-    "round",
-    "rsqrt",
-    "saturate",
-    "sign",
-    "sin",
-    "sincos",
-    "sinh",
-    "smoothstep",
-    "sqrt",
-    "step",
-    "tan",
-    "tanh",
-    "tex1D",
-    "tex1Dbias",
-    "tex1Dgrad",
-    "tex1Dlod",
-    "tex1Dproj",
-    "tex2D",
-    "tex2Dbias",
-    "tex2Dgrad",
-    "tex2Dlod",
-    "tex2Dproj",
-    "tex3D",
-    "tex3Dbias",
-    "tex3Dgrad",
-    "tex3Dlod",
-    "tex3Dproj",
-    "texCUBE",
-    "texCUBEbias",
-    "texCUBEgrad",
-    "texCUBElod",
-    "texCUBEproj",
-    "transpose",
-    "trunc",
-];
-
 /// The targets `compile` takes in d3dx9_31, and the stage of each.
 const PROFILES: &[(&str, Stage)] = &[
     ("vs_1_1", Stage::Vertex),
@@ -1746,7 +1657,11 @@ impl<'a, 'b> Parser<'a, 'b> {
                     return Ok(Expr::Other);
                 }
                 let call = Self::is_punct(&self.peek(0)?, b'(');
-                if call && INTRINSICS.iter().any(|i| i.as_bytes() == w) {
+                if call
+                    && crate::shader::hlsl::INTRINSICS
+                        .iter()
+                        .any(|i| i.as_bytes() == w)
+                {
                     self.next()?;
                     self.arguments()?;
                     return Ok(Expr::Other);

@@ -2618,6 +2618,20 @@ mod tests {
         crate::shader::d3d9::ctab::replace_ctab(original, &table.encode()).unwrap()
     }
 
+    /// `text`, decompiled from `original`, compiled back with ours for the original's
+    /// profile, runs as the original on random inputs (`seed`).
+    fn runs_as_the_original(original: &[u8], text: &str, seed: u64) {
+        let options = Options {
+            profile: bytecode::parse(original).unwrap().version.to_string(),
+            ..Options::default()
+        };
+        let back = compile("d.hlsl", text, None, &options)
+            .unwrap_or_else(|f| panic!("{}\n{text}", f.render()))
+            .bytecode;
+        same_behaviour(&bound_as(original, &back), &back, 8, seed)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+
     /// A constant table no compiler wrote (the fuzz target's finds): what HLSL cannot
     /// declare as the table has it is named in the first comment with the reason, mended
     /// or read by register, and the text still compiles back and runs as the original.
@@ -2666,16 +2680,7 @@ mod tests {
             let text = decompile(&bytes).unwrap();
             assert!(text.contains(says), "{file}:\n{text}");
             assert!(text.contains(declared), "{file}:\n{text}");
-            let options = Options {
-                profile: bytecode::parse(&bytes).unwrap().version.to_string(),
-                ..Options::default()
-            };
-            let back = compile("d.hlsl", &text, None, &options)
-                .map_err(|f| f.render())
-                .unwrap()
-                .bytecode;
-            same_behaviour(&bound_as(&bytes, &back), &back, 8, 3)
-                .unwrap_or_else(|e| panic!("{file}: {e}\n{text}"));
+            runs_as_the_original(&bytes, &text, 3);
         }
     }
 
@@ -2686,15 +2691,7 @@ mod tests {
         let bytes = crate::shader::d3d9::asm::assemble("ps_1_4\ntexcrd r0, t0\n").unwrap();
         let text = decompile(&bytes).unwrap();
         assert!(text.contains("float4(tc0.xyz, 1)"), "{text}");
-        let options = Options {
-            profile: "ps_1_4".into(),
-            ..Options::default()
-        };
-        let back = compile("d.hlsl", &text, None, &options)
-            .map_err(|f| f.render())
-            .unwrap()
-            .bytecode;
-        same_behaviour(&bound_as(&bytes, &back), &back, 8, 4).unwrap();
+        runs_as_the_original(&bytes, &text, 4);
     }
 
     /// Subroutines are functions over the registers, which are static globals (the
@@ -2720,15 +2717,7 @@ mod tests {
         ] {
             assert!(text.contains(line), "{line}:\n{text}");
         }
-        let options = Options {
-            profile: "vs_3_0".into(),
-            ..Options::default()
-        };
-        let back = compile("d.hlsl", &text, None, &options)
-            .map_err(|f| f.render())
-            .unwrap()
-            .bytecode;
-        same_behaviour(&bound_as(&bytes, &back), &back, 8, 5).unwrap();
+        runs_as_the_original(&bytes, &text, 5);
         let recursive = crate::shader::d3d9::asm::assemble(
             "vs_2_0\ndcl_position v0\nmov oPos, v0\ncall l1\nret\nlabel l1\ncall l1\nret\n",
         );
@@ -2763,15 +2752,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("out float4 o1 : POSITION0"), "{text}");
-        let options = Options {
-            profile: "vs_3_0".into(),
-            ..Options::default()
-        };
-        let back = compile("d.hlsl", &text, None, &options)
-            .map_err(|f| f.render())
-            .unwrap()
-            .bytecode;
-        same_behaviour(&bound_as(&bytes, &back), &back, 8, 6).unwrap();
+        runs_as_the_original(&bytes, &text, 6);
     }
 
     /// What a reader of the text sees: a transform by a table matrix as one `mul`, a value

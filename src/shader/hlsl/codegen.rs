@@ -94,6 +94,18 @@ struct Operand {
 }
 
 impl Operand {
+    /// Temporary `r` read into destination lanes `dst`, each lane where it is read.
+    fn in_temp(r: u32, dst: &[u8]) -> Operand {
+        let mut swz = [0, 1, 2, 3];
+        fill_swizzle(&mut swz, dst);
+        Operand {
+            reg: Reg::Temp(r),
+            swz,
+            neg: false,
+            abs: false,
+        }
+    }
+
     fn text(&self) -> String {
         let swz = if matches!(self.reg, Reg::Sampler(_)) {
             String::new()
@@ -1873,14 +1885,7 @@ impl Gen<'_> {
             .or_else(|| self.complete(&plain, dst))
             .unwrap_or_else(|| {
                 let r = self.gather(&src.comps, dst);
-                let mut swz = [0, 1, 2, 3];
-                fill_swizzle(&mut swz, dst);
-                Operand {
-                    reg: Reg::Temp(r),
-                    swz,
-                    neg: false,
-                    abs: false,
-                }
+                Operand::in_temp(r, dst)
             });
         op.neg = src.neg;
         op.abs = src.abs;
@@ -1903,16 +1908,11 @@ impl Gen<'_> {
         let o = self.operand(src, dst, false).text();
         self.code.push(format!("mov r{r}{}, {o}", mask_text(dst)));
         self.pending_free.push((r, dst.to_vec()));
-        let mut swz = [0, 1, 2, 3];
-        if !identity {
-            fill_swizzle(&mut swz, dst);
+        let mut op = Operand::in_temp(r, dst);
+        if identity {
+            op.swz = [0, 1, 2, 3];
         }
-        Operand {
-            reg: Reg::Temp(r),
-            swz,
-            neg: false,
-            abs: false,
-        }
+        op
     }
 
     /// An operand most of which already sits in one temporary at the lanes it is read

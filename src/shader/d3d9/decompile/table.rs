@@ -42,7 +42,7 @@ pub(super) fn declarable(
         let problem = type_problem(&c.type_info, c.register_set)
             .or_else(|| name_problem(&name, &names))
             .or_else(|| {
-                let (letter, ty) = set_register(c.register_set);
+                let (letter, ty) = register_file(c.register_set);
                 let Some(file) = model.and_then(|m| m.count(ty)) else {
                     return Some(format!("{version} has no {letter}# registers"));
                 };
@@ -125,7 +125,7 @@ fn mend_sampler(c: &mut Constant, samplers: &BTreeMap<u32, &'static str>, notes:
 }
 
 /// The letter of a register set's registers and their register type.
-fn set_register(set: RegisterSet) -> (char, RegisterType) {
+fn register_file(set: RegisterSet) -> (char, RegisterType) {
     match set {
         RegisterSet::BOOL => ('b', RegisterType::ConstBool),
         RegisterSet::INT4 => ('i', RegisterType::ConstInt),
@@ -204,7 +204,7 @@ fn name_problem(name: &str, taken: &BTreeSet<String>) -> Option<String> {
         return Some(format!("'{name}' names another constant"));
     }
     if KEYWORDS.contains(&name)
-        || INTRINSICS.contains(&name)
+        || crate::shader::hlsl::INTRINSICS.contains(&name)
         || crate::shader::hlsl::parse::numeric_type(name).is_some()
         || crate::shader::hlsl::parse::object_type(name).is_some()
     {
@@ -345,91 +345,4 @@ const KEYWORDS: &[&str] = &[
     "void",
     "volatile",
     "while",
-];
-
-/// The intrinsic functions of D3D9's HLSL: a global of one of these names would hide it.
-const INTRINSICS: &[&str] = &[
-    "abs",
-    "acos",
-    "all",
-    "any",
-    "asin",
-    "atan",
-    "atan2",
-    "ceil",
-    "clamp",
-    "clip",
-    "cos",
-    "cosh",
-    "cross",
-    "D3DCOLORtoUBYTE4",
-    "ddx",
-    "ddy",
-    "degrees",
-    "determinant",
-    "distance",
-    "dot",
-    "dst",
-    "exp",
-    "exp2",
-    "faceforward",
-    "floor",
-    "fmod",
-    "frac",
-    "frexp",
-    "fwidth",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "ldexp",
-    "length",
-    "lerp",
-    "lit",
-    "log",
-    "log10",
-    "log2",
-    "max",
-    "min",
-    "modf",
-    "mul",
-    "noise",
-    "normalize",
-    "pow",
-    "radians",
-    "reflect",
-    "refract",
-    "round",
-    "rsqrt",
-    "saturate",
-    "sign",
-    "sin",
-    "sincos",
-    "sinh",
-    "smoothstep",
-    "sqrt",
-    "step",
-    "tan",
-    "tanh",
-    "tex1D",
-    "tex1Dbias",
-    "tex1Dgrad",
-    "tex1Dlod",
-    "tex1Dproj",
-    "tex2D",
-    "tex2Dbias",
-    "tex2Dgrad",
-    "tex2Dlod",
-    "tex2Dproj",
-    "tex3D",
-    "tex3Dbias",
-    "tex3Dgrad",
-    "tex3Dlod",
-    "tex3Dproj",
-    "texCUBE",
-    "texCUBEbias",
-    "texCUBEgrad",
-    "texCUBElod",
-    "texCUBEproj",
-    "transpose",
-    "trunc",
 ];
