@@ -81,7 +81,7 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
     if let Some(t) = d.table.take() {
         let (t, notes) = table::declarable(t, d.version, &d.samplers);
         d.table = Some(t);
-        d.notes = notes;
+        d.notes.splice(0..0, notes);
     }
     d.relative_base = d.loose_array(&instructions);
     let mut at = 0;
@@ -279,7 +279,21 @@ impl Decompiler {
                         // size is a scalar); a float4 written at its lanes when not
                         // (`dcl_texcoord o1.w`: a compiler places a float2 at .xy).
                         let name = format!("o{}", dst.number());
+                        // A position is a float4 whatever its mask: HLSL refuses one
+                        // with fewer lanes (the lanes the mask leaves out are 0).
+                        let position = usage == "POSITION";
                         let lanes = match dst.write_mask() {
+                            0xF => 4,
+                            m if position => {
+                                let left: String = (0..4)
+                                    .filter(|l| m & (1 << l) == 0)
+                                    .map(|l| LANES[l])
+                                    .collect();
+                                self.notes.push(format!(
+                                    "{name} : {semantic} is declared without .{left} (undefined on the hardware); HLSL writes a position's four lanes, and .{left} here is 0"
+                                ));
+                                4
+                            }
                             m @ (1 | 3 | 7) => m.count_ones(),
                             _ => 4,
                         };
