@@ -252,6 +252,9 @@ pub enum StmtKind {
     Continue,
     Discard,
     Return(Option<Expr>),
+    /// `asm { … }` in a function body (shaderfs's own, [`super::inline_asm`]): its lines,
+    /// each the text of one source line and where that line is.
+    Asm(Vec<(Loc, String)>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

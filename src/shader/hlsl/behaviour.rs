@@ -219,6 +219,7 @@ pub fn same_behaviour(
     let ps1 = ms_ps1 || ours_ps1;
     let (range, attribute_range) = if ps1 { (1.0, 1.0) } else { (3.0, 2.0) };
     let mut rng = Rng::new(seed);
+    let mut bump_rng = Rng::new(seed ^ 0xB0B0_B0B0);
     let mut overflowed = 0;
     for trial in 0..trials {
         let mut values = BTreeMap::new();
@@ -276,10 +277,17 @@ pub fn same_behaviour(
                 }
             }
         }
+        // Bump-environment state of each stage (texbem, texbeml, bem): matrix, luminance
+        // scale and offset.
+        // Drawn from a generator of their own, so the other inputs stay as they were.
+        let bump: BTreeMap<u32, [f32; 6]> = (0..6)
+            .map(|stage| (stage, std::array::from_fn(|_| bump_rng.float(1.0))))
+            .collect();
         attributes.vpos = [(rng.next() % 640) as f32, (rng.next() % 480) as f32];
         attributes.vface = if rng.next() % 2 == 0 { 1.0 } else { -1.0 };
         let run = |p: &Program, t: Option<&ConstantTable>| {
-            let bindings = bindings(p, t, &values, &textures);
+            let mut bindings = bindings(p, t, &values, &textures);
+            bindings.bump_env = bump.clone();
             p.run(&Inputs {
                 bindings,
                 attributes: attributes.clone(),

@@ -260,7 +260,9 @@ pub struct Node {
 /// Where a shader input comes from: a semantic, and for pixel shaders the misc registers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Input {
-    /// Upper-case usage without index: `TEXCOORD`, `COLOR`, `POSITION`, `VPOS`, `VFACE`.
+    /// Upper-case usage without index: `TEXCOORD`, `COLOR`, `POSITION`, `VPOS`, `VFACE`;
+    /// or `ASM`, register `index` (`t#` in ps_1_1–1_3, `r#` in ps_1_4) as the shader's
+    /// `asm { }` block left it ([`Program::asm`]).
     pub usage: String,
     pub index: u32,
     pub centroid: bool,
@@ -308,6 +310,9 @@ pub struct Program {
     pub kills: Vec<Vec<Comp>>,
     /// Where each kill is in the source (`discard`, `clip`).
     pub kill_locs: Vec<super::token::Loc>,
+    /// The texture stage written as instructions (ps_1_x's `asm { }`), which the code
+    /// generator puts first; its results are `ASM` inputs.
+    pub asm: Option<super::inline_asm::AsmBlock>,
     /// Loops kept as loops, by the number their nodes name.
     pub loops: Vec<Loop>,
     /// Branches kept as branches, by the number their nodes name.

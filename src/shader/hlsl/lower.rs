@@ -1736,6 +1736,7 @@ impl<'a> Lowering<'a> {
                 };
                 *self.loops.last_mut().unwrap() = flags;
             }
+            StmtKind::Asm(lines) => self.inline_asm(lines, s.loc),
             StmtKind::Discard => {
                 if !self.profile.pixel {
                     self.error(s.loc, "'discard' is for pixel shaders only");
@@ -3533,6 +3534,72 @@ impl<'a> Lowering<'a> {
     fn scalar_val(&mut self, ty: Ty, v: f32) -> Val {
         let c = self.program.konst(v);
         Val { ty, comps: vec![c] }
+    }
+
+    /// `asm { … }`: ps_1_x's texture stage as instructions ([`super::inline_asm`]). The
+    /// locals named as registers it writes take their values.
+    fn inline_asm(&mut self, lines: &[(Loc, String)], loc: Loc) {
+        let name = self.profile.name();
+        if !(self.profile.pixel && self.profile.major == 1) {
+            self.error(loc, format!("an asm block is kept only in ps_1_1–ps_1_4, as their texture stage (texbem, texbeml and bem, which no HLSL says); {name} is written in HLSL"));
+            return;
+        }
+        if self.frames.len() > 1
+            || !self.loops.is_empty()
+            || self.pred.is_some()
+            || self.region != Region::Top
+        {
+            self.error(loc, "an asm block stands at the top level of the entry function, not in a branch, a loop or a called function");
+            return;
+        }
+        if self.program.asm.is_some() {
+            self.error(
+                loc,
+                format!("a second asm block: {name}'s texture stage is one block"),
+            );
+            return;
+        }
+        let block = match super::inline_asm::read(lines, self.profile.minor, loc) {
+            Ok(b) => b,
+            Err((at, message)) => {
+                self.error(at, message);
+                return;
+            }
+        };
+        let file = if self.profile.minor == 4 { 'r' } else { 't' };
+        for &n in &block.writes {
+            let reg = format!("{file}{n}");
+            let Some((scope, var)) = self.lookup(&reg) else {
+                continue;
+            };
+            if scope == 0 {
+                continue;
+            }
+            let width = var.comps.len();
+            let float = matches!(var.ty, Ty::Scalar(_) | Ty::Vector(..))
+                && matches!(var.ty.base(), Some(Base::Float | Base::Half));
+            if !(1..=4).contains(&width) || !float {
+                self.error(loc, format!("'{reg}' takes the value the asm block leaves in {reg}: declare it a float vector (float4 {reg};)"));
+                continue;
+            }
+            let input = Input {
+                usage: "ASM".into(),
+                index: n,
+                centroid: false,
+            };
+            let id = match self.program.inputs.iter().position(|i| *i == input) {
+                Some(i) => i,
+                None => {
+                    self.program.inputs.push(input);
+                    self.program.inputs.len() - 1
+                }
+            } as u32;
+            let value = self.program.raw(Op::Input(id), vec![], 4);
+            if let Some(var) = self.scopes.get_mut(scope).and_then(|s| s.get_mut(&reg)) {
+                var.comps = value[..width].to_vec();
+            }
+        }
+        self.program.asm = Some(block);
     }
 
     fn lookup(&self, name: &str) -> Option<(usize, &Var)> {

@@ -21,6 +21,7 @@ pub mod diag;
 mod fuse;
 #[cfg(test)]
 mod heldout;
+pub mod inline_asm;
 mod intrinsics;
 pub mod ir;
 #[cfg(test)]

@@ -1013,6 +1013,28 @@ impl<'t> Parser<'t, '_> {
         })
     }
 
+    /// The `{ … }` of an `asm` statement: its tokens joined back into text, a line for
+    /// each source line, with where each line starts.
+    fn asm_lines(&mut self) -> PResult<Vec<(Loc, String)>> {
+        self.expect("{")?;
+        let mut lines: Vec<(Loc, String)> = Vec::new();
+        while let Some(t) = self.peek() {
+            if t.is("}") {
+                break;
+            }
+            match lines.last_mut() {
+                Some((at, text)) if at.line == t.loc.line && at.file == t.loc.file => {
+                    text.push(' ');
+                    text.push_str(&t.text);
+                }
+                _ => lines.push((t.loc, t.text.clone())),
+            }
+            self.pos += 1;
+        }
+        self.expect("}")?;
+        Ok(lines)
+    }
+
     fn technique(&mut self) -> PResult<Technique> {
         let loc = self.loc();
         self.pos += 1;
@@ -1205,6 +1227,12 @@ impl<'t> Parser<'t, '_> {
                     }
                     self.expect("}")?;
                     return Ok(StmtKind::Switch(value, cases));
+                }
+                "asm" => {
+                    self.pos += 1;
+                    let lines = self.asm_lines()?;
+                    self.eat(";");
+                    return Ok(StmtKind::Asm(lines));
                 }
                 "break" | "continue" | "discard" => {
                     self.pos += 1;

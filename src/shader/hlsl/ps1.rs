@@ -251,7 +251,46 @@ pub fn generate(
             _ => {}
         }
     }
+    // What an asm block samples and reads by register: the uniforms bound there are in
+    // use, as if HLSL read them.
+    let block = p.asm.as_ref();
+    if let Some(b) = block {
+        for (var, u) in p.uniforms.iter().enumerate() {
+            let Some(r) = u.bound else { continue };
+            let read = match u.is_sampler {
+                true => b.samples.contains(&r),
+                false => b.constants.iter().any(|c| (r..r + u.registers).contains(c)),
+            };
+            if read {
+                let e = used_offsets.entry(var as u32).or_insert(0);
+                *e = (*e).max(u.registers.max(1));
+            }
+        }
+    }
     let (uniform_regs, table_constants, _) = allocate_uniforms(p, &used_offsets, &[]);
+    if let Some(b) = block {
+        for (&var, &r) in &uniform_regs {
+            let u = &p.uniforms[var as usize];
+            if u.bound.is_some() {
+                continue;
+            }
+            let (file, hit) = match u.is_sampler {
+                true => ('s', b.samples.iter().find(|&&s| s == r)),
+                false => (
+                    'c',
+                    b.constants
+                        .iter()
+                        .find(|c| (r..r + u.registers).contains(c)),
+                ),
+            };
+            if let Some(n) = hit {
+                return Err(vec![(
+                    u.loc,
+                    format!("'{}' is placed in {file}{n}, which the asm block reads as its own: bind it elsewhere with register(), or there if the block reads it", u.name),
+                )]);
+            }
+        }
+    }
     // The literals take the constant registers the uniforms leave, the holes first (as
     // the legacy compiler places them).
     let occupied: Vec<(u32, u32)> = table_constants
@@ -261,6 +300,7 @@ pub fn generate(
         .collect();
     let free_c: Vec<u32> = (0..256)
         .filter(|r| !occupied.iter().any(|&(i, n)| (i..i + n).contains(r)))
+        .filter(|r| !block.is_some_and(|b| b.constants.contains(r)))
         .collect();
     let uniform_top = occupied.iter().map(|&(i, n)| i + n).max().unwrap_or(0);
     let v14 = profile.minor == 4;
@@ -317,6 +357,8 @@ pub fn generate(
                 let input = &p.inputs[i as usize];
                 match input.usage.as_str() {
                     "COLOR" if input.index < 2 => Some(Reg::Color(input.index)),
+                    "ASM" if v14 => Some(Reg::Temp(input.index)),
+                    "ASM" => Some(Reg::Texture(input.index)),
                     _ => None,
                 }
             }
@@ -336,6 +378,10 @@ pub fn generate(
     // Texture stages: samples and coordinate sets read as values, before any arithmetic.
     let stages = if v14 { 6 } else { 4 };
     let mut stage_used: BTreeMap<u32, NodeId> = BTreeMap::new();
+    // The stages an asm block takes are its own (no node samples them).
+    for &t in block.map_or(&[][..], |b| &b.stages[..]) {
+        stage_used.insert(t, NodeId::MAX);
+    }
     let mut coords_read: Vec<(NodeId, u32)> = Vec::new();
     // ps_1_4's samples at computed coordinates: node and stage.
     let mut dependent: Vec<(NodeId, u32)> = Vec::new();
@@ -368,6 +414,9 @@ pub fn generate(
         }
     }
     let texture_code = g.code.len();
+    if let Some(b) = block {
+        g.code.extend(b.lines.iter().cloned());
+    }
     let uses = g.uses_left.clone();
     let read_as_value = |n: NodeId| {
         uses.get(&n).copied().unwrap_or(0) > coordinate_uses.get(&n).copied().unwrap_or(0)
@@ -383,6 +432,12 @@ pub fn generate(
                 };
                 let s = uniform_regs[&var];
                 let set = texcoord_set(p, &coords.comps);
+                if block.is_some_and(|b| b.stages.contains(&s) || v14 && b.writes.contains(&s)) {
+                    return Err(vec![(
+                        p.loc(n),
+                        format!("stage {s} is the asm block's: this samples s{s} in HLSL too"),
+                    )]);
+                }
                 if let Some(a) = addressed.get(&n) {
                     let double = match a {
                         Addressing::Reg2 { from, .. } => addressed.contains_key(from),
@@ -480,6 +535,12 @@ pub fn generate(
                 format!("{name} has {stages} texture coordinate sets; this reads TEXCOORD{set}"),
             )]);
         }
+        if !v14 && block.is_some_and(|b| b.stages.contains(&set)) {
+            return Err(vec![(
+                input_loc(p, n),
+                format!("t{set} is the asm block's: HLSL reads TEXCOORD{set} as a value, which takes the same register (texcoord t{set})"),
+            )]);
+        }
         if !v14 && stage_used.contains_key(&set) {
             return Err(vec![(
                 input_loc(p, n),
@@ -489,7 +550,10 @@ pub fn generate(
         stage_used.entry(set).or_insert(n);
         let reg = if v14 {
             // texcrd into a free temporary: after the samples (which take r#s).
-            let free = (0..6).find(|r| !g.homes.values().any(|h| h.reg == Reg::Temp(*r)));
+            let free = (0..6).find(|r| {
+                !g.homes.values().any(|h| h.reg == Reg::Temp(*r))
+                    && !block.is_some_and(|b| b.writes.contains(r))
+            });
             let Some(r) = free else {
                 return Err(vec![(
                     input_loc(p, n),
@@ -622,6 +686,16 @@ pub fn generate(
             }
         }
     }
+    if (!dependent.is_empty() || !late_kills.is_empty()) && block.is_some_and(|b| b.phase) {
+        let at = dependent.first().map_or_else(
+            || block.map_or_else(Loc::default, |b| b.loc),
+            |&(n, _)| p.loc(n),
+        );
+        return Err(vec![(
+            at,
+            format!("the asm block holds {name}'s 'phase': a read at computed coordinates or a discard of a computed value needs a phase of its own, which the block has taken"),
+        )]);
+    }
     if !dependent.is_empty() || !late_kills.is_empty() {
         if let Err(e) = g.second_phase(&needed, &live, &dependent, &late_kills) {
             return Err(vec![e]);
@@ -660,6 +734,13 @@ pub fn generate(
     for (i, d) in g.defs.iter().enumerate() {
         let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
         let _ = writeln!(asm, "def c{}, {}", g.def_reg(i), v.join(", "));
+    }
+    for (n, bits) in block.map_or(&[][..], |b| &b.defs[..]) {
+        let v: Vec<String> = bits
+            .iter()
+            .map(|&b| format_float(f32::from_bits(b)))
+            .collect();
+        let _ = writeln!(asm, "def c{n}, {}", v.join(", "));
     }
     let mut code = coissue(&g.code);
     if v14 && !code.iter().any(|l| l == "phase") {
