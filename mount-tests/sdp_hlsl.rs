@@ -400,3 +400,98 @@ fn every_shader_of_a_package_shows_as_hlsl_decompiled() {
     assert!(out.status.success(), "{said}");
     assert!(said.contains(": ok ("), "{said}");
 }
+
+/// A package of bump-mapping shaders (`texbem`/`texbeml` in ps_1_1, `bem` in ps_1_4): each
+/// `hlsl/` view reads as `shaderfs d3d9 decompile` prints it, the texture stage an
+/// `asm { }` block with the first comment saying why; saved back unchanged it is no
+/// commit; an edit of the arithmetic compiles over the shader with the block's
+/// instructions as they were, keeps its source, and reads back after a remount.
+#[test]
+fn a_bump_mapping_shader_shows_its_texture_stage_as_asm_and_saves_an_edit() {
+    if !can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let package = tmp.path().join("shaderpackage007.sdp");
+    let water =
+        asm::assemble("ps_1_1\ntex t0\ntexbem t1, t0\ntexbeml t2, t0\nmul r0, t1, t2\n").unwrap();
+    let glass = asm::assemble(
+        "ps_1_4\ntexld r0, t0\ntexcrd r1.rgb, t1\nbem r2.rg, r1, r0\nphase\ntexld r2, r2\nmov r0, r2\n",
+    )
+    .unwrap();
+    let records = [
+        (NameField::new("WATER.pso").unwrap(), water.clone()),
+        (NameField::new("GLASS.pso").unwrap(), glass.clone()),
+    ];
+    let bytes = write::serialise(100, records.iter().map(|(n, d)| (n, d.as_slice()))).unwrap();
+    fs::write(&package, bytes).unwrap();
+    let mnt = tmp.path().join("mnt");
+    let m = Mount::new(&package, &mnt, &[]);
+
+    for (name, code, block) in [
+        (
+            "WATER.pso",
+            &water,
+            "texbem t1, t0\n        texbeml t2, t0\n",
+        ),
+        ("GLASS.pso", &glass, "bem r2.xy, r1, r0\n        phase\n"),
+    ] {
+        let view = m.path(&format!("hlsl/{name}.hlsl"));
+        let text = fs::read_to_string(&view).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(text, decompile(code).unwrap(), "{name}");
+        assert_eq!(fs::metadata(&view).unwrap().len(), text.len() as u64);
+        assert!(text.contains(block), "{name}:\n{text}");
+        assert!(
+            text.lines()
+                .nth(1)
+                .is_some_and(|l| l.contains("bump mapping")),
+            "{name}:\n{text}"
+        );
+    }
+
+    // Saved back as they read: no commit.
+    let before = fs::read(&package).unwrap();
+    let unsaved = identity(&package);
+    let copy = tmp.path().join("copy.hlsl");
+    for name in ["WATER.pso", "GLASS.pso"] {
+        let (code, _, err) = sh(&format!(
+            "cat {v} > {c} && cp {c} {v}",
+            v = m.path(&format!("hlsl/{name}.hlsl")).display(),
+            c = copy.display()
+        ));
+        assert_eq!(code, 0, "{name}: {err}");
+    }
+    assert_eq!(fs::read(&package).unwrap(), before);
+    assert_eq!(identity(&package), unsaved, "nothing was committed");
+
+    // The water's colour halved: compiled over it, the texture stage as it was.
+    let view = m.path("hlsl/WATER.pso.hlsl");
+    let edited = halved(&fs::read_to_string(&view).unwrap());
+    fs::write(&copy, &edited).unwrap();
+    let (code, _, err) = sh(&format!("cp {} {}", copy.display(), view.display()));
+    assert_eq!(code, 0, "{err}\n{edited}");
+    let stored = package_record(&package, "WATER.pso");
+    assert_ne!(stored, water);
+    let listing = shaderfs::shader::d3d9::disasm::disassemble(&stored).unwrap();
+    let code: Vec<&str> = listing
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with("def "))
+        .collect();
+    assert_eq!(
+        &code[..4],
+        ["ps_1_1", "tex t0", "texbem t1, t0", "texbeml t2, t0"],
+        "{listing}"
+    );
+    assert!(code[4..].iter().all(|l| !l.starts_with("tex")), "{listing}");
+    assert_eq!(kept_source::find(&stored).unwrap().unwrap().text, edited);
+    assert_eq!(package_record(&package, "GLASS.pso"), glass);
+    m.unmount();
+
+    let m = Mount::new(&package, &mnt, &["-o", "ro"]);
+    assert_eq!(
+        fs::read_to_string(m.path("hlsl/WATER.pso.hlsl")).unwrap(),
+        edited
+    );
+    m.unmount();
+}

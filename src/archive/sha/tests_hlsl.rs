@@ -623,6 +623,54 @@ Technique T1 { Pass P0 { VertexShader = null; PixelShader = compile PROFILE shad
     );
 }
 
+/// A bump-mapping block (`bem`, whose matrix is texture-stage state) shows as HLSL with
+/// its texture stage in `asm { }`; saved as it reads it changes nothing; an edit of the
+/// arithmetic compiles into the block with the texture stage as it was.
+#[test]
+fn a_bump_mapping_block_decompiles_with_its_texture_stage_as_asm_and_saves() {
+    let bumped = ASM.replace(
+        "ps.1.4\n\t\ttexld\tr0, t0\n\t\tmul\tr0, r0, c3\n",
+        "ps.1.4\n\t\ttexld\tr0, t0\n\t\ttexcrd\tr1.rgb, t1\n\t\tbem\tr2.rg, r1, r0\n\t\tphase\n\t\ttexld\tr2, r2\n\t\tmul\tr0, r2, c3\n",
+    );
+    assert_ne!(bumped, ASM);
+    let fx = open(bumped.as_bytes());
+    let shown = fx.text("pixel.ps14.hlsl");
+    assert_eq!(
+        shown,
+        decompile(&fx.read("pixel.ps14.pso").unwrap()).unwrap()
+    );
+    assert!(
+        shown.contains("bem r2.xy, r1, r0\n        phase\n"),
+        "{shown}"
+    );
+    assert_eq!(
+        fx.save("pixel.ps14.hlsl", shown.as_bytes()).unwrap(),
+        bumped.as_bytes()
+    );
+    let brighter = shown.replace("oC0 = r2 * c3;", "oC0 = r2 * c3 * 2;");
+    assert_ne!(brighter, shown);
+    let saved = open(&fx.save("pixel.ps14.hlsl", brighter.as_bytes()).unwrap());
+    assert_eq!(saved.text("pixel.ps14.hlsl"), brighter);
+    let block = saved.text("pixel.ps14.asm");
+    let code: Vec<&str> = block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with("def"))
+        .collect();
+    assert_eq!(
+        &code[..6],
+        [
+            "ps_1_4",
+            "texld r0, t0",
+            "texcrd r1.xyz, t1",
+            "bem r2.xy, r1, r0",
+            "phase",
+            "texld r2, r2"
+        ],
+        "{block}"
+    );
+}
+
 /// Every asm shader has its `.hlsl` view before it keeps a source: its block assembled
 /// and decompiled, rendered when read. Saved as it reads it changes nothing; a block that
 /// does not assemble, or does not decompile, is a view that cannot be read, with the
@@ -666,24 +714,23 @@ fn asm_shaders_show_their_blocks_decompiled() {
     assert!(fx.read("vertex.hlsl").is_ok());
     assert!(fx.archive.unshown().is_empty(), "a problem, not a limit");
 
-    // A block the decompiler does not write yet (writing a0 to index constants, as
-    // skinning does).
-    let skin = ASM.replace(
-        "m4x4\toPos, v0, c0\n",
-        "mova\ta0.x, v0.x\n\t\tm4x4\toPos, v0, c0[a0.x]\n",
+    // A block the decompiler cannot write: a loop counted by an integer constant the
+    // game sets (no defi gives its count, and an asm block has no table to name it).
+    let looped = ASM.replace(
+        "m4x4\to0, v0, c0\n",
+        "mov\tr0, c0\n\t\trep\ti0\n\t\tadd\tr0, r0, v0\n\t\tendrep\n\t\tmov\to0, r0\n",
     );
-    let fx = open(skin.as_bytes());
-    let code = fx.read("vertex.vso").unwrap();
-    let Err(why) = decompile(&code) else {
-        eprintln!("skipped: the decompiler writes a0 now");
-        return;
-    };
-    let err = fx.read("vertex.hlsl").unwrap_err();
+    assert_ne!(looped, ASM);
+    let fx = open(looped.as_bytes());
+    let code = fx.read("vertex.vs3.vso").unwrap();
+    let why = decompile(&code).unwrap_err();
+    assert!(why.message.contains("a loop count"), "{why}");
+    let err = fx.read("vertex.vs3.hlsl").unwrap_err();
     assert!(matches!(err, ViewError::Corrupt(_)), "{err}");
     assert!(err.to_string().ends_with(&why.to_string()), "{err}");
     let unshown = fx.archive.unshown();
     assert_eq!(unshown.len(), 1, "{unshown:?}");
-    assert_eq!(unshown[0].path.as_deref(), Some("vertex.hlsl"));
+    assert_eq!(unshown[0].path.as_deref(), Some("vertex.vs3.hlsl"));
     assert_eq!(unshown[0].message, err.to_string());
     assert!(fx.archive.problems().is_empty());
 }

@@ -1595,6 +1595,20 @@ impl Decompiler {
                 } else {
                     &ops.srcs[1]
                 };
+                // The documented ranges (the `rep`/`loop` pages): past them the hardware's
+                // count and counter are undefined, and an element read at aL is past any
+                // array HLSL can declare.
+                if let Some(v) = self.defis.get(&count.number()) {
+                    let (n, start, step) = (v[0], v[1], v[2]);
+                    if !(0..=255).contains(&n)
+                        || m == "loop" && (!(0..=255).contains(&start) || !(-128..=127).contains(&step))
+                    {
+                        return fail(
+                            ins,
+                            format!("i{} (defi {n}, {start}, {step}) is past the counts the model runs: {m} takes 0-255 iterations{}", count.number(), if m == "loop" { ", aL from 0-255 by -128-127" } else { "" }),
+                        );
+                    }
+                }
                 let Some(i) = self.int_constant(count.number()) else {
                     return fail(
                         ins,
