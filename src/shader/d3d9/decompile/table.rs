@@ -43,10 +43,23 @@ pub(super) fn declarable(
             .or_else(|| name_problem(&name, &names))
             .or_else(|| {
                 let (letter, ty) = register_file(c.register_set);
-                let Some(file) = model.and_then(|m| m.count(ty)) else {
+                // ps_1_x names no s# in its code (a stage's t# is its sampler), but
+                // its tables place samplers there, a register a stage.
+                let stages = match version.minor {
+                    4 => 6,
+                    _ => 4,
+                };
+                let ps1_sampler = version.is_ps1() && ty == RegisterType::Sampler;
+                let Some(file) = model
+                    .and_then(|m| m.count(ty))
+                    .or(ps1_sampler.then_some(stages))
+                else {
                     return Some(format!("{version} has no {letter}# registers"));
                 };
-                let size = type_registers(&c.type_info, c.register_set);
+                // What the table places (a compiler leaves out an array's elements
+                // past the last one read: `float b[4]` may stand at c5 of c0–c7).
+                let size = type_registers(&c.type_info, c.register_set)
+                    .min(u32::from(c.register_count).max(1));
                 let end = start.saturating_add(size);
                 (end > file).then(|| {
                     format!(
