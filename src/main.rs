@@ -297,8 +297,10 @@ enum D3d9Command {
     /// them, loops, branches and predicates written out. The first comment names the
     /// profile and anything the text does not say as the shader has it (a vertex shader
     /// without a position writes 0 there, as HLSL needs one). Subroutines are functions.
-    /// Refused, with the instruction and why: texbem/bem (their matrix is texture-stage
-    /// state) and a subroutine calling itself. Exit 2 when refused.
+    /// A ps_1_x shader's texbem/texbeml/bem (their matrix is texture-stage state) keep its
+    /// texture stage as an `asm { }` block, which shaderfs's compiler takes. Refused, with
+    /// the instruction and why: a loop aL over an int register the game sets, and a
+    /// subroutine calling itself. Exit 2 when refused.
     Decompile {
         /// Shader bytecode (.pso, .vso, .bin).
         file: PathBuf,

@@ -1246,8 +1246,18 @@ proptest! {
         let ours = compile("decompiled.hlsl", &hlsl, None, &options).map_err(|f| {
             TestCaseError::fail(format!("the decompiled text does not compile:\n{}\n{text}\n{hlsl}", f.render()))
         })?;
-        same_behaviour(&bytes, &ours.bytecode, 8, seed).map_err(|e| {
-            TestCaseError::fail(format!("compiled back, it behaves otherwise: {e}\n{text}\n{hlsl}"))
-        })?;
+        // A shader whose every colour lane runs past ps_1_x's [-1, 1] in every trial
+        // tells nothing (the card decides those lanes): drawn again.
+        match same_behaviour(&bytes, &ours.bytecode, 8, seed) {
+            Err(e) if e.contains("nothing was compared") => {
+                return Err(TestCaseError::reject("every trial overflows"))
+            }
+            Err(e) => {
+                return Err(TestCaseError::fail(format!(
+                    "compiled back, it behaves otherwise: {e}\n{text}\n{hlsl}"
+                )))
+            }
+            Ok(()) => {}
+        }
     }
 }
