@@ -1692,18 +1692,49 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     assert_eq!(run(&back), want);
     assert_ne!(want["oC0"], serde_json::json!([0.0, 0.0, 0.0, 0.0]));
 
-    // Bump-environment mapping has no HLSL: refused with where and why.
+    // Bump-environment mapping has no HLSL: its texture stage is an asm block, which
+    // `d3d9 compile` takes back.
     let bumped = tmp.path().join("bump.pso");
     let asm = tmp.path().join("bump.asm");
     fs::write(&asm, "ps_1_1\ntex t0\ntexbem t1, t0\nmov r0, t1\n").unwrap();
     let (code, _, err) = shaderfs(&["d3d9", "asm", &p(&asm), "-o", &p(&bumped)]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = shaderfs(&["d3d9", "decompile", &p(&bumped)]);
+    let text = tmp.path().join("bump.hlsl");
+    let (code, _, err) = shaderfs(&["d3d9", "decompile", &p(&bumped), "-o", &p(&text)]);
+    assert_eq!(code, 0, "{err}");
+    let hlsl = fs::read_to_string(&text).unwrap();
+    assert!(hlsl.contains("        texbem t1, t0\n"), "{hlsl}");
+    let back = tmp.path().join("bump-back.pso");
+    let (code, _, err) = shaderfs(&[
+        "d3d9",
+        "compile",
+        &p(&text),
+        "--profile",
+        "ps_1_1",
+        "-o",
+        &p(&back),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (_, listing, _) = shaderfs(&["d3d9", "disasm", &p(&back)]);
+    let listing = String::from_utf8(listing).unwrap();
+    assert!(listing.contains("    texbem t1, t0\n"), "{listing}");
+
+    // A loop aL over an int register the game sets has no HLSL for loop: refused with
+    // where and why.
+    let looped = tmp.path().join("loop.vso");
+    fs::write(
+        &asm,
+        "vs_3_0\ndcl_position v0\ndcl_position o0\nmov r0, v0\nloop aL, i0\nadd r0, r0, c0[aL]\nendloop\nmov o0, r0\n",
+    )
+    .unwrap();
+    let (code, _, err) = shaderfs(&["d3d9", "asm", &p(&asm), "-o", &p(&looped)]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = shaderfs(&["d3d9", "decompile", &p(&looped)]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("bump.pso: at byte ")
-            && err.contains("'texbem'")
-            && err.contains("texture-stage state"),
+        err.contains("loop.vso: at byte ")
+            && err.contains("'loop'")
+            && err.contains("aL start and step"),
         "{err}"
     );
 }
