@@ -517,6 +517,25 @@ impl Decompiler {
         let ti = &c.type_info;
         let name = identifier(&c.name);
         let columns = usize::from(ti.columns.clamp(1, 4));
+        if set == RegisterSet::BOOL {
+            // A bool register a component: element and lane of a vector or array.
+            let per = u32::from(ti.rows.max(1)) * columns as u32;
+            let (element, lane) = (at / per, (at % per) as usize);
+            let mut text = match ti.elements > 1 {
+                true => format!("{name}[{element}]"),
+                false => name,
+            };
+            match (ti.rows > 1, per > 1) {
+                (true, _) => {
+                    let _ = write!(text, "._m{}{}", lane / columns, lane % columns);
+                }
+                (false, true) => {
+                    let _ = write!(text, ".{}", LANES[lane % 4]);
+                }
+                _ => {}
+            }
+            return Some((text, 1));
+        }
         Some(match ti.elements > 1 {
             true => (format!("{name}[{at}]"), columns),
             false => (name, columns),
