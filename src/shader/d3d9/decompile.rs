@@ -3188,7 +3188,7 @@ mod tests {
         // Everything else must compile back and behave.
         // Wine's tests that do not come back yet, each named with why (the issue's
         // note lists them): set apart here, and the list may only shrink.
-        const WINE_GAPS: [(&str, &str); 18] = [
+        const WINE_GAPS: [(&str, &str); 17] = [
             ("ps_3_0_5.bin", "loop aL over an int register the game sets"),
             (
                 "loop_index_test-shader_code.bin",
@@ -3216,10 +3216,6 @@ mod tests {
             ),
             (
                 "registerset_blob_column_array.bin",
-                "bools and ints of fxc's register-set probe",
-            ),
-            (
-                "registerset_blob_row.bin",
                 "bools and ints of fxc's register-set probe",
             ),
             (
