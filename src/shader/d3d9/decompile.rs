@@ -518,23 +518,8 @@ impl Decompiler {
         let name = identifier(&c.name);
         let columns = usize::from(ti.columns.clamp(1, 4));
         if set == RegisterSet::BOOL {
-            // A bool register a component: element and lane of a vector or array.
-            let per = u32::from(ti.rows.max(1)) * columns as u32;
-            let (element, lane) = (at / per, (at % per) as usize);
-            let mut text = match ti.elements > 1 {
-                true => format!("{name}[{element}]"),
-                false => name,
-            };
-            match (ti.rows > 1, per > 1) {
-                (true, _) => {
-                    let _ = write!(text, "._m{}{}", lane / columns, lane % columns);
-                }
-                (false, true) => {
-                    let _ = write!(text, ".{}", LANES[lane % 4]);
-                }
-                _ => {}
-            }
-            return Some((text, 1));
+            // A bool register a component: of an element, a member, a lane.
+            return Some((format!("{name}{}", bool_path(ti, at)?), 1));
         }
         Some(match ti.elements > 1 {
             true => (format!("{name}[{at}]"), columns),
@@ -1900,6 +1885,49 @@ impl Decompiler {
             statements,
         }
     }
+}
+
+/// Where bool register `at` of a value of type `ti` is (a register a component, in order
+/// of elements, members, rows and columns): `[1].vb.z`; `None` past the type.
+fn bool_path(ti: &TypeInfo, at: u32) -> Option<String> {
+    fn size(ti: &TypeInfo) -> u32 {
+        let one = match ti.members.is_empty() {
+            true => u32::from(ti.rows.max(1)) * u32::from(ti.columns.max(1)),
+            false => ti.members.iter().map(|m| size(&m.type_info)).sum(),
+        };
+        one * u32::from(ti.elements.max(1))
+    }
+    let one = size(ti) / u32::from(ti.elements.max(1));
+    if one == 0 || at >= size(ti) {
+        return None;
+    }
+    let (element, mut at) = (at / one, at % one);
+    let mut path = match ti.elements > 1 {
+        true => format!("[{element}]"),
+        false => String::new(),
+    };
+    if !ti.members.is_empty() {
+        for m in &ti.members {
+            let n = size(&m.type_info);
+            if at < n {
+                return Some(format!(
+                    "{path}.{}{}",
+                    identifier(&m.name),
+                    bool_path(&m.type_info, at)?
+                ));
+            }
+            at -= n;
+        }
+        return None;
+    }
+    let columns = u32::from(ti.columns.max(1));
+    if ti.rows > 1 {
+        let _ = write!(path, "._m{}{}", at / columns, at % columns);
+    } else if one > 1 {
+        path.push('.');
+        path.push(LANES[(at % 4) as usize]);
+    }
+    Some(path)
 }
 
 /// ps_1_x instructions kept in an `asm { }` texture stage: bump mapping, whose matrix is
