@@ -517,8 +517,9 @@ impl Decompiler {
         let ti = &c.type_info;
         let name = identifier(&c.name);
         let columns = usize::from(ti.columns.clamp(1, 4));
-        if set == RegisterSet::BOOL {
-            // A bool register a component: of an element, a member, a lane.
+        // A bool register a component: of an element, a member, a lane; so an int struct's
+        // (a register a member's component, as fxc places one).
+        if set == RegisterSet::BOOL || set == RegisterSet::INT4 && !ti.members.is_empty() {
             return Some((format!("{name}{}", bool_path(ti, at)?), 1));
         }
         Some(match ti.elements > 1 {
