@@ -1891,12 +1891,24 @@ impl Decompiler {
 /// Where bool register `at` of a value of type `ti` is (a register a component, in order
 /// of elements, members, rows and columns): `[1].vb.z`; `None` past the type.
 fn bool_path(ti: &TypeInfo, at: u32) -> Option<String> {
+    // Components an element has, as the declaration writes its type.
+    fn shape(ti: &TypeInfo) -> (u32, u32) {
+        let (rows, columns) = (u32::from(ti.rows.max(1)), u32::from(ti.columns.max(1)));
+        match ti.class {
+            Class::VECTOR => (1, columns),
+            Class::MATRIX_ROWS | Class::MATRIX_COLUMNS => (rows, columns),
+            _ => (1, 1),
+        }
+    }
     fn size(ti: &TypeInfo) -> u32 {
         let one = match ti.members.is_empty() {
-            true => u32::from(ti.rows.max(1)) * u32::from(ti.columns.max(1)),
-            false => ti.members.iter().map(|m| size(&m.type_info)).sum(),
+            true => shape(ti).0 * shape(ti).1,
+            false => ti
+                .members
+                .iter()
+                .fold(0u32, |n, m| n.saturating_add(size(&m.type_info))),
         };
-        one * u32::from(ti.elements.max(1))
+        one.saturating_mul(u32::from(ti.elements.max(1)))
     }
     let one = size(ti) / u32::from(ti.elements.max(1));
     if one == 0 || at >= size(ti) {
@@ -1921,8 +1933,8 @@ fn bool_path(ti: &TypeInfo, at: u32) -> Option<String> {
         }
         return None;
     }
-    let columns = u32::from(ti.columns.max(1));
-    if ti.rows > 1 {
+    let (rows, columns) = shape(ti);
+    if rows > 1 {
         let _ = write!(path, "._m{}{}", at / columns, at % columns);
     } else if one > 1 {
         path.push('.');
