@@ -257,15 +257,20 @@ mod tests {
         assert!(b.phase);
     }
 
-    fn compiled(source: &str, profile: &str) -> Result<String, String> {
+    fn compiled_both(
+        source: &str,
+        profile: &str,
+    ) -> Result<crate::shader::hlsl::compile::Compiled, String> {
         use crate::shader::hlsl::compile::{compile, Options};
         let options = Options {
             profile: profile.into(),
             ..Options::default()
         };
-        compile("bump.hlsl", source, None, &options)
-            .map(|c| c.asm)
-            .map_err(|f| f.render())
+        compile("bump.hlsl", source, None, &options).map_err(|f| f.render())
+    }
+
+    fn compiled(source: &str, profile: &str) -> Result<String, String> {
+        compiled_both(source, profile).map(|c| c.asm)
     }
 
     /// The block is the texture stage; the locals named as its registers take their
@@ -298,7 +303,7 @@ float4 main(float4 v0 : COLOR0) : COLOR
         );
         assert!(code[4..].iter().all(|l| !l.starts_with("tex")), "{asm}");
         // `spare` goes to a register the block does not read.
-        let bytes = compile_bytes(source, "ps_1_1");
+        let bytes = compiled_both(source, "ps_1_1").unwrap().bytecode;
         let table = crate::shader::d3d9::ctab::ConstantTable::from_bytecode(&bytes)
             .unwrap()
             .unwrap();
@@ -340,17 +345,6 @@ float4 main(float4 v0 : COLOR0) : COLOR
             asm.contains("bem r2.xy, r1, r0\nphase\ntexld r2, r2\n"),
             "{asm}"
         );
-    }
-
-    fn compile_bytes(source: &str, profile: &str) -> Vec<u8> {
-        use crate::shader::hlsl::compile::{compile, Options};
-        let options = Options {
-            profile: profile.into(),
-            ..Options::default()
-        };
-        compile("bump.hlsl", source, None, &options)
-            .unwrap()
-            .bytecode
     }
 
     /// What cannot be compiled with a block is an error at the place, saying why.

@@ -1025,14 +1025,7 @@ impl<'a> Lowering<'a> {
                 index: index + r as u32,
                 centroid: centroid || sem_centroid,
             };
-            let id = match self.program.inputs.iter().position(|i| *i == input) {
-                Some(i) => i,
-                None => {
-                    self.program.inputs.push(input);
-                    self.program.inputs.len() - 1
-                }
-            } as u32;
-            let reg = self.program.raw(Op::Input(id), vec![], 4);
+            let reg = self.input_node(input);
             if unreadable {
                 self.unreadable_inputs
                     .push((reg[0].node, loc, semantic.to_string()));
@@ -3587,19 +3580,24 @@ impl<'a> Lowering<'a> {
                 index: n,
                 centroid: false,
             };
-            let id = match self.program.inputs.iter().position(|i| *i == input) {
-                Some(i) => i,
-                None => {
-                    self.program.inputs.push(input);
-                    self.program.inputs.len() - 1
-                }
-            } as u32;
-            let value = self.program.raw(Op::Input(id), vec![], 4);
+            let value = self.input_node(input);
             if let Some(var) = self.scopes.get_mut(scope).and_then(|s| s.get_mut(&reg)) {
                 var.comps = value[..width].to_vec();
             }
         }
         self.program.asm = Some(block);
+    }
+
+    /// The node of shader input `input` (four lanes), one per input.
+    fn input_node(&mut self, input: Input) -> Vec<Comp> {
+        let id = match self.program.inputs.iter().position(|i| *i == input) {
+            Some(i) => i,
+            None => {
+                self.program.inputs.push(input);
+                self.program.inputs.len() - 1
+            }
+        } as u32;
+        self.program.raw(Op::Input(id), vec![], 4)
     }
 
     fn lookup(&self, name: &str) -> Option<(usize, &Var)> {
