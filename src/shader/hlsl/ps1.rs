@@ -2414,6 +2414,11 @@ impl Gen<'_> {
             let Some((x, modifier)) = modifier_of(p, self.profile, m) else {
                 continue;
             };
+            // A modifier reads a register: not a value itself read through one
+            // (`2 * (2 * x - 1) - 1` computes the inner value).
+            if x.iter().any(|c| self.modified.contains_key(&c.node)) {
+                continue;
+            }
             // The lanes of `m` its readers read.
             let mut lanes: Vec<u8> = Vec::new();
             let mut ok = true;
@@ -2441,7 +2446,9 @@ impl Gen<'_> {
                     // A sample's coordinates take no modifier. (A choice's condition
                     // does: `cmp` reads it as any operand, and ps_1_1's `cnd` reads r0.a,
                     // which an instruction reading the condition computes.)
-                    let reader_ok = !matches!(node.op, Op::Tex(_));
+                    // A value read through a modifier is no instruction to read it.
+                    let reader_ok =
+                        !matches!(node.op, Op::Tex(_)) && !self.modified.contains_key(&n);
                     take(&resolve_in(p, self.profile, a), reader_ok);
                 }
             }
@@ -3372,8 +3379,14 @@ impl Gen<'_> {
         }
         let full = [0u8, 1, 2, 3];
         if let Some(op) = self.modified_operand(&src, &full, &full) {
-            if let Some(op) = op {
-                self.code.push(format!("mov r0, {}", op.text()));
+            match op {
+                Some(op) => self.code.push(format!("mov r0, {}", op.text())),
+                None if self.error.is_none() => {
+                    self.fail(
+                        "cannot read the pixel colour into r0 through its source modifier".into(),
+                    );
+                }
+                None => {}
             }
             return;
         }
@@ -3542,6 +3555,26 @@ mod tests {
             let asm = fits(source, profile);
             assert!(!asm.contains("_sat"), "{asm}");
             assert!(slots(&asm) <= 2, "{asm}");
+        }
+    }
+    #[test]
+    fn a_modifier_of_a_modified_value_computes_the_inner_one() {
+        // 2 * (2 * x - 1) - 1: the outer _bx2 reads a register, so the inner one is
+        // computed (it was read through a modifier too, and the colour was left unwritten).
+        let source = "sampler2D s2 : register(s2);\n\
+                      float4 main(float4 t : TEXCOORD2) : COLOR0\n{\n    \
+                      float4 x = tex2D(s2, t.xy);\n    \
+                      return x * (2 * (2 * x - 1) - 1);\n}\n";
+        for profile in ["ps_1_1", "ps_1_3", "ps_1_4"] {
+            let asm = fits(source, profile);
+            assert!(asm.contains("_bx2"), "{asm}");
+            assert!(slots(&asm) <= 3, "{asm}");
+        }
+        let colour = "sampler2D s0 : register(s0);\n\
+                      float4 main(float4 t : TEXCOORD0) : COLOR0\n{\n    \
+                      return 2 * (2 * tex2D(s0, t.xy) - 1) - 1;\n}\n";
+        for profile in ["ps_1_1", "ps_1_4"] {
+            fits(colour, profile);
         }
     }
 }
