@@ -256,10 +256,11 @@ pub fn generate(
             _ => {}
         }
     }
-    let mut counts: Vec<u32> = Vec::new();
+    // The int uniforms that count loops, and how many of their registers are read.
+    let mut counts: Vec<(u32, u32)> = Vec::new();
     for &n in &needed {
         if let Op::After { lp, .. } = p.node(n).op {
-            if let LoopCount::Uniform(var) = p.loops[lp as usize].count {
+            if let LoopCount::Uniform { var, index } = p.loops[lp as usize].count {
                 if used_offsets.contains_key(&var) {
                     let u = &p.uniforms[var as usize];
                     return Err(vec![(
@@ -270,9 +271,7 @@ pub fn generate(
                         ),
                     )]);
                 }
-                if !counts.contains(&var) {
-                    counts.push(var);
-                }
+                widen(&mut counts, var, index);
             }
         }
     }
@@ -286,17 +285,15 @@ pub fn generate(
         .collect();
     kept.sort_unstable();
     kept.dedup();
-    let mut bools: Vec<u32> = kept
-        .iter()
-        .filter_map(|&br| match p.branches[br as usize].condition {
-            Condition::Bool { var, .. } => Some(var),
-            Condition::Compare(..) => None,
-        })
-        .collect();
-    bools.sort_unstable();
-    bools.dedup();
+    let mut bools: Vec<(u32, u32)> = Vec::new();
+    for &br in &kept {
+        if let Condition::Bool { var, index, .. } = p.branches[br as usize].condition {
+            widen(&mut bools, var, index);
+        }
+    }
+    let loop_counts: Vec<u32> = counts.iter().map(|&(var, _)| var).collect();
     let (uniform_regs, mut table_constants, uniform_consts) =
-        allocate_uniforms(p, &used_offsets, &counts);
+        allocate_uniforms(p, &used_offsets, &loop_counts);
     let (int_regs, int_base) = allocate_set(
         p,
         &counts,
@@ -702,7 +699,7 @@ pub(super) fn allocate_uniforms(
 /// and the first one free for `defi`s.
 fn allocate_set(
     p: &Program,
-    vars: &[u32],
+    vars: &[(u32, u32)],
     bound: impl Fn(&Uniform) -> Option<u32>,
     set: RegisterSet,
     constants: &mut Vec<Constant>,
@@ -711,23 +708,26 @@ fn allocate_set(
     let mut taken: HashSet<u32> = HashSet::new();
     let mut vars = vars.to_vec();
     vars.sort_unstable();
-    for &var in &vars {
+    for &(var, count) in &vars {
         if let Some(b) = bound(&p.uniforms[var as usize]) {
             regs.insert(var, b);
-            taken.insert(b);
+            taken.extend(b..b + count);
         }
     }
-    for &var in &vars {
+    for &(var, count) in &vars {
         if regs.contains_key(&var) {
             continue;
         }
-        let r = (0..).find(|r| !taken.contains(r)).unwrap_or(0);
-        taken.insert(r);
+        let r = (0..)
+            .find(|r| (*r..r + count).all(|k| !taken.contains(&k)))
+            .unwrap_or(0);
+        taken.extend(r..r + count);
         regs.insert(var, r);
     }
-    for (&var, &r) in &regs {
+    for &(var, count) in &vars {
+        let r = regs[&var];
         let u = &p.uniforms[var as usize];
-        let mut entry = table_entry(u, set, r, 1, 0);
+        let mut entry = table_entry(u, set, r, count, 0);
         if set == RegisterSet::BOOL {
             // One DWORD per bool, true as all bits set, as fxc writes it.
             entry.default_value = u.default.as_ref().map(|d| {
@@ -747,6 +747,15 @@ fn allocate_set(
     (regs, taken.iter().max().map_or(0, |m| m + 1))
 }
 
+/// `vars` with uniform `var` reading at least `index + 1` of its registers (a register
+/// a component, as fxc places bools and the ints that count loops).
+fn widen(vars: &mut Vec<(u32, u32)>, var: u32, index: u32) {
+    match vars.iter_mut().find(|(v, _)| *v == var) {
+        Some((_, count)) => *count = (*count).max(index + 1),
+        None => vars.push((var, index + 1)),
+    }
+}
+
 /// A uniform's entry in the constant table: its registers, type and default value.
 fn table_entry(u: &Uniform, set: RegisterSet, index: u32, count: u32, reserved: u32) -> Constant {
     Constant {
@@ -759,7 +768,7 @@ fn table_entry(u: &Uniform, set: RegisterSet, index: u32, count: u32, reserved: 
         default_value: u
             .default
             .as_ref()
-            .map(|d| default_dwords(&u.ty, u.row_major, d)),
+            .map(|d| default_dwords(&u.ty, u.row_major, d, set)),
         own_type: false,
     }
 }
@@ -853,50 +862,80 @@ fn type_info(ty: &Ty, row_major: bool) -> TypeInfo {
 
 /// A default value in register layout: four DWORDs per register, rows (or columns) each
 /// in a register, elements and members each starting one.
-fn default_dwords(ty: &Ty, row_major: bool, values: &[f32]) -> Vec<u32> {
-    fn walk(ty: &Ty, row_major: bool, values: &[f32], at: &mut usize, out: &mut Vec<u32>) {
+fn default_dwords(ty: &Ty, row_major: bool, values: &[f32], set: RegisterSet) -> Vec<u32> {
+    /// One register of `used` lanes. Ints in integer registers are integers, the lanes
+    /// past the value's (., ., 1, 0): a loop's count, start and step as fxc writes them
+    /// ({ 8, 0, 1, 0 }).
+    fn register(int: bool, used: usize, lane: impl Fn(usize) -> f32) -> [u32; 4] {
+        let mut reg = [0u32; 4];
+        for (i, r) in reg.iter_mut().enumerate().take(used) {
+            *r = if int {
+                lane(i) as i32 as u32
+            } else {
+                lane(i).to_bits()
+            };
+        }
+        if int && used < 3 {
+            reg[2] = 1;
+        }
+        reg
+    }
+    fn walk(
+        ty: &Ty,
+        row_major: bool,
+        int: bool,
+        values: &[f32],
+        at: &mut usize,
+        out: &mut Vec<u32>,
+    ) {
+        let value = |k: usize| values.get(k).copied().unwrap_or(0.0);
+        let base = *at;
         match ty {
             Ty::Scalar(_) | Ty::Vector(..) => {
                 let n = ty.components();
-                let mut reg = [0u32; 4];
-                for (i, r) in reg.iter_mut().enumerate().take(n) {
-                    *r = values.get(*at + i).copied().unwrap_or(0.0).to_bits();
-                }
+                out.extend_from_slice(&register(int, n, |i| value(base + i)));
                 *at += n;
-                out.extend_from_slice(&reg);
             }
             Ty::Matrix(_, r, c) => {
                 let (r, c) = (usize::from(*r), usize::from(*c));
                 let (outer, inner) = if row_major { (r, c) } else { (c, r) };
                 for o in 0..outer {
-                    let mut reg = [0u32; 4];
-                    for (i, slot) in reg.iter_mut().enumerate().take(inner) {
+                    out.extend_from_slice(&register(int, inner, |i| {
                         let (row, col) = if row_major { (o, i) } else { (i, o) };
-                        *slot = values
-                            .get(*at + row * c + col)
-                            .copied()
-                            .unwrap_or(0.0)
-                            .to_bits();
-                    }
-                    out.extend_from_slice(&reg);
+                        value(base + row * c + col)
+                    }));
                 }
                 *at += r * c;
             }
             Ty::Array(t, n) => {
                 for _ in 0..*n {
-                    walk(t, row_major, values, at, out);
+                    walk(t, row_major, int, values, at, out);
                 }
             }
             Ty::Struct(s) => {
                 for f in &s.fields {
-                    walk(&f.ty, f.row_major.unwrap_or(row_major), values, at, out);
+                    walk(
+                        &f.ty,
+                        f.row_major.unwrap_or(row_major),
+                        int,
+                        values,
+                        at,
+                        out,
+                    );
                 }
             }
             _ => {}
         }
     }
     let mut out = Vec::new();
-    walk(ty, row_major, values, &mut 0, &mut out);
+    walk(
+        ty,
+        row_major,
+        set == RegisterSet::INT4,
+        values,
+        &mut 0,
+        &mut out,
+    );
     out
 }
 
@@ -945,7 +984,7 @@ fn loop_counters(p: &mut Program, profile: Profile) {
         };
         // A count from an `int` uniform counts from 0 (D3DX sets an int register to
         // (n, 0, 1, 0)).
-        if matches!(l.count, LoopCount::Uniform(_)) && start != 0 {
+        if matches!(l.count, LoopCount::Uniform { .. }) && start != 0 {
             continue;
         }
         let mut any = false;
@@ -2273,8 +2312,13 @@ impl Gen<'_> {
             homes.push((j, r, positions, lanes));
         }
         let (first, negated) = match b.condition {
-            Condition::Bool { var, negated } => {
-                self.code.push(format!("if b{}", self.bool_regs[&var]));
+            Condition::Bool {
+                var,
+                index,
+                negated,
+            } => {
+                self.code
+                    .push(format!("if b{}", self.bool_regs[&var] + index));
                 (true, negated)
             }
             Condition::Compare(op, x, y) => {
@@ -2436,7 +2480,7 @@ impl Gen<'_> {
             *self.uses_left.entry(n).or_default() += 1;
         }
         let count = match l.count {
-            LoopCount::Uniform(var) => self.int_regs[&var],
+            LoopCount::Uniform { var, index } => self.int_regs[&var] + index,
             LoopCount::Const(n) => {
                 let want = match l.al_start {
                     Some(start) => [n, start, 1],
@@ -3504,6 +3548,80 @@ mod tests {
         let found = validate::validate(&bytecode::parse(&c.bytecode).unwrap());
         assert!(found.is_empty(), "{profile}: {found:?}\n{}", c.asm);
         Program::new(&c.bytecode).unwrap()
+    }
+
+    /// fxc's register-set probes (Wine's `registerset_blob_*`, compiled by fxc for vs_3_0):
+    /// bools that branch and ints that count loops take a register a component, in order
+    /// of elements, members, rows and columns (`if (cab[1]._32)` is `if b11`), and the
+    /// table gives each as many as are read. Ours compiles each source to the same
+    /// registers, the same table entries and the same int defaults (`{ 8, 0, 1, 0 }`).
+    #[test]
+    fn bools_and_loop_counts_take_a_register_a_component_as_fxc_places_them() {
+        let Some(dir) = crate::test_corpus::corpus("d3d9/wine-tests/d3dx9") else {
+            return;
+        };
+        // The lines that place them: the table's rows and defaults of b# and i#, and the
+        // instructions that read them.
+        let placed = |bytes: &[u8]| -> Vec<String> {
+            let text = crate::shader::d3d9::disasm::disassemble(bytes).unwrap();
+            let mut out = Vec::new();
+            for line in text.lines() {
+                let words: Vec<&str> = line.split_whitespace().collect();
+                let row = words.len() == 4 && words[0] == "//";
+                let register = |w: &str| {
+                    (w.starts_with('b') || w.starts_with('i'))
+                        && w[1..].chars().all(|c| c.is_ascii_digit())
+                };
+                if row && register(words[2]) {
+                    out.push(words[1..].join(" "));
+                }
+                // Default values of the int registers: `// i0 = { 8, 0, 1, 0 };`.
+                let default = words.len() > 2 && words[0] == "//" && words[2] == "=";
+                let int_default = default && words[1].starts_with('i') && register(words[1]);
+                if int_default || words.first().is_some_and(|w| *w == "if" || *w == "rep") {
+                    out.push(words.join(" "));
+                }
+            }
+            out
+        };
+        let mut checked = 0;
+        let mut probes: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        probes.sort();
+        for json in probes {
+            let name = json.file_name().unwrap().to_string_lossy().into_owned();
+            if !(name.starts_with("registerset_blob_") && name.ends_with(".expected.json")) {
+                continue;
+            }
+            let meta: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+            let Some(source) = meta["hlsl_source"].as_str() else {
+                continue;
+            };
+            let fxc = std::fs::read(dir.join(meta["file"].as_str().unwrap())).unwrap();
+            if !placed(&fxc)
+                .iter()
+                .any(|l| l.starts_with("if ") || l.starts_with("rep "))
+            {
+                continue;
+            }
+            // fxc keeps these branches; ours flattens a bool's branch without [branch].
+            let source = source.replace("if (", "[branch] if (");
+            let options = Options {
+                profile: "vs_3_0".into(),
+                ..Options::default()
+            };
+            let ours = compile(&name, &source, None, &options)
+                .unwrap_or_else(|f| panic!("{name}: {}", f.render()));
+            assert_eq!(placed(&ours.bytecode), placed(&fxc), "{name}:\n{source}");
+            checked += 1;
+        }
+        assert!(
+            checked >= 10,
+            "only {checked} of fxc's register-set probes were found"
+        );
     }
 
     /// One run with `TEXCOORD0` = `t`, the named uniforms and sampler `s` set.

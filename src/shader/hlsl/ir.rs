@@ -139,8 +139,10 @@ pub enum Op {
 pub enum LoopCount {
     /// A number known when compiling (`defi` in an integer register).
     Const(u32),
-    /// The integer uniform `var` of [`Program::uniforms`], in an `i#` register.
-    Uniform(u32),
+    /// Component `index` of the integer uniform `var` of [`Program::uniforms`], in an
+    /// `i#` register: a register a component, in order of elements, members, rows and
+    /// columns, as fxc places ints that count loops (`int3 n`: n.z is in the third).
+    Uniform { var: u32, index: u32 },
 }
 
 /// Where code runs: at the shader's top level, in the body of a kept loop, or in an arm
@@ -205,11 +207,12 @@ impl Compare {
 /// What decides which arm of a kept branch runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Condition {
-    /// `if b#`: the `bool` uniform `var` of [`Program::uniforms`] (static flow control,
-    /// the same for every vertex or pixel of a draw); `negated`, the `if` arm runs when
-    /// it is false (`if (!b)`), and the code generator writes the arms the other way
-    /// round.
-    Bool { var: u32, negated: bool },
+    /// `if b#`: component `index` of the `bool` uniform `var` of [`Program::uniforms`]
+    /// (static flow control, the same for every vertex or pixel of a draw), a register a
+    /// component as fxc places bools (`bool3 b`: b.z is in the third); `negated`, the
+    /// `if` arm runs when it is false (`if (!b)`), and the code generator writes the arms
+    /// the other way round.
+    Bool { var: u32, index: u32, negated: bool },
     /// `if_comp a, b`: two one-lane values compared (dynamic flow control).
     Compare(Compare, Comp, Comp),
 }

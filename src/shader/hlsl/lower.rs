@@ -1491,7 +1491,11 @@ impl<'a> Lowering<'a> {
         let statik = p.major >= 3 || (!p.pixel && p.major == 2);
         let dynamic = p.major >= 3 || (!p.pixel && p.major == 2 && p.minor > 0);
         let condition = match self.bool_uniform(cond) {
-            Some((var, negated)) if statik => Some(Condition::Bool { var, negated }),
+            Some((var, index, negated)) if statik => Some(Condition::Bool {
+                var,
+                index,
+                negated,
+            }),
             _ if dynamic => Some(self.comparison(c)),
             _ => None,
         };
@@ -1518,25 +1522,55 @@ impl<'a> Lowering<'a> {
         }
     }
 
-    /// The `bool` uniform a condition reads as it is (`b`, `!b`, `!!b`), and whether it
-    /// is negated.
-    fn bool_uniform(&self, mut e: &ast::Expr) -> Option<(u32, bool)> {
+    /// The component of a `bool` uniform a condition reads as it is (`b`, `!b`,
+    /// `!!v.z`, `s[1].m._32`), and whether it is negated.
+    fn bool_uniform(&mut self, mut e: &ast::Expr) -> Option<(u32, u32, bool)> {
         let mut negated = false;
         while let ExprKind::Unary(UnOp::Not, inner) = &e.kind {
             negated = !negated;
             e = inner;
         }
-        let ExprKind::Ident(name) = &e.kind else {
+        let (var, index) = self.uniform_component(e, &[Base::Bool])?;
+        Some((var, index, negated))
+    }
+
+    /// The uniform and the component of it that `e` reads, where `e` names one
+    /// component of one of `bases` of a uniform by names, literal indices and a swizzle
+    /// (`n`, `v.z`, `a[1]._32`, `s.m.y`). The component counts in order of elements,
+    /// members, rows and columns: the place of its register where fxc gives each a
+    /// register of its own (bools; ints that count loops).
+    fn uniform_component(&mut self, e: &ast::Expr, bases: &[Base]) -> Option<(u32, u32)> {
+        // The name at the root, reached through members and literal indices only, so
+        // that lowering `e` again has no effect.
+        let mut root = e;
+        loop {
+            root = match &root.kind {
+                ExprKind::Member(inner, _) => inner,
+                ExprKind::Index(inner, i) if matches!(i.kind, ExprKind::Int(..)) => inner,
+                ExprKind::Ident(_) => break,
+                _ => return None,
+            };
+        }
+        let ExprKind::Ident(name) = &root.kind else {
             return None;
         };
-        let (depth, var) = self.lookup(name)?;
-        if depth != 0 || var.ty != Ty::Scalar(Base::Bool) {
+        let (depth, whole) = self.lookup(name)?;
+        if depth != 0 || !whole.read_only {
             return None;
         }
-        match self.program.node(var.comps.first()?.node).op {
-            Op::Uniform { var, offset: 0 } => Some((var, negated)),
-            _ => None,
+        let all = whole.comps.clone();
+        let v = self.expr(e)?;
+        let ([c], Ty::Scalar(base)) = (&v.comps[..], &v.ty) else {
+            return None;
+        };
+        if !bases.contains(base) {
+            return None;
         }
+        let Op::Uniform { var, .. } = self.program.node(c.node).op else {
+            return None;
+        };
+        let index = all.iter().position(|x| x == c)?;
+        Some((var, index as u32))
     }
 
     /// The test under which code leaves, for a boolean condition under which it goes on
@@ -2234,8 +2268,8 @@ impl<'a> Lowering<'a> {
             .map(|c| c.node)
             .collect();
         let reads = self.body_reads(&ends, first_node, &outside);
-        let wanted =
-            matches!(count, LoopCount::Uniform(_)) || reads.run_time && (wanted || reads.costly);
+        let wanted = matches!(count, LoopCount::Uniform { .. })
+            || reads.run_time && (wanted || reads.costly);
         let fits = wanted && self.program.kills.len() == kills && {
             // The counters change by the step only, and the condition reads nothing else
             // the body changes.
@@ -2422,8 +2456,8 @@ impl<'a> Lowering<'a> {
                 Some(0.0) => break,
                 Some(_) => {}
                 None if n == 0 => {
-                    let var = self.uniform_count(cond, &counters, step)?;
-                    return Some((LoopCount::Uniform(var), counters, None));
+                    let count = self.uniform_count(cond, &counters, step)?;
+                    return Some((count, counters, None));
                 }
                 None => return None,
             }
@@ -2443,7 +2477,7 @@ impl<'a> Lowering<'a> {
         cond: &'a ast::Expr,
         counters: &[(usize, String)],
         step: &'a ast::Expr,
-    ) -> Option<u32> {
+    ) -> Option<LoopCount> {
         let ExprKind::Binary(BinOp::Lt, i, n) = &cond.kind else {
             return None;
         };
@@ -2460,14 +2494,8 @@ impl<'a> Lowering<'a> {
             }
             self.expr(step)?;
         }
-        let bound = self.expr(n)?;
-        let [c] = bound.comps[..] else { return None };
-        let Op::Uniform { var, offset: 0 } = self.program.node(c.node).op else {
-            return None;
-        };
-        let u = &self.program.uniforms[var as usize];
-        let int = matches!(u.ty, Ty::Scalar(Base::Int | Base::Uint));
-        (int && c.lane == 0).then_some(var)
+        let (var, index) = self.uniform_component(n, &[Base::Int, Base::Uint])?;
+        Some(LoopCount::Uniform { var, index })
     }
 
     /// What the values `of` read through the nodes made since `first` (a loop body's):

@@ -19,7 +19,7 @@ use super::super::ctab::{
 };
 use super::super::limits;
 use super::super::registers::RegisterType;
-use super::{identifier, registers};
+use super::{components, identifier, registers};
 
 /// The constants of `table` the text declares by name, mended where that changes nothing
 /// the shader reads, and a line for the first comment about each constant not declared as
@@ -153,7 +153,9 @@ fn register_file(set: RegisterSet) -> (char, RegisterType) {
 fn type_registers(ti: &TypeInfo, set: RegisterSet) -> u32 {
     let elements = u32::from(ti.elements.max(1));
     match set {
-        RegisterSet::BOOL => elements * u32::from(ti.rows.max(1)) * u32::from(ti.columns.max(1)),
+        RegisterSet::BOOL => components(ti),
+        // fxc gives an int that counts loops a register a component.
+        RegisterSet::INT4 => registers(ti).max(components(ti)),
         RegisterSet::SAMPLER => elements,
         _ => registers(ti),
     }
