@@ -175,6 +175,9 @@ struct Decompiler {
     /// Loose float constants read at a relative address: an array from the lowest
     /// register so read (first, length).
     relative_base: Option<(u32, u32)>,
+    /// Runs of `def` constants read at a relative address, by first register: each a
+    /// `static const` array of their values (`defs_c0[a0.x + 3]`).
+    def_arrays: BTreeSet<u32>,
     /// texm3x2pad/texm3x3pad rows waiting for their last row.
     pad_rows: Vec<String>,
     /// What the first comment says the text does not express as the shader has it.
@@ -206,6 +209,7 @@ impl Decompiler {
             next_loop: 0,
             counters_read: BTreeSet::new(),
             relative_base: None,
+            def_arrays: BTreeSet::new(),
             pad_rows: Vec::new(),
             notes: Vec::new(),
             functions: Vec::new(),
@@ -475,6 +479,7 @@ impl Decompiler {
             .filter(|p| p.is_relative() && p.register_type() == Some(RegisterType::Const))
             .map(|p| p.number())
             .filter(|&n| self.constant(RegisterSet::FLOAT4, n).is_none())
+            .filter(|n| !self.defs.contains_key(n))
             .min()?;
         let last = super::limits::limits(self.version)
             .and_then(|l| l.count(RegisterType::Const))
@@ -702,6 +707,20 @@ impl Decompiler {
                     c.name
                 ),
             );
+        }
+        if self.defs.contains_key(&n) {
+            // A run of defs read at a relative address is a table of literals, as fxc
+            // makes of a `static const` array read so.
+            let first = (0..=n)
+                .rev()
+                .take_while(|r| self.defs.contains_key(r))
+                .last()
+                .unwrap_or(n);
+            self.def_arrays.insert(first);
+            return Ok(Held::Whole(format!(
+                "defs_c{first}[{}]",
+                at(&index, n - first)
+            )));
         }
         match self.relative_base {
             Some((base, _)) if n >= base => {
@@ -1809,6 +1828,18 @@ impl Decompiler {
         }
         if let Some((base, len)) = self.relative_base {
             let _ = writeln!(out, "float4 c{base}[{len}] : register(c{base});");
+        }
+        for &first in &self.def_arrays {
+            let values: Vec<String> = (first..)
+                .map_while(|r| self.defs.get(&r))
+                .map(|v| literal(v))
+                .collect();
+            let _ = writeln!(
+                out,
+                "static const float4 defs_c{first}[{}] = {{ {} }};",
+                values.len(),
+                values.join(", ")
+            );
         }
         let mut params: Vec<String> = self.inputs.values().map(|(d, _)| d.clone()).collect();
         if self.ps1() {
@@ -3229,7 +3260,7 @@ mod tests {
         // Everything else must compile back and behave.
         // Wine's tests that do not come back yet, each named with why (the issue's
         // note lists them): set apart here, and the list may only shrink.
-        const WINE_GAPS: [(&str, &str); 9] = [
+        const WINE_GAPS: [(&str, &str); 7] = [
             ("ps_3_0_5.bin", "loop aL over an int register the game sets"),
             (
                 "loop_index_test-shader_code.bin",
@@ -3252,16 +3283,8 @@ mod tests {
                 "every trial overflows [-1, 1]",
             ),
             (
-                "test_mova-mov_test.bin",
-                "a relative read into def constants",
-            ),
-            (
-                "test_mova-mova_test.bin",
-                "a relative read into def constants",
-            ),
-            (
                 "test_mvp_software_vertex_shaders-reladdr_shader_code.bin",
-                "a relative read into def constants",
+                "c0[a0.x] reads a uniform, then a def, then registers nothing names",
             ),
         ];
         let gap = |p: &String| {

@@ -501,6 +501,24 @@ pub fn generate(
         let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
         let _ = writeln!(asm, "def c{}, {}", g.def_reg(i), v.join(", "));
     }
+    let mut literals: Vec<(u32, u32)> = uniform_regs
+        .iter()
+        .filter(|(&var, _)| p.uniforms[var as usize].literal)
+        .map(|(&var, &base)| (base, var))
+        .collect();
+    literals.sort_unstable();
+    for (base, var) in literals {
+        let u = &p.uniforms[var as usize];
+        let values = u.default.as_deref().unwrap_or_default();
+        let dwords = default_dwords(&u.ty, false, values, RegisterSet::FLOAT4);
+        for (k, reg) in dwords.chunks(4).enumerate() {
+            let v: Vec<String> = reg
+                .iter()
+                .map(|&b| format_float(f32::from_bits(b)))
+                .collect();
+            let _ = writeln!(asm, "def c{}, {}", base + k as u32, v.join(", "));
+        }
+    }
     for (r, [count, start, step]) in &g.defis {
         let _ = writeln!(asm, "defi i{r}, {count}, {start}, {step}, 0");
     }
@@ -640,7 +658,7 @@ pub(super) fn allocate_uniforms(
         .filter_map(|(var, u)| {
             let var = var as u32;
             let count = *used.get(&var)?;
-            (!regs.contains_key(&var)).then_some((
+            (!regs.contains_key(&var) && !u.literal).then_some((
                 var,
                 if u.is_sampler {
                     u.registers.max(1)
@@ -667,10 +685,20 @@ pub(super) fn allocate_uniforms(
         }
         regs.insert(var, base);
     }
+    // Arrays of literals read at a run-time index, after the uniforms, as fxc places
+    // them (their `def`s are written with the others).
+    for (var, u) in p.uniforms.iter().enumerate() {
+        if u.literal && used.contains_key(&(var as u32)) {
+            let base = taken_c.iter().max().map_or(0, |m| m + 1);
+            taken_c.extend(base..base + u.registers);
+            regs.insert(var as u32, base);
+        }
+    }
     let mut taken_c: Vec<u32> = taken_c.into_iter().collect();
     taken_c.sort_unstable();
     let mut constants: Vec<Constant> = regs
         .iter()
+        .filter(|(&var, _)| !p.uniforms[var as usize].literal)
         .map(|(&var, &index)| {
             let u = &p.uniforms[var as usize];
             let count = if u.is_sampler {
@@ -3854,6 +3882,73 @@ mod tests {
                     let got = o.by_semantic(Semantic::new(Semantic::TEXCOORD, i)).unwrap();
                     assert_eq!(got, want, "{profile}: lit({nl}, {nh}, {m}), output {i}");
                 }
+            }
+        }
+    }
+
+    /// A `static const` array a vertex shader reads at a run-time index is, as fxc makes
+    /// it (d3dcompiler_43 on this source: 7 `def`s from c8, `mova a0.x`, `c11[a0.x]`),
+    /// `def`s in a row after the uniforms read through `a0`, a whole number added to the
+    /// index moving the register read, not a chain of choices; and each index reads its
+    /// row.
+    #[test]
+    fn a_literal_array_at_a_run_time_index_is_defs_read_through_a0() {
+        let source = "float4 k : register(c7);\n\
+            static const float4 rows[7] = {\n\
+                float4(1, 0, 0, 1), float4(1, 1, 0, 1), float4(0, 1, 0, 1), float4(0, 1, 1, 1),\n\
+                float4(0, 0, 1, 1), float4(1, 0, 1, 1), float4(1, 1, 1, 1) };\n\
+            void main(float4 p : POSITION, out float4 oPos : POSITION, out float4 oD0 : COLOR0) {\n\
+                int a = (int)floor(k.x + 0.5);\n\
+                oD0 = rows[3 + a] * rows[a + 3].w;\n\
+                oPos = p;\n\
+            }";
+        let rows = [
+            [1.0, 0.0, 0.0, 1.0],
+            [1.0, 1.0, 0.0, 1.0],
+            [0.0, 1.0, 0.0, 1.0],
+            [0.0, 1.0, 1.0, 1.0],
+            [0.0, 0.0, 1.0, 1.0],
+            [1.0, 0.0, 1.0, 1.0],
+            [1.0, 1.0, 1.0, 1.0],
+        ];
+        for profile in ["vs_1_1", "vs_2_0", "vs_3_0"] {
+            let options = Options {
+                profile: profile.into(),
+                ..Options::default()
+            };
+            let c = compile("test.hlsl", source, None, &options)
+                .unwrap_or_else(|f| panic!("{profile}: {}", f.render()));
+            let lines: Vec<&str> = c.asm.lines().map(str::trim).collect();
+            for (i, row) in rows.iter().enumerate() {
+                let def = format!("def c{}, {}", 8 + i, row.map(|x| x.to_string()).join(", "));
+                assert!(
+                    lines.contains(&def.as_str()),
+                    "{profile}: no '{def}':\n{}",
+                    c.asm
+                );
+            }
+            assert!(c.asm.contains("c11[a0.x]"), "{profile}:\n{}", c.asm);
+            assert!(
+                !c.asm.contains("sge") && !c.asm.contains("lrp"),
+                "{profile}:\n{}",
+                c.asm
+            );
+            let p = compiled(source, profile);
+            for a in -3i32..=3 {
+                let mut inputs = Inputs::default();
+                inputs
+                    .attributes
+                    .by_semantic
+                    .insert(Semantic::new(Semantic::POSITION, 0), [0.0; 4]);
+                let (_, r, _) = p.constant("k").unwrap();
+                inputs
+                    .bindings
+                    .constants
+                    .float
+                    .insert(r, [a as f32, 0.0, 0.0, 0.0]);
+                let o = p.run(&inputs).unwrap();
+                let got = o.by_semantic(Semantic::new(Semantic::COLOR, 0)).unwrap();
+                assert_eq!(got, rows[(a + 3) as usize], "{profile}: index {a}");
             }
         }
     }

@@ -292,6 +292,10 @@ pub struct Uniform {
     pub default: Option<Vec<f32>>,
     pub row_major: bool,
     pub is_sampler: bool,
+    /// Not the game's: a `static const` array a vertex shader reads at a run-time index,
+    /// its values (`default`) in `def`s of registers in a row, read through `a0` as fxc
+    /// reads one. No entry of the table.
+    pub literal: bool,
     pub loc: super::token::Loc,
 }
 

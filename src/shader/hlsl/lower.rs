@@ -233,6 +233,9 @@ pub struct Lowering<'a> {
     pragma_seen: bool,
     /// Registers to keep: a constant of this name the source does not bind goes here.
     keep: HashMap<String, (char, u32)>,
+    /// `static const` arrays read at a run-time index, by their values' components: the
+    /// literal uniform ([`Uniform::literal`]) that holds them.
+    literal_arrays: HashMap<Vec<Comp>, u32>,
 }
 
 impl<'a> Lowering<'a> {
@@ -261,6 +264,7 @@ impl<'a> Lowering<'a> {
             row_major_default: false,
             pragma_seen: false,
             keep: HashMap::new(),
+            literal_arrays: HashMap::new(),
         }
     }
 
@@ -733,6 +737,7 @@ impl<'a> Lowering<'a> {
             default,
             row_major,
             is_sampler,
+            literal: false,
             loc,
         });
         self.scopes[0].insert(
@@ -4372,6 +4377,11 @@ impl<'a> Lowering<'a> {
         if let Some(comps) = self.relative_element(&v, n, per, addr) {
             return Some(Val { ty: elem, comps });
         }
+        if let Some(held) = self.literal_array(&v, &elem, n) {
+            if let Some(comps) = self.relative_element(&held, n, per, addr) {
+                return Some(Val { ty: elem, comps });
+            }
+        }
         let zero = self.program.konst(0.0);
         let mut out = vec![zero; per];
         let mut sum: Option<Comp> = None;
@@ -4411,6 +4421,69 @@ impl<'a> Lowering<'a> {
         })
     }
 
+    /// An array of literals (`static const float4 t[7] = { … }`) as a vertex shader
+    /// reads it at a run-time index, as fxc does: its elements in `def`s of registers in
+    /// a row (a literal uniform, made once an array), read through `a0`. `None` where
+    /// an element is not a literal or takes more than a register.
+    fn literal_array(&mut self, v: &Val, elem: &Ty, n: usize) -> Option<Val> {
+        let one_register = matches!(elem, Ty::Scalar(_) | Ty::Vector(..));
+        if self.profile.pixel || n < 2 || !one_register {
+            return None;
+        }
+        let values: Vec<f32> = v
+            .comps
+            .iter()
+            .map(|&c| self.program.constant(c))
+            .collect::<Option<_>>()?;
+        let ty = Ty::Array(Box::new(elem.clone()), n as u32);
+        let var = match self.literal_arrays.get(&v.comps) {
+            Some(&var) => var,
+            None => {
+                let var = self.program.uniforms.len() as u32;
+                self.program.uniforms.push(Uniform {
+                    name: format!("(literals {var})"),
+                    ty: ty.clone(),
+                    registers: n as u32,
+                    bound: None,
+                    kept: false,
+                    int_bound: None,
+                    bool_bound: None,
+                    default: Some(values),
+                    row_major: false,
+                    is_sampler: false,
+                    literal: true,
+                    loc: self.program.here,
+                });
+                self.literal_arrays.insert(v.comps.clone(), var);
+                var
+            }
+        };
+        let comps = self.uniform_comps(var, &ty, false, &mut 0);
+        Some(Val { ty, comps })
+    }
+
+    /// `x + k` for a whole number `k` a register index may take away from the address:
+    /// `x` and `k` (`i` and 0 for anything else). `x` is then as whole as `i`.
+    fn index_and_step(&self, i: Comp) -> (Comp, i32) {
+        let node = self.program.node(i.node);
+        if node.op != Op::Add {
+            return (i, 0);
+        }
+        let lane = usize::from(i.lane);
+        let (a, b) = (node.args[0][lane], node.args[1][lane]);
+        let whole = |c: Comp| {
+            self.program
+                .constant(c)
+                .filter(|k| k.fract() == 0.0 && k.abs() <= 255.0)
+                .map(|k| k as i32)
+        };
+        match (whole(a), whole(b)) {
+            (_, Some(k)) if k >= 0 => (a, k),
+            (Some(k), _) if k >= 0 => (b, k),
+            _ => (i, 0),
+        }
+    }
+
     /// An element of a uniform array at a run-time index, read through the address
     /// register as vertex shaders can (`mova a0.x`, `c#[a0.x]`): when every element is
     /// laid out as the first, a whole number of registers further on. The index is
@@ -4442,6 +4515,13 @@ impl<'a> Lowering<'a> {
                 }
             }
         }
+        // A whole number added to the index moves the registers read instead, as fxc
+        // reads `t[i + 3]` (`c11[a0.x]`).
+        let (i, moved) = self.index_and_step(i);
+        let first: Vec<(u32, u32, u8)> = first
+            .into_iter()
+            .map(|(fv, off, lane)| (fv, off.saturating_add_signed(moved * stride as i32), lane))
+            .collect();
         let addr = if stride == 1 {
             i
         } else {
