@@ -86,7 +86,8 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
     }
     let mut d = Decompiler::new(shader.version, table);
     d.notes.extend(unread);
-    let instructions: Vec<&Instruction> = shader.instructions().collect();
+    let mut instructions: Vec<&Instruction> = shader.instructions().collect();
+    coissued_in_order(&mut instructions)?;
     for ins in &instructions {
         d.declare(ins)?;
     }
@@ -333,12 +334,22 @@ impl Decompiler {
             }
             0x51 => {
                 let Some(dst) = ops.dst else { return Ok(()) };
-                // ps_1_x reads a constant register clamped to [-1, 1]: the literal is
-                // what the shader sees.
+                // ps_1_x reads a constant register clamped to its range, [-1, 1] on
+                // the least card: the literal is what the shader sees there (the first
+                // comment says so where a def is beyond it).
                 let range = if self.ps1() { 1.0 } else { f32::INFINITY };
                 let mut v = [0f32; 4];
                 for (v, &b) in v.iter_mut().zip(&ops.immediates) {
                     *v = f32::from_bits(b).clamp(-range, range);
+                }
+                if v.iter()
+                    .zip(&ops.immediates)
+                    .any(|(v, &b)| v.to_bits() != b)
+                {
+                    self.notes.push(format!(
+                        "def c{} holds values beyond ps_1_x's [-1, 1]: they read as a card of that range reads them, clamped (a card of a wider range reads more)",
+                        dst.number()
+                    ));
                 }
                 self.defs.insert(dst.number(), v);
             }
@@ -1921,6 +1932,59 @@ impl Decompiler {
     }
 }
 
+/// ps_1_x's co-issued pairs read before either writes; the text runs one statement
+/// after the other. Where the second reads lanes the first writes (`mov r0.a, r1.a` +
+/// `cnd r0.rgb, r0.a, c1, c2` reads the old r0.a), the pair is read the other way round,
+/// which is the same pair where the first reads nothing the second writes. A pair each
+/// of which reads what the other writes is refused.
+fn coissued_in_order(instructions: &mut [&Instruction]) -> Result<(), DecompileError> {
+    // Lanes of each register an instruction writes, and those it reads.
+    fn written(ins: &Instruction) -> Option<(u8, u32, u8)> {
+        let dst = ins.operands.as_ref()?.dst?;
+        Some((dst.register_type_value(), dst.number(), dst.write_mask()))
+    }
+    fn reads(ins: &Instruction, (ty, n, mask): (u8, u32, u8)) -> bool {
+        let Some(ops) = ins.operands.as_ref() else {
+            return false;
+        };
+        let dst_mask = ops.dst.map_or(0xF, |d| d.write_mask());
+        let per_lane: u8 = match ins.mnemonic() {
+            "dp3" => 0b0111,
+            "dp4" => 0b1111,
+            _ => dst_mask,
+        };
+        ops.srcs.iter().any(|p| {
+            let swz = p.swizzle();
+            let lanes = (0..4)
+                .filter(|l| per_lane & (1 << l) != 0)
+                .fold(0u8, |m, l| m | 1 << ((swz >> (2 * l)) & 3));
+            p.register_type_value() == ty && p.number() == n && lanes & mask != 0
+        })
+    }
+    let mut i = 0;
+    while i + 1 < instructions.len() {
+        let (a, b) = (instructions[i], instructions[i + 1]);
+        if b.coissue() {
+            let b_reads_a = written(a).is_some_and(|w| reads(b, w));
+            let a_reads_b = written(b).is_some_and(|w| reads(a, w));
+            match (b_reads_a, a_reads_b) {
+                (true, false) => instructions.swap(i, i + 1),
+                (true, true) => {
+                    return fail(
+                        b,
+                        "a co-issued pair each of which reads what the other writes: no order of two statements reads as it does",
+                    )
+                }
+                _ => {}
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    Ok(())
+}
+
 /// The components of a value of type `ti`, each a register where fxc gives each one
 /// its own (bools; ints that count loops).
 fn components(ti: &TypeInfo) -> u32 {
@@ -2961,6 +3025,30 @@ mod tests {
         }
     }
 
+    /// A co-issued pair reads before either writes: where the second reads what the
+    /// first writes, the text writes the second first (`cnd` reads the old r0.a), and it
+    /// runs as the original; a pair that reads each other's results is refused, saying
+    /// why.
+    #[test]
+    fn a_coissued_pair_reads_before_either_writes() {
+        let source = "ps_1_1\ntex t0\ntex t1\nmov r0, t0\nmov r1, t1\n\
+                      mov r0.a, r1.b\n+ cnd r0.rgb, r0.a, c1, c2\n";
+        let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
+        let text = decompile(&bytes).unwrap();
+        // The condition is t0's alpha, r0.a before the pair.
+        assert!(text.contains("tex2D(s0, (tc0).xy).www > 0.5"), "{text}");
+        runs_as_the_original(&bytes, &text, 5);
+        let both = "ps_1_1\ntexcoord t0\nmov r0, t0\nmov r1, t0\n\
+                    mov r0.rgb, r1.a\n+ mov r1.a, r0.b\n";
+        let bytes = crate::shader::d3d9::asm::assemble(both).unwrap();
+        let e = decompile(&bytes).unwrap_err();
+        assert!(
+            e.message
+                .contains("each of which reads what the other writes"),
+            "{e:?}"
+        );
+    }
+
     /// ps_1_4's texcrd copies three lanes (its fourth is undefined, 1 here): the text
     /// reads a whole `texcrd r0, t0` as `float4(tc0.xyz, 1)`, which ps_1_4 can compile.
     #[test]
@@ -3260,7 +3348,7 @@ mod tests {
         // Everything else must compile back and behave.
         // Wine's tests that do not come back yet, each named with why (the issue's
         // note lists them): set apart here, and the list may only shrink.
-        const WINE_GAPS: [(&str, &str); 7] = [
+        const WINE_GAPS: [(&str, &str); 5] = [
             ("ps_3_0_5.bin", "loop aL over an int register the game sets"),
             (
                 "loop_index_test-shader_code.bin",
@@ -3272,15 +3360,7 @@ mod tests {
             ),
             (
                 "cnd_test-shader_code_11_coissue.bin",
-                "every trial overflows [-1, 1]",
-            ),
-            (
-                "cnd_test-shader_code_11_coissue_2.bin",
-                "every trial overflows [-1, 1]",
-            ),
-            (
-                "cnd_test-shader_code_12_coissue.bin",
-                "every trial overflows [-1, 1]",
+                "ps_1_1 text needs a third temporary",
             ),
             (
                 "test_mvp_software_vertex_shaders-reladdr_shader_code.bin",

@@ -200,6 +200,20 @@ fn compare(ms: &Outputs, ours: &Outputs, pixel: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether a shader has a `def` with a value beyond [-1, 1].
+fn defs_beyond_one(bytes: &[u8]) -> bool {
+    let Ok(shader) = crate::shader::d3d9::bytecode::parse(bytes) else {
+        return false;
+    };
+    let wide = shader
+        .instructions()
+        .filter(|i| i.mnemonic() == "def")
+        .filter_map(|i| i.operands.as_ref())
+        .flat_map(|o| o.immediates.iter())
+        .any(|&b| f32::from_bits(b).abs() > 1.0);
+    wide
+}
+
 /// Run Microsoft's shader and ours on `trials` random inputs; the first difference.
 pub fn same_behaviour(
     ms_bytes: &[u8],
@@ -221,6 +235,7 @@ pub fn same_behaviour(
     let mut rng = Rng::new(seed);
     let mut bump_rng = Rng::new(seed ^ 0xB0B0_B0B0);
     let mut overflowed = 0;
+    let ms_wide_defs = ms_ps1 && defs_beyond_one(ms_bytes);
     for trial in 0..trials {
         let mut values = BTreeMap::new();
         if let Some(t) = &ms_table {
@@ -285,48 +300,66 @@ pub fn same_behaviour(
             .collect();
         attributes.vpos = [(rng.next() % 640) as f32, (rng.next() % 480) as f32];
         attributes.vface = if rng.next() % 2 == 0 { 1.0 } else { -1.0 };
-        let run = |p: &Program, t: Option<&ConstantTable>| {
-            let mut bindings = bindings(p, t, &values, &textures);
-            bindings.bump_env = bump.clone();
-            p.run(&Inputs {
-                bindings,
-                attributes: attributes.clone(),
-            })
-        };
-        let a = run(&ms, ms_table.as_ref())
-            .map_err(|e| format!("Microsoft's shader failed to run: {e}"))?;
-        let b = run(&ours, ours_table.as_ref()).map_err(|e| format!("ours failed to run: {e}"))?;
-        // ps_1_x: a component that comes from an intermediate result beyond [-1, 1]
-        // depends on the card's range; two shaders of one meaning may differ there, and
-        // the trial says nothing of it. The rest must agree.
-        let unsure = a.ps1_range_dependent | b.ps1_range_dependent;
-        let (mut a, mut b) = (a, b);
-        for (o, its_ps1) in [(&mut a, ms_ps1), (&mut b, ours_ps1)] {
-            if ps1 && !its_ps1 {
-                if let Some(v) = o.values.get_mut(&OutputRegister::Target(0)) {
-                    *v = v.map(|x| x.clamp(-1.0, 1.0));
+        // ps_1_x at the least range a card gives, [-1, 1]; where every component of the
+        // colour comes from a value beyond it, again at [-8, 8] (MaxPixelShaderValue of
+        // the ps_1_4 cards), where both shaders must agree too, unless the original's
+        // `def`s are beyond [-1, 1] themselves (its text reads them as the least card).
+        for card in [1.0f32, 8.0] {
+            if card > 1.0 && ms_wide_defs {
+                overflowed += 1;
+                break;
+            }
+            let run = |p: &Program, t: Option<&ConstantTable>| {
+                let mut bindings = bindings(p, t, &values, &textures);
+                bindings.bump_env = bump.clone();
+                bindings.ps1_range = Some(card);
+                p.run(&Inputs {
+                    bindings,
+                    attributes: attributes.clone(),
+                })
+            };
+            let a = run(&ms, ms_table.as_ref())
+                .map_err(|e| format!("Microsoft's shader failed to run: {e}"))?;
+            let b =
+                run(&ours, ours_table.as_ref()).map_err(|e| format!("ours failed to run: {e}"))?;
+            // ps_1_x: a component that comes from an intermediate result beyond the range
+            // depends on the card's; two shaders of one meaning may differ there, and the
+            // trial says nothing of it. The rest must agree.
+            let unsure = a.ps1_range_dependent | b.ps1_range_dependent;
+            let (mut a, mut b) = (a, b);
+            for (o, its_ps1) in [(&mut a, ms_ps1), (&mut b, ours_ps1)] {
+                if ps1 && !its_ps1 {
+                    if let Some(v) = o.values.get_mut(&OutputRegister::Target(0)) {
+                        *v = v.map(|x| x.clamp(-card, card));
+                    }
                 }
             }
-        }
-        if unsure != 0 {
-            for o in [&mut a, &mut b] {
-                if let Some(v) = o.values.get_mut(&OutputRegister::Target(0)) {
-                    for (c, x) in v.iter_mut().enumerate() {
-                        if unsure & (1 << c) != 0 {
-                            *x = 0.0;
+            if unsure != 0 {
+                for o in [&mut a, &mut b] {
+                    if let Some(v) = o.values.get_mut(&OutputRegister::Target(0)) {
+                        for (c, x) in v.iter_mut().enumerate() {
+                            if unsure & (1 << c) != 0 {
+                                *x = 0.0;
+                            }
                         }
                     }
                 }
             }
+            compare(&a, &b, pixel).map_err(|e| match card {
+                1.0 => format!("trial {trial}: {e}"),
+                _ => format!("trial {trial}, ps_1_x range [-{card}, {card}]: {e}"),
+            })?;
+            if unsure != 0xF {
+                break;
+            }
+            if card > 1.0 {
+                overflowed += 1;
+            }
         }
-        if unsure == 0xF {
-            overflowed += 1;
-        }
-        compare(&a, &b, pixel).map_err(|e| format!("trial {trial}: {e}"))?;
     }
     if overflowed == trials && trials > 0 {
         return Err(format!(
-            "in every one of the {trials} trials each component of the colour came from a result beyond ps_1_x's range [-1, 1]: nothing was compared"
+            "in every one of the {trials} trials each component of the colour came from a result beyond ps_1_x's range, [-1, 1] and [-8, 8]: nothing was compared"
         ));
     }
     Ok(())
@@ -545,3 +578,27 @@ const PROBES_DIFFER: &[(&str, usize, &str)] = &[
         "refract of halves returns float, as d3dcompiler_43 types it (its golden gives 1 too; a newer compiler picks the half overload)",
     ),
 ];
+
+/// ps_1_x: a trial whose colour comes wholly from values beyond [-1, 1] compares nothing
+/// at the least card's range; it is run again at [-8, 8], where two shaders that agree
+/// only by their clamping are told apart (2 · 0.25 against 3 · 0.25), and one that is
+/// the same passes.
+#[test]
+fn ps1_trials_beyond_the_least_range_are_run_again_at_a_wider_one() {
+    let asm = |body: &str| {
+        crate::shader::d3d9::asm::assemble(&format!(
+            "ps_1_1\ndef c1, 1, 1, 1, 1\ndef c2, 0.25, 0.25, 0.25, 0.25\n{body}"
+        ))
+        .unwrap()
+    };
+    let twice = asm("add r1, c1, c1\nmul r0, r1, c2\n");
+    let thrice = asm("add r1, c1, c1\nadd r1, r1, c1\nmul r0, r1, c2\n");
+    let e = same_behaviour(&twice, &thrice, 4, 1).unwrap_err();
+    assert!(e.contains("range [-8, 8]"), "{e}");
+    same_behaviour(&twice, &twice, 4, 1).unwrap();
+    // Beyond [-8, 8] as well: nothing is compared, and the test says so.
+    let far =
+        asm("add r1, c1, c1\nadd r1, r1, r1\nadd r1, r1, r1\nadd r1, r1, r1\nmul r0, r1, c2\n");
+    let e = same_behaviour(&far, &far, 4, 1).unwrap_err();
+    assert!(e.contains("nothing was compared"), "{e}");
+}

@@ -93,7 +93,7 @@ pub fn compile_with(
         diags.error(
             Loc { file: main, line: 1, col: 1 },
             format!(
-                "unknown profile '{}': expected vs_1_1, vs_2_0, vs_2_x, vs_3_0, ps_2_0, ps_2_x (ps_2_a, ps_2_b) or ps_3_0",
+                "unknown profile '{}': expected vs_1_1, vs_2_0, vs_2_x, vs_3_0, ps_1_1, ps_1_2, ps_1_3, ps_1_4, ps_2_0, ps_2_x (ps_2_a, ps_2_b) or ps_3_0",
                 options.profile
             ),
         );

@@ -3304,8 +3304,17 @@ impl Gen<'_> {
         let full = [0u8, 1, 2, 3];
         let one = if self.v14() { vec![0] } else { full.to_vec() };
         let planned = self.coord_plan.get(&n).map(|&(_, lane)| lane);
+        // Before ps_1_4 a dot product runs in the colour pipe: it writes r0's colour
+        // lanes, so it is not placed in r0's alpha alone.
+        let key = self.sat_of.get(&n).copied().unwrap_or(n);
+        let alpha_only = !self.v14()
+            && self
+                .plan
+                .get(&key)
+                .is_some_and(|p| !p.mask.iter().any(|&l| l < 3));
         let mask = match planned {
             Some(lane) => vec![lane],
+            None if alpha_only => one,
             None => self.claim_r0(n, &[0]).unwrap_or(one),
         };
         let mut operands = Vec::new();

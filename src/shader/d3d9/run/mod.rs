@@ -146,6 +146,9 @@ pub struct Bindings {
     pub constants: Constants,
     pub samplers: BTreeMap<u32, Sampler>,
     pub bump_env: BTreeMap<u32, [f32; 6]>,
+    /// ps_1_x's range, the card's `MaxPixelShaderValue`: values are clamped to
+    /// [-range, range]. `None`: 1, the least a card gives.
+    pub ps1_range: Option<f32>,
 }
 
 /// What one invocation reads: its vertex attributes or interpolated pixel inputs by
@@ -822,8 +825,9 @@ impl<'a> Machine<'a> {
         }
         if prog.version.is_ps1() {
             // ps_1_x constant registers hold [-1, 1] like every other register there.
+            let range = bindings.ps1_range.unwrap_or(1.0);
             for c in &mut consts {
-                *c = c.map(|x| x.clamp(-1.0, 1.0));
+                *c = c.map(|x| x.clamp(-range, range));
             }
         }
         let lanes = attrs.iter().map(|a| lane_for(prog, a)).collect::<Vec<_>>();
@@ -1720,6 +1724,7 @@ impl Machine<'_> {
         let mask = dst.mask & self.predicate(op, l);
         let scale = (dst.shift as f32).exp2();
         let ps1_clamp = version.is_ps1() && op.class == Class::Arithmetic;
+        let range = self.bindings.ps1_range.unwrap_or(1.0);
         let ops = &self.prog.ops;
         let last = self.pc + 1 >= ops.len() || self.pc + 2 == ops.len() && ops[self.pc + 1].coissue;
         let mut overflow = 0u8;
@@ -1732,10 +1737,10 @@ impl Machine<'_> {
                 x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
             }
             if ps1_clamp {
-                if x.abs() > 1.0 && !last {
+                if x.abs() > range && !last {
                     overflow |= 1 << c;
                 }
-                x = x.clamp(-1.0, 1.0);
+                x = x.clamp(-range, range);
             }
             c += 1;
             x
