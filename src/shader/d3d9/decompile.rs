@@ -91,6 +91,14 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
     for ins in &instructions {
         d.declare(ins)?;
     }
+    if !d.wide_defs.is_empty() {
+        let defs: Vec<String> = d.wide_defs.iter().map(|n| format!("c{n}")).collect();
+        d.notes.push(format!(
+            "def {} {} values beyond ps_1_x's [-1, 1]: read as a card of that range reads them, clamped (a card of a wider range reads more)",
+            defs.join(", "),
+            if defs.len() > 1 { "hold" } else { "holds" }
+        ));
+    }
     if let Some(t) = d.table.take() {
         let (t, notes) = table::declarable(t, d.version, &d.samplers);
         d.table = Some(t);
@@ -179,6 +187,8 @@ struct Decompiler {
     /// Runs of `def` constants read at a relative address, by first register: each a
     /// `static const` array of their values (`defs_c0[a0.x + 3]`).
     def_arrays: BTreeSet<u32>,
+    /// ps_1_x `def`s with values beyond [-1, 1], read clamped.
+    wide_defs: Vec<u32>,
     /// texm3x2pad/texm3x3pad rows waiting for their last row.
     pad_rows: Vec<String>,
     /// What the first comment says the text does not express as the shader has it.
@@ -211,6 +221,7 @@ impl Decompiler {
             counters_read: BTreeSet::new(),
             relative_base: None,
             def_arrays: BTreeSet::new(),
+            wide_defs: Vec::new(),
             pad_rows: Vec::new(),
             notes: Vec::new(),
             functions: Vec::new(),
@@ -346,10 +357,7 @@ impl Decompiler {
                     .zip(&ops.immediates)
                     .any(|(v, &b)| v.to_bits() != b)
                 {
-                    self.notes.push(format!(
-                        "def c{} holds values beyond ps_1_x's [-1, 1]: they read as a card of that range reads them, clamped (a card of a wider range reads more)",
-                        dst.number()
-                    ));
+                    self.wide_defs.push(dst.number());
                 }
                 self.defs.insert(dst.number(), v);
             }
