@@ -861,6 +861,20 @@ impl Program {
 
 /// Component-wise operations on constants, as the hardware computes them in `f32`.
 pub fn fold(op: Op, v: &[f32]) -> Option<f32> {
+    fold_exact(op, v).map(flush)
+}
+
+/// A denormal result is 0 (of its sign), as the hardware writes one: a value folded
+/// when compiling is what the instruction would have left.
+fn flush(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+fn fold_exact(op: Op, v: &[f32]) -> Option<f32> {
     Some(match op {
         Op::Mov => v[0],
         Op::Copy => return None,
@@ -914,6 +928,10 @@ pub fn fold(op: Op, v: &[f32]) -> Option<f32> {
 }
 
 fn fold_reduce(op: Op, v: &[Vec<f32>]) -> Option<f32> {
+    fold_reduce_exact(op, v).map(flush)
+}
+
+fn fold_reduce_exact(op: Op, v: &[Vec<f32>]) -> Option<f32> {
     Some(match op {
         Op::Dp3 => (0..3).map(|i| v[0][i] * v[1][i]).sum(),
         Op::Dp4 => (0..4).map(|i| v[0][i] * v[1][i]).sum(),
