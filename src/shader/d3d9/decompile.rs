@@ -1397,7 +1397,8 @@ impl Decompiler {
             }
             "rcp" => {
                 let a = x(self, 0)?;
-                self.assign(ins, format!("1 / {a}"), true)
+                // 1.0: a float division whatever `a` is (`1 / sign(x)` divides ints).
+                self.assign(ins, format!("1.0 / {a}"), true)
             }
             "rsq" => {
                 let a = x(self, 0)?;
@@ -3158,7 +3159,7 @@ mod tests {
         )
         .unwrap();
         let text = decompile(&bytes).unwrap();
-        assert!(text.contains("1 / -(v0.x * c0.x)"), "{text}");
+        assert!(text.contains("1.0 / -(v0.x * c0.x)"), "{text}");
     }
 
     /// A vertex shader that writes no position: every HLSL vertex shader writes one, so
