@@ -1306,7 +1306,7 @@ impl Decompiler {
                 .map(|p| d.source_at(ins, p, &lanes))
                 .collect()
         };
-        let vec_ty = format!("float{}", lanes.len()).replace("float1", "float");
+        let vec_ty = ["float", "float2", "float3", "float4"][lanes.len().clamp(1, 4) - 1];
         let address = !self.pixel()
             && ops
                 .dst
@@ -1315,7 +1315,7 @@ impl Decompiler {
             // a0 takes an integer: mova rounds to nearest, vs_1_1's mov floors.
             "mov" | "mova" if address => {
                 let a = wide(self)?;
-                let ty = vec_ty.replace("float", "int");
+                let ty = ["int", "int2", "int3", "int4"][lanes.len().clamp(1, 4) - 1];
                 match m == "mova" || self.version.major >= 2 {
                     true => Some(format!("({ty})floor({} + 0.5)", a[0])),
                     false => Some(format!("({ty})floor({})", a[0])),
@@ -1816,7 +1816,12 @@ impl Decompiler {
                     .rposition(|f| f.1 <= i)
                     .map_or(0, |k| k + 1),
             };
-            let _ = writeln!(bodies[part], "{}{text}", "    ".repeat(stmt.depth));
+            let body = &mut bodies[part];
+            for _ in 0..stmt.depth {
+                body.push_str("    ");
+            }
+            body.push_str(&text);
+            body.push('\n');
         }
 
         let mut out = String::new();
@@ -2379,7 +2384,7 @@ fn render(
     into: &[Option<usize>],
     named: &mut BTreeSet<(u8, u32)>,
 ) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(text.len() * 2);
     let mut rest = text;
     while let Some(at) = rest.find(MARK) {
         out.push_str(&rest[..at]);
@@ -2397,9 +2402,7 @@ fn render(
                 let bare = t
                     .strip_prefix('(')
                     .and_then(|x| x.strip_suffix(')'))
-                    .filter(|inner| {
-                        format!("({inner})") == t && atomic(&t) && !inner.starts_with('-')
-                    });
+                    .filter(|inner| atomic(&t) && !inner.starts_with('-'));
                 // Bare only where the text parses to the same order of operations:
                 // `(a * b) * c`, `x + (a * b)`, `(a + b) - c` (floats do not reassociate).
                 let before = out.trim_end();
