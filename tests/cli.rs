@@ -1633,16 +1633,14 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     )
     .unwrap();
     let p = |x: &Path| x.to_str().unwrap().to_string();
+    // `d3d9 compile SOURCE -T PROFILE -o OUT`: its exit code and standard error.
+    let compile = |source: &Path, profile: &str, out: &Path| {
+        let (code, _, err) =
+            shaderfs(&["d3d9", "compile", &p(source), "-T", profile, "-o", &p(out)]);
+        (code, err)
+    };
     let original = tmp.path().join("lit.pso");
-    let (code, _, err) = shaderfs(&[
-        "d3d9",
-        "compile",
-        &p(&src),
-        "-T",
-        "ps_2_0",
-        "-o",
-        &p(&original),
-    ]);
+    let (code, err) = compile(&src, "ps_2_0", &original);
     assert_eq!(code, 0, "{err}");
     let (code, text, err) = shaderfs(&["d3d9", "decompile", &p(&original)]);
     assert_eq!(code, 0, "{err}");
@@ -1660,15 +1658,7 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     let back_src = tmp.path().join("back.hlsl");
     fs::write(&back_src, &text).unwrap();
     let back = tmp.path().join("back.pso");
-    let (code, _, err) = shaderfs(&[
-        "d3d9",
-        "compile",
-        &p(&back_src),
-        "-T",
-        "ps_2_0",
-        "-o",
-        &p(&back),
-    ]);
+    let (code, err) = compile(&back_src, "ps_2_0", &back);
     assert_eq!(code, 0, "{err}\n{text}");
     let run = |shader: &Path| {
         let (code, out, err) = shaderfs(&[
@@ -1705,15 +1695,7 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     let hlsl = fs::read_to_string(&text).unwrap();
     assert!(hlsl.contains("        texbem t1, t0\n"), "{hlsl}");
     let back = tmp.path().join("bump-back.pso");
-    let (code, _, err) = shaderfs(&[
-        "d3d9",
-        "compile",
-        &p(&text),
-        "--profile",
-        "ps_1_1",
-        "-o",
-        &p(&back),
-    ]);
+    let (code, err) = compile(&text, "ps_1_1", &back);
     assert_eq!(code, 0, "{err}");
     let (_, listing, _) = shaderfs(&["d3d9", "disasm", &p(&back)]);
     let listing = String::from_utf8(listing).unwrap();

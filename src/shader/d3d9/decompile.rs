@@ -2000,7 +2000,9 @@ fn coissued_in_order(instructions: &mut [&Instruction]) -> Result<(), DecompileE
 }
 
 /// The components of a value of type `ti`, each a register where fxc gives each one
-/// its own (bools; ints that count loops).
+/// its own (bools; ints that count loops). [`TypeInfo::components`] as the text reads a
+/// table: a count of 0 (a table no compiler wrote) is one, so the constant still names
+/// its registers.
 fn components(ti: &TypeInfo) -> u32 {
     let (rows, columns) = (u32::from(ti.rows.max(1)), u32::from(ti.columns.max(1)));
     let one = match (ti.members.is_empty(), ti.class) {

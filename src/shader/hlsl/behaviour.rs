@@ -200,20 +200,6 @@ fn compare(ms: &Outputs, ours: &Outputs, pixel: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether a shader has a `def` with a value beyond [-1, 1].
-fn defs_beyond_one(bytes: &[u8]) -> bool {
-    let Ok(shader) = crate::shader::d3d9::bytecode::parse(bytes) else {
-        return false;
-    };
-    let wide = shader
-        .instructions()
-        .filter(|i| i.mnemonic() == "def")
-        .filter_map(|i| i.operands.as_ref())
-        .flat_map(|o| o.immediates.iter())
-        .any(|&b| f32::from_bits(b).abs() > 1.0);
-    wide
-}
-
 /// Run Microsoft's shader and ours on `trials` random inputs; the first difference.
 pub fn same_behaviour(
     ms_bytes: &[u8],
@@ -235,7 +221,11 @@ pub fn same_behaviour(
     let mut rng = Rng::new(seed);
     let mut bump_rng = Rng::new(seed ^ 0xB0B0_B0B0);
     let mut overflowed = 0;
-    let ms_wide_defs = ms_ps1 && defs_beyond_one(ms_bytes);
+    let ms_wide_defs = ms_ps1
+        && ms
+            .defs()
+            .iter()
+            .any(|(_, v)| v.iter().any(|x| x.abs() > 1.0));
     for trial in 0..trials {
         let mut values = BTreeMap::new();
         if let Some(t) = &ms_table {

@@ -498,8 +498,7 @@ pub fn generate(
     let mut asm = String::new();
     let _ = writeln!(asm, "{version}");
     for (i, d) in g.defs.iter().enumerate() {
-        let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
-        let _ = writeln!(asm, "def c{}, {}", g.def_reg(i), v.join(", "));
+        def_line(&mut asm, g.def_reg(i), d.iter().map(|v| v.unwrap_or(0.0)));
     }
     let mut literals: Vec<(u32, u32)> = uniform_regs
         .iter()
@@ -512,11 +511,11 @@ pub fn generate(
         let values = u.default.as_deref().unwrap_or_default();
         let dwords = default_dwords(&u.ty, false, values, RegisterSet::FLOAT4);
         for (k, reg) in dwords.chunks(4).enumerate() {
-            let v: Vec<String> = reg
-                .iter()
-                .map(|&b| format_float(f32::from_bits(b)))
-                .collect();
-            let _ = writeln!(asm, "def c{}, {}", base + k as u32, v.join(", "));
+            def_line(
+                &mut asm,
+                base + k as u32,
+                reg.iter().map(|&b| f32::from_bits(b)),
+            );
         }
     }
     for (r, [count, start, step]) in &g.defis {
@@ -773,6 +772,12 @@ fn allocate_set(
     let key = |c: &Constant| (c.name.clone(), c.register_set != RegisterSet::FLOAT4);
     constants.sort_by_key(key);
     (regs, taken.iter().max().map_or(0, |m| m + 1))
+}
+
+/// `def c{reg}, x, y, z, w` of `values`, a line of `asm`.
+pub(super) fn def_line(asm: &mut String, reg: u32, values: impl Iterator<Item = f32>) {
+    let v: Vec<String> = values.map(format_float).collect();
+    let _ = writeln!(asm, "def c{reg}, {}", v.join(", "));
 }
 
 /// `vars` with uniform `var` reading at least `index + 1` of its registers (a register
@@ -3562,11 +3567,11 @@ mod tests {
         Bindings, Inputs, OutputRegister, Outputs, Program, Sampler, Semantic, Texture,
     };
     use crate::shader::d3d9::{bytecode, validate};
-    use crate::shader::hlsl::compile::{compile, Options};
+    use crate::shader::hlsl::compile::{compile, Compiled, Options};
 
     /// `source` compiled for `profile`, as `d3d9 compile` would: it must compile, and the
     /// validator must pass what comes out.
-    fn compiled(source: &str, profile: &str) -> Program {
+    fn compiled_code(source: &str, profile: &str) -> Compiled {
         let options = Options {
             profile: profile.into(),
             ..Options::default()
@@ -3575,7 +3580,12 @@ mod tests {
             .unwrap_or_else(|f| panic!("{profile}: {}", f.render()));
         let found = validate::validate(&bytecode::parse(&c.bytecode).unwrap());
         assert!(found.is_empty(), "{profile}: {found:?}\n{}", c.asm);
-        Program::new(&c.bytecode).unwrap()
+        c
+    }
+
+    /// [`compiled_code`], ready to run.
+    fn compiled(source: &str, profile: &str) -> Program {
+        Program::new(&compiled_code(source, profile).bytecode).unwrap()
     }
 
     /// fxc's register-set probes (Wine's `registerset_blob_*`, compiled by fxc for vs_3_0):
@@ -3854,19 +3864,14 @@ mod tests {
             ([0.25, 1.5, -200.0], [1.0, 0.25, 1.5f32.powf(-128.0), 1.0]),
         ];
         for profile in ["vs_1_1", "vs_2_0", "vs_2_x"] {
-            let options = Options {
-                profile: profile.into(),
-                ..Options::default()
-            };
-            let c = compile("test.hlsl", source, None, &options)
-                .unwrap_or_else(|f| panic!("{profile}: {}", f.render()));
+            let c = compiled_code(source, profile);
             let lits = c
                 .asm
                 .lines()
                 .filter(|l| l.trim().starts_with("lit "))
                 .count();
             assert_eq!(lits, 2, "{profile}:\n{}", c.asm);
-            let p = compiled(source, profile);
+            let p = Program::new(&c.bytecode).unwrap();
             for ([nl, nh, m], want) in cases {
                 let mut inputs = Inputs::default();
                 inputs
@@ -3912,12 +3917,7 @@ mod tests {
             [1.0, 1.0, 1.0, 1.0],
         ];
         for profile in ["vs_1_1", "vs_2_0", "vs_3_0"] {
-            let options = Options {
-                profile: profile.into(),
-                ..Options::default()
-            };
-            let c = compile("test.hlsl", source, None, &options)
-                .unwrap_or_else(|f| panic!("{profile}: {}", f.render()));
+            let c = compiled_code(source, profile);
             let lines: Vec<&str> = c.asm.lines().map(str::trim).collect();
             for (i, row) in rows.iter().enumerate() {
                 let def = format!("def c{}, {}", 8 + i, row.map(|x| x.to_string()).join(", "));
@@ -3933,7 +3933,7 @@ mod tests {
                 "{profile}:\n{}",
                 c.asm
             );
-            let p = compiled(source, profile);
+            let p = Program::new(&c.bytecode).unwrap();
             for a in -3i32..=3 {
                 let mut inputs = Inputs::default();
                 inputs

@@ -18,6 +18,8 @@
 
 use std::collections::HashMap;
 
+use crate::shader::d3d9::run::flush;
+
 pub type NodeId = u32;
 
 /// One component of a node's result.
@@ -860,18 +862,10 @@ impl Program {
 }
 
 /// Component-wise operations on constants, as the hardware computes them in `f32`.
+/// A denormal result is 0 (of its sign), as the hardware writes one: a value folded when
+/// compiling is what the instruction would have left.
 pub fn fold(op: Op, v: &[f32]) -> Option<f32> {
     fold_exact(op, v).map(flush)
-}
-
-/// A denormal result is 0 (of its sign), as the hardware writes one: a value folded
-/// when compiling is what the instruction would have left.
-fn flush(x: f32) -> f32 {
-    if x.is_subnormal() {
-        0.0f32.copysign(x)
-    } else {
-        x
-    }
 }
 
 fn fold_exact(op: Op, v: &[f32]) -> Option<f32> {

@@ -4430,15 +4430,15 @@ impl<'a> Lowering<'a> {
         if self.profile.pixel || n < 2 || !one_register {
             return None;
         }
-        let values: Vec<f32> = v
-            .comps
-            .iter()
-            .map(|&c| self.program.constant(c))
-            .collect::<Option<_>>()?;
         let ty = Ty::Array(Box::new(elem.clone()), n as u32);
         let var = match self.literal_arrays.get(&v.comps) {
             Some(&var) => var,
             None => {
+                let values: Vec<f32> = v
+                    .comps
+                    .iter()
+                    .map(|&c| self.program.constant(c))
+                    .collect::<Option<_>>()?;
                 let var = self.program.uniforms.len() as u32;
                 self.program.uniforms.push(Uniform {
                     name: format!("(literals {var})"),

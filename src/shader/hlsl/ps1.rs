@@ -26,8 +26,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use super::codegen::{
-    allocate_uniforms, format_float, live_nodes, mask_text, resolve_in as resolve_uniform,
-    Generated, Src,
+    allocate_uniforms, def_line, live_nodes, mask_text, resolve_in as resolve_uniform, Generated,
+    Src,
 };
 use super::ir::{Comp, NodeId, Op, Program, TexKind};
 use super::lower::Profile;
@@ -732,15 +732,10 @@ pub fn generate(
     let mut asm = String::new();
     let _ = writeln!(asm, "ps_1_{}", profile.minor);
     for (i, d) in g.defs.iter().enumerate() {
-        let v: Vec<String> = d.iter().map(|v| format_float(v.unwrap_or(0.0))).collect();
-        let _ = writeln!(asm, "def c{}, {}", g.def_reg(i), v.join(", "));
+        def_line(&mut asm, g.def_reg(i), d.iter().map(|v| v.unwrap_or(0.0)));
     }
     for (n, bits) in block.map_or(&[][..], |b| &b.defs[..]) {
-        let v: Vec<String> = bits
-            .iter()
-            .map(|&b| format_float(f32::from_bits(b)))
-            .collect();
-        let _ = writeln!(asm, "def c{n}, {}", v.join(", "));
+        def_line(&mut asm, *n, bits.iter().map(|&b| f32::from_bits(b)));
     }
     let mut code = coissue(&g.code);
     if v14 && !code.iter().any(|l| l == "phase") {
@@ -2004,13 +1999,18 @@ impl Gen<'_> {
         resolve_in(self.p, self.profile, comps)
     }
 
+    /// The node whose place in r0 `n` takes: a value saturated on its way is placed as
+    /// its saturation is.
+    fn plan_key(&self, n: NodeId) -> NodeId {
+        self.sat_of.get(&n).copied().unwrap_or(n)
+    }
+
     /// Whether `n` is computed straight into r0, at the lanes the colour reads it in; if
     /// so, r0 is kept for the colour from here on. A wider node's lanes must be where it
     /// computes them (`positions`). r0 must be free, or hold only values `n` reads for the
     /// last time.
     fn claim_r0(&mut self, n: NodeId, positions: &[u8]) -> Option<Vec<u8>> {
-        // A value saturated on its way is placed as its saturation is.
-        let key = self.sat_of.get(&n).copied().unwrap_or(n);
+        let key = self.plan_key(n);
         let Planned { mask, lanes } = self.plan.get(&key)?.clone();
         if self.p.node(n).width > 1 && positions != lanes.as_slice() {
             return None;
@@ -3306,11 +3306,10 @@ impl Gen<'_> {
         let planned = self.coord_plan.get(&n).map(|&(_, lane)| lane);
         // Before ps_1_4 a dot product runs in the colour pipe: it writes r0's colour
         // lanes, so it is not placed in r0's alpha alone.
-        let key = self.sat_of.get(&n).copied().unwrap_or(n);
         let alpha_only = !self.v14()
             && self
                 .plan
-                .get(&key)
+                .get(&self.plan_key(n))
                 .is_some_and(|p| !p.mask.iter().any(|&l| l < 3));
         let mask = match planned {
             Some(lane) => vec![lane],
@@ -3566,6 +3565,7 @@ mod tests {
             assert!(slots(&asm) <= 2, "{asm}");
         }
     }
+
     #[test]
     fn a_modifier_of_a_modified_value_computes_the_inner_one() {
         // 2 * (2 * x - 1) - 1: the outer _bx2 reads a register, so the inner one is

@@ -379,6 +379,11 @@ fn reg_type(token: u32, offset: usize, mnemonic: &'static str) -> Result<Registe
 }
 
 impl Program {
+    /// The `def` constants: register and value.
+    pub fn defs(&self) -> &[(u32, [f32; 4])] {
+        &self.defs
+    }
+
     /// Parses and prepares `bytecode`.
     pub fn new(bytecode_bytes: &[u8]) -> Result<Program, RunError> {
         let shader = bytecode::parse(bytecode_bytes)?;
@@ -1855,7 +1860,7 @@ impl Machine<'_> {
 }
 
 /// Denormals become zero of the same sign, as D3D9 hardware and WARP treat them.
-fn flush(x: f32) -> f32 {
+pub(crate) fn flush(x: f32) -> f32 {
     if x.is_subnormal() {
         0.0f32.copysign(x)
     } else {
