@@ -1671,6 +1671,10 @@ impl Gen<'_> {
         let node = self.p.node(n);
         let mask = self.live.get(&n).copied().unwrap_or(0);
         let srcs: Vec<Src> = node.args.iter().map(|a| self.resolve(a)).collect();
+        if node.op == Op::SinCos && mask & 3 != 0 {
+            // `sincos` writes the lanes read, cosine in .x, sine in .y.
+            return ((0..2).filter(|&l| mask & (1 << l) != 0).collect(), srcs);
+        }
         if !is_componentwise(node.op) {
             return ((0..node.width).collect(), srcs);
         }
@@ -2943,7 +2947,9 @@ impl Gen<'_> {
         // vs_1_1's `frc` writes .x and .y only.
         let fixed_lanes = matches!(node.op, Op::SinCos | Op::Nrm | Op::Lit | Op::Tex(_))
             || node.op == Op::Frc && self.profile.is_vs_1_1();
-        let dst_lanes: Vec<u8> = if fixed_lanes {
+        let dst_lanes: Vec<u8> = if node.op == Op::SinCos {
+            positions.clone()
+        } else if fixed_lanes {
             (0..w).collect()
         } else if let Some(h) = self.hints.get(&n) {
             positions.iter().map(|&p| h.lanes[usize::from(p)]).collect()

@@ -108,7 +108,7 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
         }
         "sin" | "cos" => {
             let lane = if name == "sin" { 1 } else { 0 };
-            unary!(|l: &mut Lowering, c: &[Comp]| sincos(l, c, lane))
+            unary!(|l: &mut Lowering, c: &[Comp]| sin_or_cos(l, c, lane))
         }
         "degrees" | "radians" => {
             let k = if name == "degrees" {
@@ -467,8 +467,8 @@ pub(super) fn call(l: &mut Lowering, name: &str, args: Vec<Val>, loc: Loc) -> Op
             Some(Val { ty, comps })
         }
         "tan" => unary!(|l: &mut Lowering, c: &[Comp]| {
-            let s = sincos(l, c, 1);
-            let co = sincos(l, c, 0);
+            let s = sin_or_cos(l, c, 1);
+            let co = sin_or_cos(l, c, 0);
             l.div(&s, &co)
         }),
         "sinh" | "cosh" | "tanh" => unary!(|l: &mut Lowering, c: &[Comp]| {
@@ -915,15 +915,31 @@ fn pow_whole(l: &mut Lowering, a: Comp, b: Comp) -> Option<Comp> {
     })
 }
 
+/// sin (lane 1) or cos (lane 0) of each component as fxc computes the intrinsic: of
+/// a scalar by `sincos`, of a vector (and in vs_1_1, which has no `sincos`) by the
+/// cosine's series in every lane at once.
+fn sin_or_cos(l: &mut Lowering, c: &[Comp], lane: u8) -> Vec<Comp> {
+    let series = c.len() > 1 || l.profile().is_vs_1_1();
+    reduced_sin_or_cos(l, c, lane, series)
+}
+
+/// Sine and cosine of each component, as `sincos(x, out s, out c)` computes them: one
+/// `sincos` a component (where the model has it), each giving both.
+pub(super) fn sin_and_cos(l: &mut Lowering, c: &[Comp]) -> (Vec<Comp>, Vec<Comp>) {
+    let series = l.profile().is_vs_1_1();
+    (
+        reduced_sin_or_cos(l, c, 1, series),
+        reduced_sin_or_cos(l, c, 0, series),
+    )
+}
+
 /// sin (lane 1) or cos (lane 0) of each component, its argument first brought into
-/// [-π, π] as `sincos` requires.
-fn sincos(l: &mut Lowering, c: &[Comp], lane: u8) -> Vec<Comp> {
+/// [-π, π]: then either `sincos` of each, or the cosine's series (the sine a quarter
+/// turn on), as Microsoft's compilers compute it.
+fn reduced_sin_or_cos(l: &mut Lowering, c: &[Comp], lane: u8, series: bool) -> Vec<Comp> {
     let n = c.len();
     let inv = l.prog().konst(1.0 / (2.0 * PI));
-    // vs_1_1 has no `sincos`: the sine is a cosine a quarter turn on, by its series
-    // (as the legacy compiler computes both).
-    let vs_1_1 = l.profile().is_vs_1_1();
-    let half = l.prog().konst(if vs_1_1 && lane == 1 { 0.25 } else { 0.5 });
+    let half = l.prog().konst(if series && lane == 1 { 0.25 } else { 0.5 });
     let t = l
         .prog()
         .map(Op::Mad, vec![c.to_vec(), vec![inv; n], vec![half; n]]);
@@ -933,7 +949,7 @@ fn sincos(l: &mut Lowering, c: &[Comp], lane: u8) -> Vec<Comp> {
     let r = l
         .prog()
         .map(Op::Mad, vec![f, vec![two_pi; n], vec![neg_pi; n]]);
-    if vs_1_1 {
+    if series {
         return super::legal::cos_in_range(l.prog(), r);
     }
     r.iter()

@@ -4770,9 +4770,12 @@ impl<'a> Lowering<'a> {
             self.write_place(&place, &v.comps);
             return Some(Val { ty, comps: frac });
         }
-        let sin = super::intrinsics::call(self, "sin", vec![x.clone()], loc)?;
-        let cos = super::intrinsics::call(self, "cos", vec![x], loc)?;
-        for (arg, v) in [(&args[1], sin), (&args[2], cos)] {
+        let (sin, cos) = super::intrinsics::sin_and_cos(self, &x.comps);
+        for (arg, comps) in [(&args[1], sin), (&args[2], cos)] {
+            let v = Val {
+                ty: ty.clone(),
+                comps,
+            };
             let place = self.place(arg)?;
             let v = self.convert(v, &place.ty, arg.loc, true)?;
             self.write_place(&place, &v.comps);

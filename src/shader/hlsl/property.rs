@@ -279,7 +279,7 @@ struct Output {
 struct Prog {
     vertex: bool,
     /// vs_1_1: sine and cosine are the legacy compiler's series (within 9.4e-5 of the
-    /// function over a period), not `sincos`.
+    /// function over a period), not `sincos`, as a vector's are in every profile.
     series_trig: bool,
     uniforms: Vec<u8>,
     mats: Vec<Mat>,
@@ -1345,7 +1345,11 @@ impl Eval<'_> {
                     .map(|i| self.bin(*op, a[i.min(a.len() - 1)], b[i.min(b.len() - 1)]))
                     .collect()
             }
-            Expr::F1(f, a) => self.expr(a).into_iter().map(|x| self.f1(*f, x)).collect(),
+            Expr::F1(f, a) => {
+                let xs = self.expr(a);
+                let vector = xs.len() > 1;
+                xs.into_iter().map(|x| self.f1(*f, x, vector)).collect()
+            }
             Expr::F2(f, a, b) => {
                 let (a, b) = (self.expr(a), self.expr(b));
                 (0..a.len()).map(|i| self.f2(*f, a[i], b[i])).collect()
@@ -1526,7 +1530,8 @@ impl Eval<'_> {
         }
     }
 
-    fn f1(&mut self, f: F1, x: V) -> V {
+    /// `f` of one component `x` of an argument, a vector's if `vector`.
+    fn f1(&mut self, f: F1, x: V, vector: bool) -> V {
         match f {
             F1::Abs => V {
                 v: x.v.abs(),
@@ -1621,8 +1626,10 @@ impl Eval<'_> {
                 }
                 // The range reduction to [-π, π] rounds the argument a few times.
                 let r = if f == F1::Sin { x.v.sin() } else { x.v.cos() };
-                let method = if self.prog.series_trig {
-                    // The series' own error, and the rounding of its ten terms.
+                let method = if self.prog.series_trig || vector {
+                    // The series' own error, and the rounding of its ten terms (a
+                    // vector's sine and cosine are the series in every profile, as fxc
+                    // computes them).
                     9.4e-5 + 64.0 * U
                 } else {
                     APPROX
@@ -1720,7 +1727,7 @@ impl Eval<'_> {
                 let span = self.bin(Bin::Sub, b, a);
                 let off = self.bin(Bin::Sub, c, a);
                 let t = self.bin(Bin::Div, off, span);
-                let t = self.f1(F1::Saturate, t);
+                let t = self.f1(F1::Saturate, t, false);
                 V {
                     v: t.v * t.v * (3.0 - 2.0 * t.v),
                     e: 1.5 * t.e + 6.0 * U + TINY,
