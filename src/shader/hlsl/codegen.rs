@@ -3959,6 +3959,34 @@ mod tests {
         }
     }
 
+    /// A lane of constants folds on its own: in `float4(t.xyz, 1) - float4(0.5, 0.5,
+    /// 0.5, 0)` the w lane is 1 when compiling, so a choice on it is made then, and the
+    /// shader fits ps_1_1's two temporaries (Wine's `cnd_test` 11_coissue as decompiled).
+    #[test]
+    fn a_lane_of_constants_folds_when_the_others_do_not() {
+        let source = "float4 a : register(c1);\n\
+            float4 b : register(c2);\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR {\n\
+                float4 r = float4(saturate(t.xyz), 1) - float4(0.5, 0.5, 0.5, 0);\n\
+                float d = dot(r.xyz, float3(2, 0, 0));\n\
+                return float4(r.w > 0.5 ? a.xyz : b.xyz, d);\n\
+            }";
+        for profile in ["ps_1_1", "ps_2_0", "ps_3_0"] {
+            let c = compiled_code(source, profile);
+            assert!(
+                !c.asm.contains("cnd") && !c.asm.contains("cmp"),
+                "{profile}: the choice is made when compiling:\n{}",
+                c.asm
+            );
+            let p = Program::new(&c.bytecode).unwrap();
+            // b is not read at all.
+            assert!(p.constant("b").is_none(), "{profile}:\n{}", c.asm);
+            let a = [0.25, 0.5, 0.75, 1.0];
+            let o = run(&p, [0.75, 0.1, 0.9, 1.0], &[("a", a)], None);
+            assert_eq!(colour(&o), [0.25, 0.5, 0.75, 0.5], "{profile}:\n{}", c.asm);
+        }
+    }
+
     /// `lit` in a pixel shader, which has no such instruction, and in vs_3_0, where fxc
     /// does not use it, is fxc's formula:
     /// (1, (n·l > 0) · n·l, pow(n·h, m) · (n·l > 0 && n·h > 0), 1), m not clamped.

@@ -125,7 +125,7 @@ fn regression_shaders_compile_and_behave_as_microsofts() {
 fn check_set(set: &str, dir: &Path, not_yet: &[(&str, Stage, &str)]) {
     let pairs = pairs(dir);
     // Every golden kept is in profiles.txt, and every pair there has its golden.
-    let mut bins: Vec<String> = std::fs::read_dir(&dir)
+    let mut bins: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())

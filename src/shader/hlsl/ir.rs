@@ -616,14 +616,28 @@ impl Program {
             return out;
         }
         debug_assert!(args.iter().all(|a| a.len() == width));
-        let folded: Option<Vec<Comp>> = (0..width)
+        // Lanes of constants fold, each on its own (`float4(x.xyz, 1) - 0.5` computes
+        // three lanes, as fxc's does); the others are computed together.
+        let folded: Vec<Option<Comp>> = (0..width)
             .map(|i| {
                 let vals: Option<Vec<f32>> = args.iter().map(|a| self.constant(a[i])).collect();
                 fold(op, &vals?).map(|v| self.konst(v))
             })
             .collect();
-        if let Some(f) = folded {
-            return f;
+        if folded.iter().all(Option::is_some) {
+            return folded.into_iter().flatten().collect();
+        }
+        if folded.iter().any(Option::is_some) {
+            let rest: Vec<usize> = (0..width).filter(|&i| folded[i].is_none()).collect();
+            let part = args
+                .iter()
+                .map(|a| rest.iter().map(|&i| a[i]).collect())
+                .collect();
+            let mut done = self.map(op, part).into_iter();
+            return folded
+                .into_iter()
+                .map(|f| f.unwrap_or_else(|| done.next().unwrap()))
+                .collect();
         }
         if let Some(simple) = self.simplify(op, &args) {
             return simple;

@@ -3316,21 +3316,38 @@ impl Gen<'_> {
             None if alpha_only => one,
             None => self.claim_r0(n, &[0]).unwrap_or(one),
         };
-        let mut operands = Vec::new();
-        for s in srcs {
-            let s = Src {
+        let srcs_read: Vec<Src> = srcs
+            .iter()
+            .map(|s| Src {
                 comps: s.comps[..lanes.len()].to_vec(),
                 ..s.clone()
-            };
-            let Some(o) = self.operand(&s, &lanes, &full) else {
-                return;
+            })
+            .collect();
+        // A literal beyond [-1, 1], which no ps_1_x register holds, scaled into range
+        // and the product scaled back: dot(x, k) as `dp3_x2 x, k/2`.
+        let two_steps = op == Op::Dp4 && self.profile.minor < 2;
+        let scale = match self.dot_scale(&srcs_read) {
+            Some(f) if f > 1 && !two_steps => f,
+            _ => 1,
+        };
+        let mut operands = Vec::new();
+        for s in &srcs_read {
+            let o = match self.values(s) {
+                Some(v) if scale > 1 => {
+                    let v: Vec<f32> = v.iter().map(|x| x / scale as f32).collect();
+                    self.const_operand(&v, &lanes, &full)
+                }
+                _ => match self.operand(s, &lanes, &full) {
+                    Some(o) => o,
+                    None => return,
+                },
             };
             operands.push(o);
         }
         for s in srcs {
             self.release(&s.comps);
         }
-        if op == Op::Dp4 && self.profile.minor < 2 {
+        if two_steps {
             self.operands_done();
             let Some(reg) = self.result_reg(n) else {
                 let m = self.temps_message();
@@ -3368,11 +3385,31 @@ impl Gen<'_> {
             return;
         }
         let m = if op == Op::Dp3 { "dp3" } else { "dp4" };
-        self.write(n, m, &mask, &operands, true);
+        let m = match scale {
+            1 => m.to_string(),
+            f => format!("{m}_x{f}"),
+        };
+        self.write(n, &m, &mask, &operands, true);
         if let (Some(lane), Some(home)) = (planned, self.homes.get_mut(&n)) {
             home.lanes = [lane; 4];
             home.all = false;
         }
+    }
+
+    /// The scale a dot product's literal operands need to fit [-1, 1] (1 if they do),
+    /// or `None` if the model's result modifiers cannot make it up.
+    fn dot_scale(&self, srcs: &[Src]) -> Option<u32> {
+        let largest = srcs
+            .iter()
+            .filter_map(|s| self.values(s))
+            .flatten()
+            .fold(0.0f32, |m, x| m.max(x.abs()));
+        let scales: &[u32] = if self.v14() {
+            &[1, 2, 4, 8]
+        } else {
+            &[1, 2, 4]
+        };
+        scales.iter().copied().find(|&s| largest <= s as f32)
     }
 
     /// The colour into r0, all four lanes: what is not there yet.
