@@ -3362,15 +3362,11 @@ mod tests {
         // Everything else must compile back and behave.
         // Wine's tests that do not come back yet, each named with why (the issue's
         // note lists them): set apart here, and the list may only shrink.
-        const WINE_GAPS: [(&str, &str); 4] = [
+        const WINE_GAPS: [(&str, &str); 3] = [
             ("ps_3_0_5.bin", "loop aL over an int register the game sets"),
             (
                 "loop_index_test-shader_code.bin",
                 "loop aL over an int register the game sets",
-            ),
-            (
-                "test_signed_formats-shader_code_alpha.bin",
-                "ps_1_1 text compiles to 10 slots",
             ),
             (
                 "test_mvp_software_vertex_shaders-reladdr_shader_code.bin",

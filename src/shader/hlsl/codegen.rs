@@ -3987,6 +3987,31 @@ mod tests {
         }
     }
 
+    /// In ps_1_x, whose sources swizzle nothing but a replicated lane, lanes that
+    /// compute the same thing are made one only where all do: `float3(1, 1, 0) * x`
+    /// computed as two lanes would cost a move a lane to spread over three, and Wine's
+    /// `test_signed_formats` alpha shader, as decompiled, would not fit ps_1_1.
+    #[test]
+    fn ps_1_x_keeps_lanes_in_place_where_spreading_them_costs_moves() {
+        let source = "float4 main(float4 t : TEXCOORD0) : COLOR {\n\
+                float4 r;\n\
+                r.w = t.z > 0.5 ? 1 : 0;\n\
+                r.xyz = r.www * float3(0, 0, 1) + float3(1, 1, 0) * (t.yyy * 0.5 + 0.25);\n\
+                return r;\n\
+            }";
+        for profile in ["ps_1_1", "ps_1_3", "ps_1_4", "ps_2_0"] {
+            let p = compiled(source, profile);
+            for (t, want) in [
+                ([0.1, 0.6, 0.8, 1.0], [0.55, 0.55, 1.0, 1.0]),
+                ([0.1, 0.6, 0.3, 1.0], [0.55, 0.55, 0.0, 0.0]),
+            ] {
+                let got = colour(&run(&p, t, &[], None));
+                let near = got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-3);
+                assert!(near, "{profile}: t = {t:?}: {got:?}, not {want:?}");
+            }
+        }
+    }
+
     /// `lit` in a pixel shader, which has no such instruction, and in vs_3_0, where fxc
     /// does not use it, is fxc's formula:
     /// (1, (n·l > 0) · n·l, pow(n·h, m) · (n·l > 0 && n·h > 0), 1), m not clamped.

@@ -334,6 +334,10 @@ pub struct Program {
     pub locs: Vec<super::token::Loc>,
     /// The place new nodes are made for ([`Program::locs`]).
     pub here: super::token::Loc,
+    /// ps_1_x, whose sources swizzle nothing but a replicated lane: lanes that compute
+    /// the same thing are made one only where they are all the same, since spreading
+    /// two lanes over three would cost a move a lane.
+    pub lanes_in_place: bool,
     cse: HashMap<Node, NodeId>,
     /// What [`Program::is_integral`] and [`Program::is_boolean`] found, per component: a
     /// node never changes once made, so neither does the answer.
@@ -659,7 +663,8 @@ impl Program {
                     }
                 }
             }
-            if unique.len() < width {
+            // In ps_1_x, only a value of one lane (which a replicate swizzle reads).
+            if unique.len() < width && (unique.len() == 1 || !self.lanes_in_place) {
                 let part = args
                     .iter()
                     .map(|a| unique.iter().map(|&u| a[u]).collect())

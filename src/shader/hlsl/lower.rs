@@ -240,8 +240,10 @@ pub struct Lowering<'a> {
 
 impl<'a> Lowering<'a> {
     pub fn new(profile: Profile, diags: &'a mut Diagnostics) -> Self {
+        let mut program = Program::default();
+        program.lanes_in_place = profile.pixel && profile.major == 1;
         Lowering {
-            program: Program::default(),
+            program,
             diags,
             profile,
             structs: HashMap::new(),
