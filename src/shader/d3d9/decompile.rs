@@ -488,8 +488,9 @@ impl Decompiler {
     }
 
     /// The array the loose float constants read at a relative address are declared as:
-    /// from the lowest so read up to the next register a `def` or the table holds, or to
-    /// the model's last.
+    /// from the lowest so read up to the next register the table holds, or to the
+    /// model's last (less room for the compiled text's literals). `def`s within it are
+    /// read as their literals where the index reaches them ([`Decompiler::relative`]).
     fn loose_array(&self, instructions: &[&Instruction]) -> Option<(u32, u32)> {
         let base = instructions
             .iter()
@@ -503,13 +504,12 @@ impl Decompiler {
         let last = super::limits::limits(self.version)
             .and_then(|l| l.count(RegisterType::Const))
             .unwrap_or(base + 1);
-        let taken = self.defs.keys().copied().chain(
-            self.table
-                .iter()
-                .flat_map(|t| &t.constants)
-                .filter(|c| c.register_set == RegisterSet::FLOAT4)
-                .map(|c| u32::from(c.register_index)),
-        );
+        let taken = self
+            .table
+            .iter()
+            .flat_map(|t| &t.constants)
+            .filter(|c| c.register_set == RegisterSet::FLOAT4)
+            .map(|c| u32::from(c.register_index));
         // Room is left for the `def`s the text compiles to (they go after the uniforms).
         let end = taken
             .filter(|&r| r > base)
@@ -741,12 +741,23 @@ impl Decompiler {
                 at(&index, n - first)
             )));
         }
-        match self.relative_base {
-            Some((base, _)) if n >= base => {
-                Ok(Held::Whole(format!("c{base}[{}]", at(&index, n - base))))
-            }
-            _ => fail(ins, "a relative read below the loose constants read so"),
+        let Some((base, len)) = self.relative_base.filter(|&(base, _)| n >= base) else {
+            return fail(ins, "a relative read below the loose constants read so");
+        };
+        // A `def` the index reaches within the array is its literal there (the game's
+        // value never lands on a def'd register), the nearest first.
+        let mut read = format!("c{base}[{}]", at(&index, n - base));
+        let mut defs: Vec<(&u32, &[f32; 4])> = self
+            .defs
+            .range(base..base + len)
+            .filter(|(&d, _)| d != n)
+            .collect();
+        defs.sort_by_key(|(&d, _)| std::cmp::Reverse(d.abs_diff(n)));
+        for (&d, v) in defs {
+            let offset = i64::from(d) - i64::from(n);
+            read = format!("({index} == {offset} ? {} : {read})", literal(v));
         }
+        Ok(Held::Whole(read))
     }
 
     /// `a0`'s lane `lane`, read.
@@ -3063,6 +3074,44 @@ mod tests {
         );
     }
 
+    /// A read at a relative address over loose registers among which a `def` sits
+    /// (Wine's `test_mvp` reladdr shader): where the index reaches the def, the text
+    /// reads its literal, elsewhere the array, so every index reads what the original
+    /// reads.
+    #[test]
+    fn a_relative_read_over_a_def_reads_the_literal_where_it_lands() {
+        use crate::shader::d3d9::run::{self, Inputs, OutputRegister};
+        let source = "vs_2_0\ndcl_position v0\ndef c3, 1, 0.5, 0.25, 2\n\
+                      mova a0.x, c0.x\nmov oD0, c1[a0.x]\nmov oPos, v0\n";
+        let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
+        let text = decompile(&bytes).unwrap();
+        assert!(
+            text.contains("a0.x == 2 ? float4(1.0, 0.5, 0.25, 2.0) : c1[a0.x]"),
+            "{text}"
+        );
+        let back = compile(
+            "d.hlsl",
+            &text,
+            None,
+            &Options {
+                profile: "vs_2_0".into(),
+                ..Options::default()
+            },
+        )
+        .unwrap_or_else(|f| panic!("{}\n{text}", f.render()))
+        .bytecode;
+        for index in -1..6 {
+            let mut inputs = Inputs::default();
+            let float = &mut inputs.bindings.constants.float;
+            float.insert(0, [index as f32, 0.0, 0.0, 0.0]);
+            for r in 1..8 {
+                float.insert(r, [r as f32 / 8.0, 0.5, -0.5, 1.0]);
+            }
+            let colour = |b: &[u8]| run::run(b, &inputs).unwrap().values[&OutputRegister::Color(0)];
+            assert_eq!(colour(&back), colour(&bytes), "index {index}\n{text}");
+        }
+    }
+
     /// ps_1_4's texcrd copies three lanes (its fourth is undefined, 1 here): the text
     /// reads a whole `texcrd r0, t0` as `float4(tc0.xyz, 1)`, which ps_1_4 can compile.
     #[test]
@@ -3362,15 +3411,11 @@ mod tests {
         // Everything else must compile back and behave.
         // Wine's tests that do not come back yet, each named with why (the issue's
         // note lists them): set apart here, and the list may only shrink.
-        const WINE_GAPS: [(&str, &str); 3] = [
+        const WINE_GAPS: [(&str, &str); 2] = [
             ("ps_3_0_5.bin", "loop aL over an int register the game sets"),
             (
                 "loop_index_test-shader_code.bin",
                 "loop aL over an int register the game sets",
-            ),
-            (
-                "test_mvp_software_vertex_shaders-reladdr_shader_code.bin",
-                "c0[a0.x] reads a uniform, then a def, then registers nothing names",
             ),
         ];
         let gap = |p: &String| {
