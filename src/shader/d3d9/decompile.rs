@@ -115,6 +115,15 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
             n => n,
         };
     }
+    if !d.game_loops.is_empty() {
+        let regs: Vec<String> = d.game_loops.iter().map(|n| format!("i{n}")).collect();
+        d.notes.push(format!(
+            "{} {} set by the game: the text's loop runs aL from 0 by 1, as D3DX sets an int (n, 0, 1, 0); compiled, it is `loop aL, {}` again, which starts and steps aL as the game's y and z say",
+            regs.join(", "),
+            if regs.len() > 1 { "are" } else { "is" },
+            regs[0]
+        ));
+    }
     let position = d
         .outputs
         .values()
@@ -189,6 +198,9 @@ struct Decompiler {
     def_arrays: BTreeSet<u32>,
     /// ps_1_x `def`s with values beyond [-1, 1], read clamped.
     wide_defs: Vec<u32>,
+    /// Int registers the game sets that a `loop aL` runs on: its start and step are the
+    /// game's too.
+    game_loops: Vec<u32>,
     /// texm3x2pad/texm3x3pad rows waiting for their last row.
     pad_rows: Vec<String>,
     /// What the first comment says the text does not express as the shader has it.
@@ -220,6 +232,7 @@ impl Decompiler {
             next_loop: 0,
             counters_read: BTreeSet::new(),
             relative_base: None,
+            game_loops: Vec::new(),
             def_arrays: BTreeSet::new(),
             wide_defs: Vec::new(),
             pad_rows: Vec::new(),
@@ -1687,21 +1700,20 @@ impl Decompiler {
                     }
                 }
                 // An int register the game sets, which neither a defi nor the table
-                // gives: a rep's count read by its own name (`for (… k < i0.x …)`,
-                // which compiles to a rep again). A loop's aL would start and step by
-                // it too, which no HLSL for loop says.
+                // gives: its count read by its own name (`for (… k < i0 …)`), which
+                // compiles to a rep or a loop on it again. A loop's aL starts and steps
+                // by it too, which no HLSL for loop says: the text says 0 and 1, as
+                // D3DX sets an int, and the first comment says what the compiled
+                // `loop aL, i#` does with the game's.
                 let n = count.number();
                 let i = match self.int_constant(n) {
                     Some(i) => i,
-                    None if m == "rep" => {
-                        self.loose.insert((RegisterType::ConstInt as u8, n));
-                        [format!("i{n}"), "0".into(), "1".into(), "0".into()]
-                    }
                     None => {
-                        return fail(
-                            ins,
-                            "a loop whose count, aL start and step are an int constant the game sets (neither a defi nor the table gives it): HLSL's for loops cannot start and step a counter so",
-                        )
+                        self.loose.insert((RegisterType::ConstInt as u8, n));
+                        if m == "loop" && !self.game_loops.contains(&n) {
+                            self.game_loops.push(n);
+                        }
+                        [format!("i{n}"), "0".into(), "1".into(), "0".into()]
                     }
                 };
                 let id = self.next_loop;
@@ -3112,6 +3124,42 @@ mod tests {
         }
     }
 
+    /// `loop aL, i0` on an int register the game sets (no defi, no table): the text's
+    /// loop counts to i0 and runs aL from 0 by 1, as D3DX sets an int, the first comment
+    /// says so, and it compiles to `loop aL, i0` again, which starts and steps aL as the
+    /// game's i0 says whatever it holds.
+    #[test]
+    fn a_loop_on_an_int_the_game_sets_compiles_to_the_same_loop() {
+        use crate::shader::d3d9::run::{self, Inputs, OutputRegister};
+        let source = "vs_2_0\ndcl_position v0\nmov r0, c0\nloop aL, i0\n\
+                      add r0, r0, c1[aL]\nendloop\nmov oPos, v0\nmov oD0, r0\n";
+        let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
+        let text = decompile(&bytes).unwrap();
+        assert!(text.contains("// i0 is set by the game"), "{text}");
+        assert!(text.contains("k0 < i0;"), "{text}");
+        let back = compile(
+            "d.hlsl",
+            &text,
+            None,
+            &Options {
+                profile: "vs_2_0".into(),
+                ..Options::default()
+            },
+        )
+        .unwrap_or_else(|f| panic!("{}\n{text}", f.render()))
+        .bytecode;
+        for i0 in [[0, 0, 1, 0], [3, 0, 1, 0], [3, 1, 2, 0], [2, 5, -2, 0]] {
+            let mut inputs = Inputs::default();
+            inputs.bindings.constants.int.insert(0, i0);
+            let float = &mut inputs.bindings.constants.float;
+            for r in 0..8 {
+                float.insert(r, [r as f32, 0.5, -0.25, 1.0]);
+            }
+            let colour = |b: &[u8]| run::run(b, &inputs).unwrap().values[&OutputRegister::Color(0)];
+            assert_eq!(colour(&back), colour(&bytes), "i0 = {i0:?}\n{text}");
+        }
+    }
+
     /// ps_1_4's texcrd copies three lanes (its fourth is undefined, 1 here): the text
     /// reads a whole `texcrd r0, t0` as `float4(tc0.xyz, 1)`, which ps_1_4 can compile.
     #[test]
@@ -3411,13 +3459,10 @@ mod tests {
         // Everything else must compile back and behave.
         // Wine's tests that do not come back yet, each named with why (the issue's
         // note lists them): set apart here, and the list may only shrink.
-        const WINE_GAPS: [(&str, &str); 2] = [
-            ("ps_3_0_5.bin", "loop aL over an int register the game sets"),
-            (
-                "loop_index_test-shader_code.bin",
-                "loop aL over an int register the game sets",
-            ),
-        ];
+        const WINE_GAPS: [(&str, &str); 1] = [(
+            "ps_3_0_5.bin",
+            "reads inputs at aL (v0[aL]), none of them declared",
+        )];
         let gap = |p: &String| {
             WINE_GAPS
                 .iter()
