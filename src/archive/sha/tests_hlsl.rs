@@ -714,17 +714,20 @@ fn asm_shaders_show_their_blocks_decompiled() {
     assert!(fx.read("vertex.hlsl").is_ok());
     assert!(fx.archive.unshown().is_empty(), "a problem, not a limit");
 
-    // A block the decompiler cannot write: a loop whose count, aL start and step are an
-    // integer constant the game sets (no defi gives them; no HLSL for loop says them).
+    // A block the decompiler cannot write: inputs read at aL, which it does not declare
+    // as an array.
     let looped = ASM.replace(
         "m4x4\to0, v0, c0\n",
-        "mov\tr0, v0\n\t\tloop\taL, i0\n\t\tadd\tr0, r0, c0[aL]\n\t\tendloop\n\t\tmov\to0, r0\n",
+        "mov\tr0, c0\n\t\tloop\taL, i0\n\t\tadd\tr0, r0, v0[aL]\n\t\tendloop\n\t\tmov\to0, r0\n",
     );
     assert_ne!(looped, ASM);
     let fx = open(looped.as_bytes());
     let code = fx.read("vertex.vs3.vso").unwrap();
     let why = decompile(&code).unwrap_err();
-    assert!(why.message.contains("aL start and step"), "{why}");
+    assert!(
+        why.message.contains("inputs read at a relative address"),
+        "{why}"
+    );
     let err = fx.read("vertex.vs3.hlsl").unwrap_err();
     assert!(matches!(err, ViewError::Corrupt(_)), "{err}");
     assert!(err.to_string().ends_with(&why.to_string()), "{err}");

@@ -694,6 +694,12 @@ impl Decompiler {
         p: &Param,
         ty: RegisterType,
     ) -> Result<Held, DecompileError> {
+        if ty == RegisterType::Input {
+            return fail(
+                ins,
+                "inputs read at a relative address (v#[aL]): the decompiler declares no array of inputs",
+            );
+        }
         if ty != RegisterType::Const {
             return fail(ins, format!("a relative read of a {ty:?} register"));
         }
