@@ -1701,12 +1701,12 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     let listing = String::from_utf8(listing).unwrap();
     assert!(listing.contains("    texbem t1, t0\n"), "{listing}");
 
-    // A loop aL over an int register the game sets has no HLSL for loop: refused with
-    // where and why.
+    // Inputs read at aL, which the decompiler declares no array for: refused with where
+    // and why.
     let looped = tmp.path().join("loop.vso");
     fs::write(
         &asm,
-        "vs_3_0\ndcl_position v0\ndcl_position o0\nmov r0, v0\nloop aL, i0\nadd r0, r0, c0[aL]\nendloop\nmov o0, r0\n",
+        "vs_3_0\ndcl_position v0\ndcl_position o0\nmov r0, c0\nloop aL, i0\nadd r0, r0, v0[aL]\nendloop\nmov o0, r0\n",
     )
     .unwrap();
     let (code, _, err) = shaderfs(&["d3d9", "asm", &p(&asm), "-o", &p(&looped)]);
@@ -1715,8 +1715,8 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     assert_eq!(code, 2);
     assert!(
         err.contains("loop.vso: at byte ")
-            && err.contains("'loop'")
-            && err.contains("aL start and step"),
+            && err.contains("'add'")
+            && err.contains("inputs read at a relative address"),
         "{err}"
     );
 }
