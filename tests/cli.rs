@@ -1701,12 +1701,11 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     let listing = String::from_utf8(listing).unwrap();
     assert!(listing.contains("    texbem t1, t0\n"), "{listing}");
 
-    // Inputs read at aL, which the decompiler declares no array for: refused with where
-    // and why.
+    // Inputs read at aL from a register no dcl declares: refused with where and why.
     let looped = tmp.path().join("loop.vso");
     fs::write(
         &asm,
-        "vs_3_0\ndcl_position v0\ndcl_position o0\nmov r0, c0\nloop aL, i0\nadd r0, r0, v0[aL]\nendloop\nmov o0, r0\n",
+        "vs_3_0\ndcl_position v0\ndcl_position o0\nmov r0, c0\nloop aL, i0\nadd r0, r0, v5[aL]\nendloop\nmov o0, r0\n",
     )
     .unwrap();
     let (code, _, err) = shaderfs(&["d3d9", "asm", &p(&asm), "-o", &p(&looped)]);
@@ -1716,7 +1715,7 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     assert!(
         err.contains("loop.vso: at byte ")
             && err.contains("'add'")
-            && err.contains("inputs read at a relative address"),
+            && err.contains("from v5, which no dcl declares"),
         "{err}"
     );
 }

@@ -714,18 +714,18 @@ fn asm_shaders_show_their_blocks_decompiled() {
     assert!(fx.read("vertex.hlsl").is_ok());
     assert!(fx.archive.unshown().is_empty(), "a problem, not a limit");
 
-    // A block the decompiler cannot write: inputs read at aL, which it does not declare
-    // as an array.
+    // A block the decompiler cannot write: inputs read at aL from a register no dcl
+    // declares.
     let looped = ASM.replace(
         "m4x4\to0, v0, c0\n",
-        "mov\tr0, c0\n\t\tloop\taL, i0\n\t\tadd\tr0, r0, v0[aL]\n\t\tendloop\n\t\tmov\to0, r0\n",
+        "mov\tr0, c0\n\t\tloop\taL, i0\n\t\tadd\tr0, r0, v5[aL]\n\t\tendloop\n\t\tmov\to0, r0\n",
     );
     assert_ne!(looped, ASM);
     let fx = open(looped.as_bytes());
     let code = fx.read("vertex.vs3.vso").unwrap();
     let why = decompile(&code).unwrap_err();
     assert!(
-        why.message.contains("inputs read at a relative address"),
+        why.message.contains("from v5, which no dcl declares"),
         "{why}"
     );
     let err = fx.read("vertex.vs3.hlsl").unwrap_err();

@@ -132,6 +132,7 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
         instructions.retain(|i| i.opcode() == 0xFFFE);
     }
     d.relative_base = d.loose_array(&instructions);
+    d.input_array(&instructions)?;
     let mut at = d.texture_stage(&instructions)?;
     while at < instructions.len() {
         at += match d.merged_product(&instructions[at..])? {
@@ -219,6 +220,8 @@ struct Decompiler {
     /// Int registers the game sets that a `loop aL` runs on: its start and step are the
     /// game's too.
     game_loops: Vec<u32>,
+    /// Inputs read at a relative address (`v0[aL]`): one array of them, (first, length).
+    input_array: Option<(u32, u32)>,
     /// texm3x2pad/texm3x3pad rows waiting for their last row.
     pad_rows: Vec<String>,
     /// What the first comment says the text does not express as the shader has it.
@@ -251,6 +254,7 @@ impl Decompiler {
             counters_read: BTreeSet::new(),
             relative_base: None,
             game_loops: Vec::new(),
+            input_array: None,
             def_arrays: BTreeSet::new(),
             wide_defs: Vec::new(),
             pad_rows: Vec::new(),
@@ -548,6 +552,57 @@ impl Decompiler {
         Some((base, end.saturating_sub(base).max(1)))
     }
 
+    /// Inputs read at a relative address (`v0[aL]`, as fxc makes of an input array read
+    /// in a loop) are one array: the registers from the lowest so read whose `dcl`s go on
+    /// with the same usage, index by index (`float4 v0[8] : TEXCOORD0` for
+    /// `dcl_texcoord0 v0` … `dcl_texcoord7 v7`). Every read of them is an element.
+    fn input_array(&mut self, instructions: &[&Instruction]) -> Result<(), DecompileError> {
+        let is_input =
+            |p: &&Param| p.is_relative() && p.register_type() == Some(RegisterType::Input);
+        let Some((first, base)) = instructions
+            .iter()
+            .flat_map(|i| {
+                i.operands
+                    .iter()
+                    .flat_map(|o| o.srcs.iter())
+                    .filter(is_input)
+                    .map(move |p| (*i, p.number()))
+            })
+            .min_by_key(|&(_, n)| n)
+        else {
+            return Ok(());
+        };
+        let input = RegisterType::Input as u8;
+        // The semantic of each register's dcl, split into usage and index.
+        let semantic = |d: &Decompiler, n: u32| -> Option<(String, u32)> {
+            let (decl, _) = d.inputs.get(&(input, n))?;
+            let s = decl.rsplit(" : ").next()?;
+            let digits = s.len() - s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+            let (usage, index) = s.split_at(s.len() - digits);
+            Some((usage.to_string(), index.parse().unwrap_or(0)))
+        };
+        let Some((usage, index)) = semantic(self, base) else {
+            return fail(
+                first,
+                format!("reads inputs at a relative address from v{base}, which no dcl declares"),
+            );
+        };
+        let len = (1..)
+            .take_while(|&k| semantic(self, base + k) == Some((usage.clone(), index + k)))
+            .count() as u32
+            + 1;
+        for k in 1..len {
+            self.inputs.remove(&(input, base + k));
+        }
+        let name = format!("v{base}");
+        self.inputs.insert(
+            (input, base),
+            (format!("float4 {name}[{len}] : {usage}{index}"), name),
+        );
+        self.input_array = Some((base, len));
+        Ok(())
+    }
+
     /// Int constant `i#` as four expressions (its lanes): a `defi`'s literals or the
     /// table's constant.
     fn int_constant(&self, n: u32) -> Option<[String; 4]> {
@@ -634,6 +689,11 @@ impl Decompiler {
                 format!("r{n}")
             }
             RegisterType::Input => {
+                if let Some((base, len)) = self.input_array {
+                    if (base..base + len).contains(&n) {
+                        return Ok(Held::Whole(format!("v{base}[{}]", n - base)));
+                    }
+                }
                 if self.pixel() && self.version.major < 3 {
                     self.inputs
                         .entry(key)
@@ -712,13 +772,7 @@ impl Decompiler {
         p: &Param,
         ty: RegisterType,
     ) -> Result<Held, DecompileError> {
-        if ty == RegisterType::Input {
-            return fail(
-                ins,
-                "inputs read at a relative address (v#[aL]): the decompiler declares no array of inputs",
-            );
-        }
-        if ty != RegisterType::Const {
+        if !matches!(ty, RegisterType::Const | RegisterType::Input) {
             return fail(ins, format!("a relative read of a {ty:?} register"));
         }
         let index = match p.relative.map(|t| {
@@ -745,6 +799,14 @@ impl Decompiler {
             0 => index.to_string(),
             k => format!("{index} + {k}"),
         };
+        if ty == RegisterType::Input {
+            return match self.input_array {
+                Some((base, _)) if n >= base => {
+                    Ok(Held::Whole(format!("v{base}[{}]", at(&index, n - base))))
+                }
+                _ => fail(ins, "inputs read at a relative address below their array"),
+            };
+        }
         if let Some((c, k)) = self.constant(RegisterSet::FLOAT4, n) {
             let ti = &c.type_info;
             if ti.elements > 1 && registers_one(ti) == 1 && ti.members.is_empty() {
@@ -3206,6 +3268,37 @@ mod tests {
         let text = decompile(&bytes).unwrap();
         assert!(text.contains("clip(") || text.contains("discard"), "{text}");
         runs_as_the_original(&bytes, &text, 7);
+    }
+
+    /// Inputs read at aL (`v1[aL]`, as fxc makes of an input array read in a `[loop]`):
+    /// one array from the lowest so read over the dcls that go on with its usage index
+    /// by index, every read of them an element, and the text runs as the original.
+    #[test]
+    fn inputs_read_at_al_are_one_input_array() {
+        let source = "ps_3_0\ndefi i0, 3, 0, 1, 0\ndcl_color v0\ndcl_texcoord2 v1\n\
+                      dcl_texcoord3 v2\ndcl_texcoord4 v3\ndcl_texcoord7 v4\n\
+                      mov r0, v0\nloop aL, i0\nmad r0, v1[aL], c0, r0\nendloop\n\
+                      add r0, r0, v2\nadd oC0, r0, v4\n";
+        let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
+        let text = decompile(&bytes).unwrap();
+        for want in [
+            "float4 v1[3] : TEXCOORD2",
+            "float4 v4 : TEXCOORD7",
+            "v1[aL0]",
+            "v1[1]",
+        ] {
+            assert!(text.contains(want), "no '{want}':\n{text}");
+        }
+        runs_as_the_original(&bytes, &text, 8);
+        // Read at aL from a register no dcl declares: refused, saying so.
+        let bare = "ps_3_0\ndefi i0, 2, 0, 1, 0\ndcl_texcoord v0\nmov r0, v0\n\
+                    loop aL, i0\nadd r0, r0, v1[aL]\nendloop\nmov oC0, r0\n";
+        let bytes = crate::shader::d3d9::asm::assemble(bare).unwrap();
+        let e = decompile(&bytes).unwrap_err();
+        assert!(
+            e.message.contains("from v1, which no dcl declares"),
+            "{e:?}"
+        );
     }
 
     /// ps_1_4's texcrd copies three lanes (its fourth is undefined, 1 here): the text
