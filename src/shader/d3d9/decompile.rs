@@ -1179,6 +1179,14 @@ impl Decompiler {
         };
         let ty = reg_type(ins, &dst)?;
         let n = dst.number();
+        if dst.is_relative() {
+            // vs_3_0's outputs written at aL: no compiler writes HLSL's output arrays
+            // at a run-time index (fxc unrolls the loop, or refuses a [loop], X3531).
+            return fail(
+                ins,
+                format!("writes o{n} at a relative address (o{n}[aL]), which no HLSL output array written in a loop compiles to"),
+            );
+        }
         let key = (dst.register_type_value(), n);
         let (name, reg_width) = match ty {
             RegisterType::Temp => (format!("r{n}"), 4),
@@ -3297,6 +3305,21 @@ mod tests {
         let e = decompile(&bytes).unwrap_err();
         assert!(
             e.message.contains("from v1, which no dcl declares"),
+            "{e:?}"
+        );
+    }
+
+    /// vs_3_0 outputs written at aL (`mov o1[aL], …`): refused, saying so, not written
+    /// as the first of them.
+    #[test]
+    fn outputs_written_at_al_are_refused() {
+        let source = "vs_3_0\ndefi i0, 2, 0, 1, 0\ndcl_position v0\ndcl_position o0\n\
+                      dcl_texcoord o1\ndcl_texcoord1 o2\nmov o0, v0\nloop aL, i0\n\
+                      mov o1[aL], c0[aL]\nendloop\n";
+        let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
+        let e = decompile(&bytes).unwrap_err();
+        assert!(
+            e.message.contains("writes o1 at a relative address"),
             "{e:?}"
         );
     }
