@@ -125,11 +125,17 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
                 )
             })
     };
+    // Microsoft's compilers refuse a pixel shader without a colour (X4530): the text
+    // writes 0 to oC0, which the shader leaves undefined.
     if d.pixel() && !d.ps1() && !instructions.iter().any(seen) {
         d.notes.push(format!(
-            "the shader writes no colour or depth and discards nothing: what its {code} instructions compute is seen nowhere, and the text leaves it out"
+            "the shader writes no colour or depth and discards nothing: what its {code} instructions compute is seen nowhere, and the text leaves it out; HLSL needs a colour, and oC0 here is 0 (undefined on the hardware)"
         ));
         instructions.retain(|i| i.opcode() == 0xFFFE);
+        d.outputs.insert(
+            (RegisterType::ColorOut as u8, 0),
+            ("out float4 oC0 : COLOR0".into(), "oC0".into()),
+        );
     }
     d.relative_base = d.loose_array(&instructions);
     d.input_array(&instructions)?;
@@ -3256,10 +3262,10 @@ mod tests {
 
     /// A pixel shader that writes no colour or depth and discards nothing (Wine's
     /// `ps_3_0_5`, a loop reading inputs at aL into r0): nothing it computes is seen,
-    /// so the text computes nothing, says so, and compiles to a shader that, like the
-    /// original, outputs nothing.
+    /// so the text computes nothing and says so, writing 0 to the colour HLSL needs
+    /// (undefined in the original).
     #[test]
-    fn a_pixel_shader_that_outputs_nothing_is_an_empty_main() {
+    fn a_pixel_shader_that_outputs_nothing_computes_nothing() {
         let source =
             "ps_3_0\ndcl_texcoord v0\nloop aL, i0\nmov r0, v0[aL]\nendloop\nadd r1, r0, c0\n";
         let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
@@ -3268,7 +3274,7 @@ mod tests {
             text.contains("// the shader writes no colour or depth and discards nothing: what its 4 instructions compute is seen nowhere"),
             "{text}"
         );
-        assert!(text.contains("{\n}"), "{text}");
+        assert!(text.contains("    oC0 = 0;\n}"), "{text}");
         runs_as_the_original(&bytes, &text, 6);
         // One that discards is decompiled whole.
         let kills = "ps_3_0\ndcl_texcoord v0\nadd r0, v0, c0\ntexkill r0\n";
