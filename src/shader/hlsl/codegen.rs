@@ -191,6 +191,12 @@ struct Gen<'p> {
     def_pref: Option<usize>,
     /// The constant registers uniforms take or reserve, in order (see [`Gen::def_reg`]).
     uniform_consts: Vec<u32>,
+    /// The constant registers uniforms take for what the shader reads, and literal
+    /// arrays, in order: those of a `register()` binding past them are the literals'
+    /// where the model has no other room.
+    read_consts: Vec<u32>,
+    /// The model's float constant registers.
+    const_file: u32,
     code: Vec<String>,
     errors: Vec<String>,
     /// The sincos constants of shader model 2, once made.
@@ -308,6 +314,30 @@ pub fn generate(
         RegisterSet::BOOL,
         &mut table_constants,
     );
+    let mut read_consts: Vec<u32> = table_constants
+        .iter()
+        .filter(|c| c.register_set == RegisterSet::FLOAT4)
+        .flat_map(|c| {
+            let start = u32::from(c.register_index);
+            start..start + u32::from(c.register_count)
+        })
+        .chain(
+            p.uniforms
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| u.literal)
+                .filter_map(|(var, u)| {
+                    let base = *uniform_regs.get(&(var as u32))?;
+                    Some(base..base + u.registers.max(1))
+                })
+                .flatten(),
+        )
+        .collect();
+    read_consts.sort_unstable();
+    read_consts.dedup();
+    let const_file = limits::limits(model_version(profile))
+        .and_then(|l| l.count(RegisterType::Const))
+        .unwrap_or(u32::MAX);
     let mut g = Gen {
         p,
         profile,
@@ -316,6 +346,8 @@ pub fn generate(
         uses_left: HashMap::new(),
         defs: Vec::new(),
         def_pref: None,
+        read_consts,
+        const_file,
         uniform_consts,
         code: Vec::new(),
         errors: Vec::new(),
@@ -1493,9 +1525,17 @@ impl Gen<'_> {
     /// Microsoft's compilers fill the lowest free registers with literals, below bound
     /// uniforms too (`float4 u : register(c31)` in ps_2_0 leaves c0–c30 to them), so
     /// they fit the model wherever the source binds its constants.
+    /// A `register()` binding reserves its whole variable; where that leaves the model
+    /// no room for every literal, the rest take its registers the shader never reads
+    /// (their values are seen by nothing), before any past the model's last.
     fn def_reg(&self, i: usize) -> u32 {
-        (0..)
-            .filter(|r| self.uniform_consts.binary_search(r).is_err())
+        let free = |r: &u32| self.uniform_consts.binary_search(r).is_err();
+        let unread = |r: &u32| !free(r) && self.read_consts.binary_search(r).is_err();
+        let file = self.const_file;
+        (0..file)
+            .filter(free)
+            .chain((0..file).filter(unread))
+            .chain((file..).filter(free))
             .nth(i)
             .unwrap_or(u32::MAX)
     }
@@ -2097,16 +2137,7 @@ impl Gen<'_> {
     /// Keep an instruction within the model's read ports: a second constant (or input)
     /// register is copied to a temporary first.
     fn fit_ports(&mut self, ops: &mut [Operand]) -> Vec<(u32, Vec<u8>)> {
-        let version = Version {
-            kind: if self.profile.pixel {
-                ShaderKind::Pixel
-            } else {
-                ShaderKind::Vertex
-            },
-            major: self.profile.major,
-            minor: if self.profile.minor > 0 { 1 } else { 0 },
-        };
-        let Some(lim) = limits::limits(version) else {
+        let Some(lim) = limits::limits(model_version(self.profile)) else {
             return Vec::new();
         };
         let mut temps = Vec::new();
@@ -3410,12 +3441,9 @@ fn port_key(p: &Program, profile: Profile, src: &Src) -> Option<(RegisterType, P
     }
 }
 
-/// Instructions that would read more registers of a kind than the model's read ports
-/// allow get one of them through a copy to a temporary, as Microsoft's compiler does:
-/// the register the most such instructions read, copied once for all of them; literals
-/// copied together, four to a register.
-fn fix_ports(p: &mut Program, profile: Profile) {
-    let version = Version {
+/// The version whose limits a profile's code must fit (ps_2_x's and vs_2_x's, 2_1).
+fn model_version(profile: Profile) -> Version {
+    Version {
         kind: if profile.pixel {
             ShaderKind::Pixel
         } else {
@@ -3423,8 +3451,15 @@ fn fix_ports(p: &mut Program, profile: Profile) {
         },
         major: profile.major,
         minor: if profile.minor > 0 { 1 } else { 0 },
-    };
-    let Some(lim) = limits::limits(version) else {
+    }
+}
+
+/// Instructions that would read more registers of a kind than the model's read ports
+/// allow get one of them through a copy to a temporary, as Microsoft's compiler does:
+/// the register the most such instructions read, copied once for all of them; literals
+/// copied together, four to a register.
+fn fix_ports(p: &mut Program, profile: Profile) {
+    let Some(lim) = limits::limits(model_version(profile)) else {
         return;
     };
     let ports = |file: RegisterType| {
@@ -4010,6 +4045,45 @@ mod tests {
                 assert!(near, "{profile}: t = {t:?}: {got:?}, not {want:?}");
             }
         }
+    }
+
+    /// A `register()` binding reserves its whole variable; one that runs past the model's
+    /// last register leaves the literals no room after it, so they take registers of it
+    /// the shader never reads (Microsoft's compiler puts this one's 0.5 in c0, a[0]).
+    #[test]
+    fn literals_take_unread_registers_of_a_binding_that_fills_the_model() {
+        let source = "float4 a[40] : register(c0);\n\
+            float4 main(float4 t : TEXCOORD0) : COLOR { return a[1] * t + 0.5; }";
+        let c = compiled_code(source, "ps_2_0");
+        let def = c
+            .asm
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("def c"))
+            .unwrap_or_else(|| panic!("no def:\n{}", c.asm));
+        assert!(
+            !def.starts_with("1,"),
+            "the def takes c1, which a[1] is:\n{}",
+            c.asm
+        );
+        let p = Program::new(&c.bytecode).unwrap();
+        // a's table entry covers a[0] and a[1]; a[1] is read.
+        let (_, r, _) = p.constant("a").unwrap();
+        let mut inputs = Inputs::default();
+        inputs
+            .attributes
+            .by_semantic
+            .insert(Semantic::new(Semantic::TEXCOORD, 0), [1.0, 2.0, 0.5, 0.0]);
+        inputs
+            .bindings
+            .constants
+            .float
+            .insert(r + 1, [0.25, 0.5, 1.0, 2.0]);
+        assert_eq!(
+            colour(&p.run(&inputs).unwrap()),
+            [0.75, 1.5, 1.0, 0.5],
+            "{}",
+            c.asm
+        );
     }
 
     /// `lit` in a pixel shader, which has no such instruction, and in vs_3_0, where fxc
