@@ -525,6 +525,52 @@ impl Decompiler {
             self.line(l);
         }
         self.close();
+        // ps_1_4: "the alpha component of temporary registers do not persist across the
+        // transition" of `phase`: a register the first phase wrote and the block did not
+        // write again after it has an undefined alpha, which the text makes 0 (HLSL's
+        // compiler refuses a read of it).
+        let mut lost: BTreeSet<u32> = BTreeSet::new();
+        let mut past_phase = false;
+        for ins in &instructions[..end] {
+            if ins.mnemonic() == "phase" {
+                past_phase = true;
+                continue;
+            }
+            let Some(dst) = ins.operands.as_ref().and_then(|o| o.dst) else {
+                continue;
+            };
+            if dst.register_type() != Some(RegisterType::Temp) {
+                continue;
+            }
+            match past_phase {
+                false => {
+                    lost.insert(dst.number());
+                }
+                true if dst.write_mask() & 8 != 0 => {
+                    lost.remove(&dst.number());
+                }
+                true => {}
+            }
+        }
+        if past_phase && !lost.is_empty() {
+            let names: Vec<String> = lost.iter().map(|n| format!("r{n}")).collect();
+            self.notes.push(format!(
+                "the alpha of {} (written before phase) does not persist across it, undefined on the hardware: the text makes it 0",
+                names.join(", ")
+            ));
+            for &n in &lost {
+                self.push(Kind::Assign(Assign {
+                    name: format!("r{n}"),
+                    reg_width: 4,
+                    mask: 8,
+                    width: Width::Scalar,
+                    value: "0.0".into(),
+                    target: Some((RegisterType::Temp as u8, n)),
+                    foldable: true,
+                    partial: false,
+                }));
+            }
+        }
         Ok(end)
     }
 
@@ -3328,6 +3374,23 @@ mod tests {
             e.message.contains("writes o1 at a relative address"),
             "{e:?}"
         );
+    }
+
+    /// ps_1_4: a register the first phase wrote keeps no alpha across `phase` (the
+    /// d3d9_decompile fuzz target's find, the colour read at the end): the text makes
+    /// that alpha 0, says so, and compiles back (ours refuses a read of it).
+    #[test]
+    fn a_first_phase_alpha_read_after_phase_is_0() {
+        let source = "ps_1_4\ntexld r0, t0\ntexcrd r1.xyz, t1\nbem r2.xy, r1, r0\n\
+                      phase\ntexld r2, r2\nmov r0.xyz, r2\n";
+        let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
+        let text = decompile(&bytes).unwrap();
+        assert!(
+            text.contains("// the alpha of r0, r1 (written before phase)"),
+            "{text}"
+        );
+        assert!(text.contains("    r0.w = 0.0;\n"), "{text}");
+        runs_as_the_original(&bytes, &text, 9);
     }
 
     /// ps_1_4's texcrd copies three lanes (its fourth is undefined, 1 here): the text

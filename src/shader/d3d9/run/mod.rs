@@ -351,6 +351,10 @@ pub struct Program {
     defis: Vec<(u32, [i32; 4])>,
     defbs: Vec<(u32, bool)>,
     labels: BTreeMap<u32, usize>,
+    /// ps_1_4: the instruction after `phase`, where the temporaries' alpha stops
+    /// persisting ("the alpha component of temporary registers do not persist across
+    /// the transition"): undefined on the hardware, 0 in a run.
+    phase_at: Option<usize>,
     /// Float constant registers a run needs (highest referenced + 1, at least 256).
     float_count: usize,
     ctab_defaults: Constants,
@@ -389,6 +393,7 @@ impl Program {
         let shader = bytecode::parse(bytecode_bytes)?;
         let version = shader.version;
         let mut ops = Vec::new();
+        let mut phase_at = None;
         let mut decls = Vec::new();
         let mut samplers = BTreeMap::new();
         let (mut defs, mut defis, mut defbs) = (Vec::new(), Vec::new(), Vec::new());
@@ -482,7 +487,12 @@ impl Program {
                     }
                     continue;
                 }
-                0xFFFD | 0x00 => continue,
+                // ps_1_4's phase: where it falls among the instructions.
+                0xFFFD => {
+                    phase_at = Some(ops.len());
+                    continue;
+                }
+                0x00 => continue,
                 _ => {}
             }
             let dst = match dst_param {
@@ -546,6 +556,7 @@ impl Program {
             defis,
             defbs,
             labels,
+            phase_at,
             float_count: float_count.min(4 * CONST_BANK_SIZE as usize),
             ctab_defaults,
             ctab_names,
@@ -920,6 +931,17 @@ impl<'a> Machine<'a> {
                 return Err(RunError::StepLimit {
                     limit: prog.step_limit,
                 });
+            }
+            if prog.phase_at == Some(pc) {
+                // Undefined on the hardware; 0 here, in every shader run alike.
+                for lane in &mut self.lanes {
+                    for r in &mut lane.r {
+                        r[3] = 0.0;
+                    }
+                    for m in &mut lane.overflowed_r {
+                        *m &= !8;
+                    }
+                }
             }
             let op = &ops[pc];
             let mut next = pc + 1;
