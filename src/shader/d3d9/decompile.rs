@@ -3103,6 +3103,12 @@ mod tests {
     use crate::shader::hlsl::behaviour::same_behaviour;
     use crate::shader::hlsl::compile::{compile, Options};
 
+    /// Why the decompiler refuses the shader of asm `source`.
+    fn refused(source: &str) -> DecompileError {
+        let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
+        decompile(&bytes).unwrap_err()
+    }
+
     /// `original` with the constant table the behaviour test binds by, as the text
     /// decompiled from it names its constants: the table's constants the text declares
     /// ([`table::declarable`]), their names as HLSL spells them (an
@@ -3353,8 +3359,7 @@ mod tests {
         // Read at aL from a register no dcl declares: refused, saying so.
         let bare = "ps_3_0\ndefi i0, 2, 0, 1, 0\ndcl_texcoord v0\nmov r0, v0\n\
                     loop aL, i0\nadd r0, r0, v1[aL]\nendloop\nmov oC0, r0\n";
-        let bytes = crate::shader::d3d9::asm::assemble(bare).unwrap();
-        let e = decompile(&bytes).unwrap_err();
+        let e = refused(bare);
         assert!(
             e.message.contains("from v1, which no dcl declares"),
             "{e:?}"
@@ -3368,8 +3373,7 @@ mod tests {
         let source = "vs_3_0\ndefi i0, 2, 0, 1, 0\ndcl_position v0\ndcl_position o0\n\
                       dcl_texcoord o1\ndcl_texcoord1 o2\nmov o0, v0\nloop aL, i0\n\
                       mov o1[aL], c0[aL]\nendloop\n";
-        let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
-        let e = decompile(&bytes).unwrap_err();
+        let e = refused(source);
         assert!(
             e.message.contains("writes o1 at a relative address"),
             "{e:?}"
