@@ -3103,6 +3103,17 @@ mod tests {
     use crate::shader::hlsl::behaviour::same_behaviour;
     use crate::shader::hlsl::compile::{compile, Options};
 
+    /// The decompiled `text` compiled by ours for `profile`.
+    fn compiled_back(text: &str, profile: &str) -> Vec<u8> {
+        let options = Options {
+            profile: profile.into(),
+            ..Options::default()
+        };
+        compile("d.hlsl", text, None, &options)
+            .unwrap_or_else(|f| panic!("{}\n{text}", f.render()))
+            .bytecode
+    }
+
     /// Why the decompiler refuses the shader of asm `source`.
     fn refused(source: &str) -> DecompileError {
         let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
@@ -3149,13 +3160,8 @@ mod tests {
     /// `text`, decompiled from `original`, compiled back with ours for the original's
     /// profile, runs as the original on random inputs (`seed`).
     fn runs_as_the_original(original: &[u8], text: &str, seed: u64) {
-        let options = Options {
-            profile: bytecode::parse(original).unwrap().version.to_string(),
-            ..Options::default()
-        };
-        let back = compile("d.hlsl", text, None, &options)
-            .unwrap_or_else(|f| panic!("{}\n{text}", f.render()))
-            .bytecode;
+        let profile = bytecode::parse(original).unwrap().version.to_string();
+        let back = compiled_back(text, &profile);
         same_behaviour(&bound_as(original, &back), &back, 8, seed)
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
     }
@@ -3253,17 +3259,7 @@ mod tests {
             text.contains("a0.x == 2 ? float4(1.0, 0.5, 0.25, 2.0) : c1[a0.x]"),
             "{text}"
         );
-        let back = compile(
-            "d.hlsl",
-            &text,
-            None,
-            &Options {
-                profile: "vs_2_0".into(),
-                ..Options::default()
-            },
-        )
-        .unwrap_or_else(|f| panic!("{}\n{text}", f.render()))
-        .bytecode;
+        let back = compiled_back(&text, "vs_2_0");
         for index in -1..6 {
             let mut inputs = Inputs::default();
             let float = &mut inputs.bindings.constants.float;
@@ -3289,17 +3285,7 @@ mod tests {
         let text = decompile(&bytes).unwrap();
         assert!(text.contains("// i0 is set by the game"), "{text}");
         assert!(text.contains("k0 < i0;"), "{text}");
-        let back = compile(
-            "d.hlsl",
-            &text,
-            None,
-            &Options {
-                profile: "vs_2_0".into(),
-                ..Options::default()
-            },
-        )
-        .unwrap_or_else(|f| panic!("{}\n{text}", f.render()))
-        .bytecode;
+        let back = compiled_back(&text, "vs_2_0");
         for i0 in [[0, 0, 1, 0], [3, 0, 1, 0], [3, 1, 2, 0], [2, 5, -2, 0]] {
             let mut inputs = Inputs::default();
             inputs.bindings.constants.int.insert(0, i0);
