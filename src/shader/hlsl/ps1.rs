@@ -904,11 +904,18 @@ fn phases(code: Vec<String>) -> Vec<String> {
 fn resolve_in(p: &Program, profile: Profile, comps: &[Comp]) -> Src {
     let mut src = resolve_uniform(p, profile, comps);
     for c in &mut src.comps {
-        while p.node(c.node).op == Op::Mov {
-            *c = p.node(c.node).args[0][usize::from(c.lane)];
-        }
+        *c = through_moves(p, *c);
     }
     src
+}
+
+/// The component a `mov` node's lane is, through every `mov` (a node replaced by lanes
+/// of others).
+fn through_moves(p: &Program, mut c: Comp) -> Comp {
+    while p.node(c.node).op == Op::Mov {
+        c = p.node(c.node).args[0][usize::from(c.lane)];
+    }
+    c
 }
 
 /// What an operation is, for a message.
@@ -1254,8 +1261,10 @@ fn fuse(p: &mut Program) {
 /// the one computed so.
 fn align_lanes(p: &mut Program, live: &HashMap<NodeId, u8>) {
     fn register_lane(p: &Program, mut c: Comp) -> Option<u8> {
-        while p.node(c.node).op == Op::Mov {
-            c = p.node(c.node).args[0][usize::from(c.lane)];
+        // A negation is read as its operand's register, negated.
+        c = through_moves(p, c);
+        while p.node(c.node).op == Op::Neg {
+            c = through_moves(p, p.node(c.node).args[0][usize::from(c.lane)]);
         }
         let node = p.node(c.node);
         match node.op {
@@ -1271,7 +1280,7 @@ fn align_lanes(p: &mut Program, live: &HashMap<NodeId, u8>) {
         if w < 2
             || !matches!(
                 node.op,
-                Op::Add | Op::Mul | Op::Mad | Op::Lrp | Op::Cmp | Op::Sat
+                Op::Add | Op::Mul | Op::Mad | Op::Lrp | Op::Cmp | Op::Sat | Op::Neg
             )
             || node.args.iter().any(|a| a.len() != w)
         {
@@ -1329,7 +1338,10 @@ fn align_lanes(p: &mut Program, live: &HashMap<NodeId, u8>) {
             .args
             .iter()
             .map(|a| {
-                let reg = a.iter().find(|&&c| p.constant(c).is_none()).map(|c| c.node);
+                let reg = a
+                    .iter()
+                    .find(|&&c| p.constant(c).is_none())
+                    .map(|&c| through_moves(p, c).node);
                 (0..width)
                     .map(|t| match targets.iter().position(|&x| x == Some(t as u8)) {
                         Some(from) => a[from],
@@ -1382,16 +1394,10 @@ impl NoneOrEq for Option<u8> {
 /// chosen. Where each of them is in its own lane already, one `lrp` against the mask
 /// does it.
 fn select_lanes(p: &mut Program) {
-    fn look(p: &Program, mut c: Comp) -> Comp {
-        while p.node(c.node).op == Op::Mov {
-            c = p.node(c.node).args[0][usize::from(c.lane)];
-        }
-        c
-    }
     // `x` is `-a`: a negation of it, or the literal of opposite sign.
     let negation_of = |p: &Program, x: Comp, a: Comp| {
         let n = p.node(x.node);
-        n.op == Op::Neg && look(p, n.args[0][usize::from(x.lane)]) == a
+        n.op == Op::Neg && through_moves(p, n.args[0][usize::from(x.lane)]) == a
             || matches!((p.constant(x), p.constant(a)), (Some(x), Some(a)) if x == -a)
     };
     // b where `d` is `b - a`.
@@ -1402,9 +1408,12 @@ fn select_lanes(p: &mut Program) {
         let n = p.node(d.node).clone();
         let lane = usize::from(d.lane);
         match n.op {
-            Op::Neg if look(p, n.args[0][lane]) == a => Some(p.konst(0.0)),
+            Op::Neg if through_moves(p, n.args[0][lane]) == a => Some(p.konst(0.0)),
             Op::Add => {
-                let (x, y) = (look(p, n.args[0][lane]), look(p, n.args[1][lane]));
+                let (x, y) = (
+                    through_moves(p, n.args[0][lane]),
+                    through_moves(p, n.args[1][lane]),
+                );
                 if negation_of(p, x, a) {
                     Some(y)
                 } else if negation_of(p, y, a) {
@@ -1432,10 +1441,13 @@ fn select_lanes(p: &mut Program) {
         let mut b = Vec::new();
         for i in 0..usize::from(node.width) {
             let (ai, bi) = if node.op == Op::Lrp {
-                (look(p, node.args[2][i]), Some(look(p, node.args[1][i])))
+                (
+                    through_moves(p, node.args[2][i]),
+                    Some(through_moves(p, node.args[1][i])),
+                )
             } else {
-                let ai = look(p, node.args[2][i]);
-                let di = look(p, node.args[1][i]);
+                let ai = through_moves(p, node.args[2][i]);
+                let di = through_moves(p, node.args[1][i]);
                 (ai, minuend(p, di, ai))
             };
             a.push(ai);
@@ -3538,6 +3550,22 @@ mod tests {
         let literal = "float4 a;\nfloat4 main() : COLOR\n{\n    \
                        return lerp(a.yyyy, float4(0.0, 0.0, 0.0, 0.0), float4(0.0, 0.0, 1.0, 0.0));\n}\n";
         fits(literal, "ps_1_1");
+    }
+
+    #[test]
+    fn a_choice_of_lanes_is_computed_in_the_lanes_it_is_read_at() {
+        // What the decompiler writes for `cnd r0.xyw, r1, c0, c1`: the condition's
+        // negation and the choice compute .xyw where the sample and the constants have
+        // them, one `cmp`, not three lanes at .xyz each moved to its place (12 slots).
+        let source = "float4 c0 : register(c0);\nfloat4 c1 : register(c1);\n\
+                      sampler2D s1 : register(s1);\n\
+                      float4 main(float4 tc1 : TEXCOORD1) : COLOR0\n{\n    \
+                      float4 r0 = 0;\n    \
+                      r0.xyw = (tex2D(s1, tc1.xy).xyw > 0.5 ? c0.xyw : c1.xyw);\n    \
+                      return r0;\n}\n";
+        let asm = fits(source, "ps_1_4");
+        assert!(slots(&asm) <= 3, "{asm}");
+        assert!(asm.contains("cmp r0.xyw,"), "{asm}");
     }
 
     #[test]
