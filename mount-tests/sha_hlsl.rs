@@ -539,3 +539,67 @@ fn an_asm_shader_that_does_not_decompile_is_one_unreadable_file() {
         );
     }
 }
+
+/// A vs_3_0 block that writes its outputs at aL, which no HLSL compiles to: through a
+/// real mount its `.hlsl` view is its instructions in an `asm { }` block, saying why;
+/// `cp` of the view over itself changes no byte of the effect; an edit with sed lands in
+/// the block, and reads back after a remount.
+#[test]
+fn a_shader_no_hlsl_says_shows_as_its_instructions_and_saves() {
+    if !can_mount() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let effect = tmp.path().join("looped.sha");
+    let text = fs::read_to_string(own("sm2_sm3.sha")).unwrap();
+    let looped = text.replace(
+        "\t\tdcl_texcoord\to1.xy\n\t\tm4x4\to0, v0, c0\n\t\tmov\to1.xy, v1\n",
+        "\t\tdcl_texcoord\to1\n\t\tdcl_texcoord1\to2\n\t\tdefi\ti0, 2, 0, 1, 0\n\t\tm4x4\to0, v0, c0\n\
+         \t\tloop\taL, i0\n\t\tmov\to1[aL], v1\n\t\tendloop\n",
+    );
+    assert_ne!(looped, text);
+    fs::write(&effect, &looped).unwrap();
+    let mnt = tmp.path().join("mnt");
+    let m = Mount::new(&effect, &mnt, &[]);
+    let view = m.path("vertex.vs3.hlsl");
+    let shown = fs::read_to_string(&view).unwrap();
+    assert_eq!(
+        shown,
+        decompile(&fs::read(m.path("vertex.vs3.vso")).unwrap()).unwrap()
+    );
+    assert!(
+        shown.contains("// written as asm: ")
+            && shown.contains("writes o1 at a relative address")
+            && shown.contains("    asm {\n")
+            && shown.contains("        loop aL, i0\n            mov o1[aL], v1\n"),
+        "{shown}"
+    );
+    // Saved as it reads: not a byte of the effect changes.
+    let copy = tmp.path().join("shown.hlsl");
+    fs::write(&copy, &shown).unwrap();
+    let (code, _, err) = sh(&format!("cp {} {}", p(&copy), p(&view)));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(fs::read_to_string(&effect).unwrap(), looped);
+    // An edit of an instruction is the new block.
+    let (code, _, err) = sh(&format!(
+        "sed -i 's/mov o1\\[aL\\], v1/add o1[aL], v1, v1/' {}",
+        p(&view)
+    ));
+    assert_eq!(code, 0, "{err}");
+    let edited = shown.replace("mov o1[aL], v1", "add o1[aL], v1, v1");
+    assert_eq!(fs::read_to_string(&view).unwrap(), edited);
+    let block = fs::read_to_string(m.path("vertex.vs3.asm")).unwrap();
+    assert!(block.contains("add o1[aL], v1, v1"), "{block}");
+    m.unmount();
+    let m = Mount::new(&effect, &mnt, &["-o", "ro"]);
+    assert_eq!(
+        fs::read_to_string(m.path("vertex.vs3.hlsl")).unwrap(),
+        edited
+    );
+    let out = run(shaderfs().arg("check").arg(&effect));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

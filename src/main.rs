@@ -298,9 +298,10 @@ enum D3d9Command {
     /// profile and anything the text does not say as the shader has it (a vertex shader
     /// without a position writes 0 there, as HLSL needs one). Subroutines are functions.
     /// A ps_1_x shader's texbem/texbeml/bem (their matrix is texture-stage state) keep its
-    /// texture stage as an `asm { }` block, which shaderfs's compiler takes. Refused, with
-    /// the instruction and why: a loop aL over an int register the game sets, and a
-    /// subroutine calling itself. Exit 2 when refused.
+    /// texture stage as an `asm { }` block, which shaderfs's compiler takes. A shader whose
+    /// code no HLSL says (vs_3_0 outputs written at aL, inputs read at aL from a register
+    /// no dcl declares) is its instructions in an `asm { }` block, the body of `void
+    /// main()`, the first comment saying why. Exit 2 when the bytes are no shader.
     Decompile {
         /// Shader bytecode (.pso, .vso, .bin).
         file: PathBuf,

@@ -1701,7 +1701,9 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     let listing = String::from_utf8(listing).unwrap();
     assert!(listing.contains("    texbem t1, t0\n"), "{listing}");
 
-    // Inputs read at aL from a register no dcl declares: refused with where and why.
+    // Inputs read at aL from a register no dcl declares, which no HLSL compiles to: the
+    // text is the instructions in an asm block, saying where and why, and compiles back
+    // to them.
     let looped = tmp.path().join("loop.vso");
     fs::write(
         &asm,
@@ -1710,12 +1712,27 @@ fn d3d9_decompile_prints_hlsl_that_compiles_back_and_runs_the_same() {
     .unwrap();
     let (code, _, err) = shaderfs(&["d3d9", "asm", &p(&asm), "-o", &p(&looped)]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = shaderfs(&["d3d9", "decompile", &p(&looped)]);
-    assert_eq!(code, 2);
+    let text = tmp.path().join("loop.hlsl");
+    let (code, _, err) = shaderfs(&["d3d9", "decompile", &p(&looped), "-o", &p(&text)]);
+    assert_eq!(code, 0, "{err}");
+    let hlsl = fs::read_to_string(&text).unwrap();
     assert!(
-        err.contains("loop.vso: at byte ")
-            && err.contains("'add'")
-            && err.contains("from v5, which no dcl declares"),
-        "{err}"
+        hlsl.contains("// written as asm: at byte ")
+            && hlsl.contains("'add'")
+            && hlsl.contains("from v5, which no dcl declares")
+            && hlsl.contains("            add r0, r0, v5[aL]\n"),
+        "{hlsl}"
     );
+    let back = tmp.path().join("loop-back.vso");
+    let (code, err) = compile(&text, "vs_3_0", &back);
+    assert_eq!(code, 0, "{err}");
+    let listing = |f: &Path| {
+        let (_, out, _) = shaderfs(&["d3d9", "disasm", &p(f)]);
+        let out = String::from_utf8(out).unwrap();
+        out.lines()
+            .filter(|l| !l.is_empty() && !l.starts_with("//"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(listing(&back), listing(&looped));
 }

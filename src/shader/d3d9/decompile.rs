@@ -84,6 +84,20 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
             "constant table: its types take {nodes} type infos written out, more than {MAX_TYPE_NODES}"
         )));
     }
+    match structured(&shader, table.clone(), unread.clone()) {
+        // What the statements cannot say about an instruction: the shader as its
+        // instructions, in an asm block.
+        Err(e) if e.offset > 0 => as_asm(&shader, table, unread, &e).ok_or(e),
+        done => done,
+    }
+}
+
+/// The shader as statements: `table` its constant table, if it reads (or why not).
+fn structured(
+    shader: &bytecode::Shader,
+    table: Option<ConstantTable>,
+    unread: Option<String>,
+) -> Result<Decompiled, DecompileError> {
     let mut d = Decompiler::new(shader.version, table);
     d.notes.extend(unread);
     let mut instructions: Vec<&Instruction> = shader.instructions().collect();
@@ -185,6 +199,90 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
         d.outputs.insert(key, (decl, name));
     }
     Ok(d.finish(code))
+}
+
+/// The shader as one `asm { }` block, the body of `void main()`, the table's constants
+/// declared on their registers: for a shader whose code HLSL cannot say (`why`, where the
+/// statements stopped). `None` where an instruction has no text to assemble back.
+fn as_asm(
+    shader: &bytecode::Shader,
+    table: Option<ConstantTable>,
+    unread: Option<String>,
+    why: &DecompileError,
+) -> Option<Decompiled> {
+    let version = shader.version;
+    let mut notes = vec![format!(
+        "written as asm: at byte {}, {}; the shader is its instructions in an asm block, which shaderfs's compiler takes and Microsoft's refuse inside a function (X3064)",
+        why.offset, why.message
+    )];
+    notes.extend(unread);
+    let mut samplers = BTreeMap::new();
+    let mut block = String::new();
+    let mut depth = 0usize;
+    let mut instructions = 0;
+    for ins in shader.instructions() {
+        let op = ins.opcode();
+        if matches!(op, 0xFFFE | 0xFFFF) {
+            continue;
+        }
+        if op == 0x1F {
+            if let Some(ops) = &ins.operands {
+                if let (Some(decl), Some(dst)) = (ops.decl, ops.dst) {
+                    if dst.register_type() == Some(RegisterType::Sampler) {
+                        samplers.insert(dst.number(), declared_sampler(decl));
+                    }
+                }
+            }
+        } else if !matches!(op, 0x51 | 0x30 | 0x2F) {
+            instructions += 1;
+        }
+        // endif, endloop, endrep and else close a block; if, ifc, loop, rep and else
+        // open one.
+        if matches!(op, 0x2A | 0x2B | 0x1D | 0x27) {
+            depth = depth.saturating_sub(1);
+        }
+        let text = super::disasm::instruction_text(ins, version)?;
+        let plus = if ins.coissue() { "+ " } else { "" };
+        let _ = writeln!(
+            block,
+            "        {}{plus}{text}",
+            "    ".repeat(depth.min(16))
+        );
+        if matches!(op, 0x28 | 0x29 | 0x2A | 0x1B | 0x26) {
+            depth += 1;
+        }
+    }
+    let mut out = format!(
+        "// {version}: decompiled by shaderfs ({instructions} instructions, written as asm)\n"
+    );
+    let table = table.map(|t| {
+        let (t, more) = table::declarable(t, version, &samplers);
+        notes.extend(more);
+        t
+    });
+    for note in &notes {
+        let _ = writeln!(out, "// {note}");
+    }
+    for c in table.iter().flat_map(|t| &t.constants) {
+        let _ = writeln!(out, "{}", declaration(c));
+    }
+    let _ = write!(out, "\nvoid main()\n{{\n    asm {{\n{block}    }}\n}}\n");
+    Some(Decompiled {
+        text: out,
+        instructions,
+        statements: instructions,
+        as_asm: true,
+    })
+}
+
+/// The HLSL type of a sampler its `dcl` token declares.
+fn declared_sampler(decl: u32) -> &'static str {
+    match (decl >> 27) & 0xF {
+        1 => "sampler1D",
+        3 => "samplerCUBE",
+        4 => "sampler3D",
+        _ => "sampler2D",
+    }
 }
 
 struct Decompiler {
@@ -307,13 +405,7 @@ impl Decompiler {
                 };
                 let ty = reg_type(ins, &dst)?;
                 if ty == RegisterType::Sampler {
-                    let t = match (decl >> 27) & 0xF {
-                        1 => "sampler1D",
-                        3 => "samplerCUBE",
-                        4 => "sampler3D",
-                        _ => "sampler2D",
-                    };
-                    self.samplers.insert(dst.number(), t);
+                    self.samplers.insert(dst.number(), declared_sampler(decl));
                     return Ok(());
                 }
                 let usage = usage_name((decl & 0x1F) as u8);
@@ -2111,6 +2203,7 @@ impl Decompiler {
             text: out,
             instructions,
             statements,
+            as_asm: false,
         }
     }
 }
@@ -2247,8 +2340,11 @@ struct Decompiled {
     text: String,
     /// Instructions of the shader's code (not `dcl`, `def`, comments).
     instructions: usize,
-    /// Statements of the text (assignments, `clip`; not control lines).
+    /// Statements of the text (assignments, `clip`; not control lines), or its
+    /// instructions where it is written as asm.
     statements: usize,
+    /// The text is the shader's instructions in an asm block ([`as_asm`]).
+    as_asm: bool,
 }
 
 /// Marks a read of a register in a statement's text: `\u{1}` read number `\u{2}`.
@@ -3114,10 +3210,56 @@ mod tests {
             .bytecode
     }
 
-    /// Why the decompiler refuses the shader of asm `source`.
-    fn refused(source: &str) -> DecompileError {
+    /// The instruction tokens of a shader, comments (its constant table) left out.
+    fn code_of(bytes: &[u8]) -> Vec<u32> {
+        let shader = bytecode::parse(bytes).unwrap();
+        let mut code = vec![shader.version.token()];
+        for ins in shader.instructions().filter(|i| i.opcode() != 0xFFFE) {
+            code.push(ins.token);
+            code.extend(&ins.tokens);
+        }
+        code
+    }
+
+    /// The shader in `bytes` written as asm, as [`decompile`] writes what statements
+    /// cannot say.
+    fn forced_asm(bytes: &[u8]) -> Option<String> {
+        let shader = bytecode::parse(bytes).ok()?;
+        let table = ConstantTable::from_bytecode(bytes).ok().flatten();
+        let why = DecompileError {
+            offset: 1,
+            message: "asked".into(),
+        };
+        as_asm(&shader, table, None, &why).map(|d| d.text)
+    }
+
+    /// The text of the shader of asm `source` for `profile`, which statements cannot
+    /// say: its first comment says why (`because`), and it is the shader's instructions
+    /// in an asm block, which ours compiles back to the very instructions, the table's
+    /// constants on their registers.
+    fn written_as_asm(source: &str, profile: &str, because: &str) -> String {
         let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
-        decompile(&bytes).unwrap_err()
+        let text = decompile(&bytes).unwrap();
+        let first = text.lines().nth(1).unwrap_or_default();
+        assert!(first.starts_with("// written as asm: at byte "), "{text}");
+        assert!(first.contains(because), "no '{because}':\n{text}");
+        assert!(text.contains("\nvoid main()\n{\n    asm {\n"), "{text}");
+        let back = compiled_back(&text, profile);
+        assert_eq!(code_of(&back), code_of(&bytes), "{text}");
+        let ours = ConstantTable::from_bytecode(&back).unwrap();
+        if let Ok(Some(theirs)) = ConstantTable::from_bytecode(&bytes) {
+            let registers = |t: &ConstantTable| -> Vec<(String, u16, u16)> {
+                let mut r: Vec<_> = t
+                    .constants
+                    .iter()
+                    .map(|c| (c.name.clone(), c.register_set.0, c.register_index))
+                    .collect();
+                r.sort();
+                r
+            };
+            assert_eq!(registers(&ours.unwrap()), registers(&theirs), "{text}");
+        }
+        text
     }
 
     /// `original` with the constant table the behaviour test binds by, as the text
@@ -3233,15 +3375,6 @@ mod tests {
         // The condition is t0's alpha, r0.a before the pair.
         assert!(text.contains("tex2D(s0, (tc0).xy).www > 0.5"), "{text}");
         runs_as_the_original(&bytes, &text, 5);
-        let both = "ps_1_1\ntexcoord t0\nmov r0, t0\nmov r1, t0\n\
-                    mov r0.rgb, r1.a\n+ mov r1.a, r0.b\n";
-        let bytes = crate::shader::d3d9::asm::assemble(both).unwrap();
-        let e = decompile(&bytes).unwrap_err();
-        assert!(
-            e.message
-                .contains("each of which reads what the other writes"),
-            "{e:?}"
-        );
     }
 
     /// A read at a relative address over loose registers among which a `def` sits
@@ -3342,28 +3475,30 @@ mod tests {
             assert!(text.contains(want), "no '{want}':\n{text}");
         }
         runs_as_the_original(&bytes, &text, 8);
-        // Read at aL from a register no dcl declares: refused, saying so.
+        // Read at aL from a register no dcl declares: written as asm, saying why.
         let bare = "ps_3_0\ndefi i0, 2, 0, 1, 0\ndcl_texcoord v0\nmov r0, v0\n\
                     loop aL, i0\nadd r0, r0, v1[aL]\nendloop\nmov oC0, r0\n";
-        let e = refused(bare);
-        assert!(
-            e.message.contains("from v1, which no dcl declares"),
-            "{e:?}"
-        );
+        written_as_asm(bare, "ps_3_0", "from v1, which no dcl declares");
     }
 
-    /// vs_3_0 outputs written at aL (`mov o1[aL], …`): refused, saying so, not written
-    /// as the first of them.
+    /// What no HLSL compiles to is the shader's instructions in an asm block, the first
+    /// comment saying what: vs_3_0 outputs written at aL (`mov o1[aL], …`), a ps_1_x
+    /// co-issued pair each of which reads what the other writes (inputs read at aL from
+    /// a register no dcl declares: above). Each compiles back to its instructions, and
+    /// the globals are the table's constants on their registers.
     #[test]
-    fn outputs_written_at_al_are_refused() {
-        let source = "vs_3_0\ndefi i0, 2, 0, 1, 0\ndcl_position v0\ndcl_position o0\n\
-                      dcl_texcoord o1\ndcl_texcoord1 o2\nmov o0, v0\nloop aL, i0\n\
-                      mov o1[aL], c0[aL]\nendloop\n";
-        let e = refused(source);
+    fn what_no_hlsl_says_is_written_as_asm() {
+        let outputs = "vs_3_0\ndefi i0, 2, 0, 1, 0\ndcl_position v0\ndcl_position o0\n\
+                       dcl_texcoord o1\ndcl_texcoord1 o2\nmov o0, v0\nloop aL, i0\n\
+                       mov o1[aL], c0[aL]\nendloop\n";
+        let text = written_as_asm(outputs, "vs_3_0", "writes o1 at a relative address");
         assert!(
-            e.message.contains("writes o1 at a relative address"),
-            "{e:?}"
+            text.contains("        loop aL, i0\n            mov o1[aL], c0[aL]\n        endloop\n"),
+            "{text}"
         );
+        let pair = "ps_1_1\ntexcoord t0\nmov r0, t0\nmov r1, t0\n\
+                    mov r0.rgb, r1.a\n+ mov r1.a, r0.b\n";
+        written_as_asm(pair, "ps_1_1", "each of which reads what the other writes");
     }
 
     /// ps_1_4: a register the first phase wrote keeps no alpha across `phase` (the
@@ -3466,13 +3601,6 @@ mod tests {
             assert!(text.contains(line), "{line}:\n{text}");
         }
         runs_as_the_original(&bytes, &text, 5);
-        let recursive = crate::shader::d3d9::asm::assemble(
-            "vs_2_0\ndcl_position v0\nmov oPos, v0\ncall l1\nret\nlabel l1\ncall l1\nret\n",
-        );
-        if let Ok(recursive) = recursive {
-            let e = decompile(&recursive).unwrap_err();
-            assert!(e.message.contains("calling itself"), "{e}");
-        }
     }
 
     /// A value folded after a negation keeps its parentheses: `1 / -(a * b)`, not
@@ -3589,6 +3717,7 @@ mod tests {
         }
         files.sort();
         let (mut same, mut refused) = (0, 0);
+        let (mut as_asm, mut as_asm_back, mut breaking) = (0, 0, 0);
         let (mut instructions, mut statements) = (0, 0);
         let mut problems = Vec::new();
         let mut oversized = Vec::new();
@@ -3606,7 +3735,38 @@ mod tests {
                 invalid += 1;
                 continue;
             }
+            // Written as asm, every valid shader compiles back to its instructions.
+            let shader = bytecode::parse(&bytes).unwrap();
+            if !crate::shader::d3d9::validate::validate(&shader).is_empty() {
+                breaking += 1;
+            } else {
+                match forced_asm(&bytes) {
+                    Some(text) => {
+                        let version = shader.version.to_string();
+                        let options = Options {
+                            profile: version.clone(),
+                            ..Options::default()
+                        };
+                        match compile("asm.hlsl", &text, None, &options) {
+                            Ok(c) if code_of(&c.bytecode) == code_of(&bytes) => as_asm_back += 1,
+                            Ok(_) => problems.push(format!(
+                                "{name}: written as asm, compiles back to other instructions\n{text}"
+                            )),
+                            Err(f) => problems.push(format!(
+                                "{name}: written as asm, does not compile back:\n{}\n{text}",
+                                f.render()
+                            )),
+                        }
+                    }
+                    None => problems.push(format!("{name}: cannot be written as asm")),
+                }
+            }
             let text = match decompiled(&bytes) {
+                Ok(d) if d.as_asm => {
+                    as_asm += 1;
+                    problems.push(format!("{name}: written as asm:\n{}", d.text));
+                    continue;
+                }
                 Ok(d) => {
                     instructions += d.instructions;
                     statements += d.statements;
@@ -3692,7 +3852,7 @@ mod tests {
             .into_iter()
             .partition(|p| p.contains("nothing was compared"));
         eprintln!(
-            "decompiled: {} shaders ({invalid} of Wine's tests the validator refuses left out); {same} compile back and behave the same, {refused} refused, {} do not fit their model and neither does the original, {} ps_1_1-1_3 do not compile back into the model, {} unmeasured (ps_1_x overflow), {} otherwise; {statements} statements for {instructions} instructions ({:.2})",
+            "decompiled: {} shaders ({invalid} of Wine's tests the validator refuses left out); {same} compile back and behave the same, {refused} refused, {as_asm} written as asm ({as_asm_back} compile back to their instructions when written so; {breaking} break their model's rules), {} do not fit their model and neither does the original, {} ps_1_1-1_3 do not compile back into the model, {} unmeasured (ps_1_x overflow), {} otherwise; {statements} statements for {instructions} instructions ({:.2})",
             files.len(),
             oversized.len(),
             early.len(),

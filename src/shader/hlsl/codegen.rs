@@ -565,26 +565,35 @@ pub fn generate(
     for line in &g.code {
         let _ = writeln!(asm, "{line}");
     }
-    let target = target.to_ascii_lowercase();
-    let version_token = crate::shader::d3d9::bytecode::Version {
+    let table = constant_table(profile, target, flags, table_constants);
+    Ok(Generated { asm, table })
+}
+
+/// The constant table of a shader compiled for `profile` (`target` as the caller named
+/// it), holding `constants`.
+pub(super) fn constant_table(
+    profile: Profile,
+    target: &str,
+    flags: u32,
+    constants: Vec<Constant>,
+) -> ConstantTable {
+    let version = crate::shader::d3d9::bytecode::Version {
         kind: if profile.pixel {
             crate::shader::d3d9::bytecode::ShaderKind::Pixel
         } else {
             crate::shader::d3d9::bytecode::ShaderKind::Vertex
         },
         major: profile.major,
-        minor: if profile.minor > 0 { 1 } else { 0 },
-    }
-    .token();
-    let table = ConstantTable {
+        minor: profile.minor,
+    };
+    ConstantTable {
         creator: format!("shaderfs {} HLSL compiler", env!("CARGO_PKG_VERSION")),
-        target: Some(target),
-        version: version_token,
+        target: Some(target.to_ascii_lowercase()),
+        version: version.token(),
         // fxc records its compile flags, NO_PRESHADER among them.
         flags: 0x100 | flags,
-        constants: table_constants,
-    };
-    Ok(Generated { asm, table })
+        constants,
+    }
 }
 
 fn usage_name(usage: &str) -> String {
@@ -822,7 +831,13 @@ fn widen(vars: &mut Vec<(u32, u32)>, var: u32, index: u32) {
 }
 
 /// A uniform's entry in the constant table: its registers, type and default value.
-fn table_entry(u: &Uniform, set: RegisterSet, index: u32, count: u32, reserved: u32) -> Constant {
+pub(super) fn table_entry(
+    u: &Uniform,
+    set: RegisterSet,
+    index: u32,
+    count: u32,
+    reserved: u32,
+) -> Constant {
     Constant {
         name: u.name.clone(),
         register_set: set,

@@ -142,7 +142,9 @@ pub fn compile_with(
             .keep_registers(options.keep_registers.clone())
             .row_major(options.flags & PACK_ROW_MAJOR != 0)
             .run(&program, entry)?;
-        let generated = if profile.pixel && profile.major == 1 {
+        let generated = if let Some(block) = &ir.shader_asm {
+            super::asm_shader::generate(&ir, block, profile, &options.profile, options.flags)
+        } else if profile.pixel && profile.major == 1 {
             super::ps1::generate(&ir, profile, &options.profile, options.flags)
         } else {
             codegen::generate(&ir, profile, &options.profile, options.flags)

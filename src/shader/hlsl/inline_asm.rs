@@ -1,5 +1,6 @@
 //! `asm { … }` in a function body: the texture stage of a ps_1_x shader written as the
-//! instructions themselves, for what no HLSL says. `texbem`, `texbeml` and `bem` sample at
+//! instructions themselves, for what no HLSL says (a block that is a whole shader, in any
+//! model, is [`super::asm_shader`]'s). `texbem`, `texbeml` and `bem` sample at
 //! coordinates moved by a matrix (and `texbeml` scale its result by a luminance) that is
 //! texture-stage state (`D3DTSS_BUMPENVMAT00`–`11`, `BUMPENVLSCALE`, `BUMPENVLOFFSET`), not
 //! a constant: no HLSL expression compiles to them, and the decompiler keeps a shader that
@@ -359,7 +360,7 @@ float4 main(float4 v0 : COLOR0) : COLOR
             (
                 main(&format!("{block}\n    return t1;")),
                 "ps_2_0",
-                "bump.hlsl(6,5): error: an asm block is kept only in ps_1_1–ps_1_4",
+                "bump.hlsl(6,5): error: in ps_2_0 an asm block is the whole shader",
             ),
             (
                 main(&format!("{block}\n{block}\n    return t1;")),

@@ -322,6 +322,9 @@ pub struct Program {
     /// The texture stage written as instructions (ps_1_x's `asm { }`), which the code
     /// generator puts first; its results are `ASM` inputs.
     pub asm: Option<super::inline_asm::AsmBlock>,
+    /// The whole shader written as instructions (`void main() { asm { … } }`), which the
+    /// code generator assembles as it is ([`super::asm_shader`]).
+    pub shader_asm: Option<super::asm_shader::ShaderAsm>,
     /// Loops kept as loops, by the number their nodes name.
     pub loops: Vec<Loop>,
     /// Branches kept as branches, by the number their nodes name.

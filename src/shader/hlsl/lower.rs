@@ -824,6 +824,10 @@ impl<'a> Lowering<'a> {
     // ---- the entry point -----------------------------------------------------------
 
     fn entry(&mut self, f: &'a ast::Function) {
+        if let Some(block) = super::asm_shader::of_function(f) {
+            self.program.shader_asm = Some(block);
+            return;
+        }
         let mut outs: Vec<(Ty, Option<String>, String, Loc)> = Vec::new();
         self.scopes.push(HashMap::new());
         for p in &f.params {
@@ -3569,7 +3573,7 @@ impl<'a> Lowering<'a> {
     fn inline_asm(&mut self, lines: &[(Loc, String)], loc: Loc) {
         let name = self.profile.name();
         if !(self.profile.pixel && self.profile.major == 1) {
-            self.error(loc, format!("an asm block is kept only in ps_1_1–ps_1_4, as their texture stage (texbem, texbeml and bem, which no HLSL says); {name} is written in HLSL"));
+            self.error(loc, format!("in {name} an asm block is the whole shader, `void main() {{ asm {{ … }} }}` with nothing beside it (in ps_1_1–ps_1_4 it may also be the texture stage, before HLSL's arithmetic)"));
             return;
         }
         if self.frames.len() > 1

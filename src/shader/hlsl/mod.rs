@@ -10,6 +10,7 @@
 //! - [`codegen`] gives the graph registers and writes asm and a constant table;
 //! - [`compile`] runs them all and assembles the result.
 
+pub mod asm_shader;
 pub mod ast;
 #[cfg(test)]
 pub(crate) mod behaviour;

@@ -26,13 +26,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use super::codegen::{
-    allocate_uniforms, def_line, live_nodes, mask_text, resolve_in as resolve_uniform, Generated,
-    Src,
+    allocate_uniforms, constant_table, def_line, live_nodes, mask_text,
+    resolve_in as resolve_uniform, Generated, Src,
 };
 use super::ir::{Comp, NodeId, Op, Program, TexKind};
 use super::lower::Profile;
 use super::token::Loc;
-use crate::shader::d3d9::ctab::{ConstantTable, RegisterSet};
+use crate::shader::d3d9::ctab::RegisterSet;
 
 /// A register of ps_1_x.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -744,22 +744,11 @@ pub fn generate(
     for line in code {
         let _ = writeln!(asm, "{line}");
     }
-    let version_token = crate::shader::d3d9::bytecode::Version {
-        kind: crate::shader::d3d9::bytecode::ShaderKind::Pixel,
-        major: 1,
-        minor: profile.minor,
-    }
-    .token();
-    let table = ConstantTable {
-        creator: format!("shaderfs {} HLSL compiler", env!("CARGO_PKG_VERSION")),
-        target: Some(target.to_ascii_lowercase()),
-        version: version_token,
-        flags: 0x100 | flags,
-        constants: table_constants
-            .into_iter()
-            .filter(|c| c.register_set != RegisterSet::INT4)
-            .collect(),
-    };
+    let constants = table_constants
+        .into_iter()
+        .filter(|c| c.register_set != RegisterSet::INT4)
+        .collect();
+    let table = constant_table(profile, target, flags, constants);
     Ok(Generated { asm, table })
 }
 
