@@ -1101,7 +1101,7 @@ fn hex_words(text: &str) -> Vec<u32> {
         .collect()
 }
 
-fn parse_version(code: &str, line: usize, column: usize) -> Result<Version, AsmError> {
+pub(crate) fn parse_version(code: &str, line: usize, column: usize) -> Result<Version, AsmError> {
     let lower = code.to_ascii_lowercase();
     let bad = || {
         err(

@@ -217,7 +217,7 @@ fn as_asm(
     )];
     notes.extend(unread);
     let mut samplers = BTreeMap::new();
-    let mut block = String::new();
+    let mut block = format!("        {version}\n");
     let mut depth = 0usize;
     let mut instructions = 0;
     for ins in shader.instructions() {

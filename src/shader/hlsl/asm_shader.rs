@@ -1,9 +1,10 @@
 //! A whole shader written as its instructions: `void main() { asm { … } }`, the form the
-//! decompiler writes for a shader whose code no HLSL compiles to (outputs written at
-//! `aL`, a subroutine calling itself, a `ret` inside a block …). The block is the shader:
-//! its lines are assembled for the profile and checked by the profile's rules as any
-//! assembled shader is, and nothing else in the function may stand beside it (no
-//! parameters: the block's `dcl`s say what comes in and goes out).
+//! decompiler writes for a shader whose code no HLSL compiles to (vs_3_0 outputs written
+//! at `aL`, inputs read at `aL` from a register no `dcl` declares …). The block is the
+//! shader: its lines (after the version, `vs_3_0`, if the block names it as an effect's
+//! does: it must be the profile's) are assembled for the profile and checked by the
+//! profile's rules as any assembled shader is, and nothing else in the function may
+//! stand beside it (no parameters: the block's `dcl`s say what comes in and goes out).
 //!
 //! The globals are the constant table. The block reads registers by number, so each
 //! global says where it is (`register(c#)`, `s#`, `i#`, `b#`); a float constant's entry
@@ -21,8 +22,8 @@ use super::codegen::{constant_table, table_entry, Generated};
 use super::ir::Program;
 use super::lower::Profile;
 use super::token::Loc;
-use crate::shader::d3d9::asm::assemble_dropping_comments;
-use crate::shader::d3d9::bytecode;
+use crate::shader::d3d9::asm::{assemble_dropping_comments, parse_version};
+use crate::shader::d3d9::bytecode::{self, ShaderKind, Version};
 use crate::shader::d3d9::ctab::RegisterSet;
 use crate::shader::d3d9::registers::RegisterType;
 
@@ -69,15 +70,34 @@ pub fn generate(
     flags: u32,
 ) -> Result<Generated, Vec<(Loc, String)>> {
     let name = profile.name();
+    // The block may name its version first, as an effect's does (`vs_3_0`): the
+    // profile's.
+    let mut lines = &block.lines[..];
+    if let Some((at, first)) = lines.first() {
+        let word: String = first.split_whitespace().collect();
+        if let Ok(v) = parse_version(&word, 1, 1) {
+            let kind = match profile.pixel {
+                true => ShaderKind::Pixel,
+                false => ShaderKind::Vertex,
+            };
+            if v != Version::new(kind, profile.major, profile.minor) {
+                return Err(vec![(
+                    *at,
+                    format!("asm block: the block is {v}, and the shader is compiled for {name}"),
+                )]);
+            }
+            lines = &lines[1..];
+        }
+    }
     let mut asm = format!("{name}\n");
-    for (_, line) in &block.lines {
+    for (_, line) in lines {
         asm.push_str(line);
         asm.push('\n');
     }
     // An error's line is the text's: the version, then the block's lines.
     let at = |line: usize| {
         line.checked_sub(2)
-            .and_then(|i| block.lines.get(i))
+            .and_then(|i| lines.get(i))
             .map_or(block.loc, |l| l.0)
     };
     let bytes = assemble_dropping_comments(&asm)
@@ -182,7 +202,8 @@ mod tests {
             .map_err(|f| f.render())
     }
 
-    /// The block is the shader, assembled for the profile; each global is an entry of the
+    /// The block is the shader, assembled for the profile (which its first line may
+    /// name, as an effect's block does); each global is an entry of the
     /// table on its register, a float constant counting the registers the block reads
     /// of it (a matrix's rows by `m4x4`), or all where it reads it at a relative
     /// address or not at all.
@@ -197,6 +218,7 @@ int Count : register(i0);
 void main()
 {
     asm {
+        vs_3_0
         dcl_position v0
         dcl_position o0
         dcl_texcoord o1
@@ -252,6 +274,13 @@ void main()
         let said = compiled(unbound, "vs_3_0").unwrap_err();
         assert!(
             said.starts_with("shader.hlsl(1,8): error: 'Tint' has no register()"),
+            "{said}"
+        );
+
+        let other = source.replace("    asm {\n", "    asm {\n        vs.2.0\n");
+        let said = compiled(&other, "vs_3_0").unwrap_err();
+        assert!(
+            said.contains("shader.hlsl(5,9): error: asm block: the block is vs_2_0, and the shader is compiled for vs_3_0"),
             "{said}"
         );
 

@@ -361,6 +361,13 @@ impl<'a> Lowering<'a> {
             });
         }
         let name = def.name.clone().unwrap_or_else(|| "<unnamed>".into());
+        let size: u32 = fields.iter().fold(0, |n: u32, f| {
+            n.saturating_add(register_count(&f.ty, false))
+        });
+        if size > MAX_REGISTERS {
+            self.error(def.loc, format!("struct '{name}' takes {size} registers, more than the {MAX_REGISTERS} a value may take"));
+            return None;
+        }
         let s = Rc::new(StructTy {
             name: name.clone(),
             fields,
@@ -384,8 +391,22 @@ impl<'a> Lowering<'a> {
                 return None;
             }
             ty = Ty::Array(Box::new(ty), n as u32);
+            if !self.fits_a_table(&ty, e.loc) {
+                return None;
+            }
         }
         Some(ty)
+    }
+
+    /// Whether a value of `ty` takes no more registers than a value may
+    /// ([`MAX_REGISTERS`]): more is refused at `loc`, before a register of it is made.
+    fn fits_a_table(&mut self, ty: &Ty, loc: Loc) -> bool {
+        let registers = register_count(ty, false);
+        if registers > MAX_REGISTERS {
+            self.error(loc, format!("'{ty}' takes {registers} registers, more than the {MAX_REGISTERS} a value may take"));
+            return false;
+        }
+        true
     }
 
     /// An expression that must be a compile-time integer (an array size, a loop bound).
@@ -810,15 +831,18 @@ pub fn register_count(ty: &Ty, row_major: bool) -> u32 {
     match ty {
         Ty::Scalar(_) | Ty::Vector(..) | Ty::Sampler(_) | Ty::Texture(_) => 1,
         Ty::Matrix(_, r, c) => u32::from(if row_major { *r } else { *c }),
-        Ty::Array(t, n) => register_count(t, row_major) * n,
-        Ty::Struct(s) => s
-            .fields
-            .iter()
-            .map(|f| register_count(&f.ty, f.row_major.unwrap_or(row_major)))
-            .sum(),
+        Ty::Array(t, n) => register_count(t, row_major).saturating_mul(*n),
+        Ty::Struct(s) => s.fields.iter().fold(0, |n: u32, f| {
+            n.saturating_add(register_count(&f.ty, f.row_major.unwrap_or(row_major)))
+        }),
         _ => 0,
     }
 }
+
+/// The most registers a value may take: as many as the largest array HLSL declares of
+/// one-register elements (65536; Microsoft's compilers take one, and with more than that
+/// one of them was still compiling after 10 minutes).
+pub(crate) const MAX_REGISTERS: u32 = 65536;
 
 impl<'a> Lowering<'a> {
     // ---- the entry point -----------------------------------------------------------

@@ -40,6 +40,14 @@ pub(super) fn declarable(
         let name = identifier(&c.name);
         let start = u32::from(c.register_index);
         let problem = type_problem(&c.type_info, c.register_set)
+            .or_else(|| {
+                // What the compilers take as one value.
+                let whole = registers(&c.type_info);
+                let most = crate::shader::hlsl::lower::MAX_REGISTERS;
+                (whole > most).then(|| {
+                    format!("its type takes {whole} registers, more than the {most} a value may take in HLSL")
+                })
+            })
             .or_else(|| name_problem(&name, &names))
             .or_else(|| {
                 let (letter, ty) = register_file(c.register_set);
