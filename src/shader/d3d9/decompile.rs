@@ -62,17 +62,7 @@ pub fn decompile(bytes: &[u8]) -> Result<String, DecompileError> {
 fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
     let whole = |message: String| DecompileError { offset: 0, message };
     let shader = bytecode::parse(bytes).map_err(|e| whole(format!("{e:?}")))?;
-    // A table that does not read names nothing (the game binds by register): the
-    // constants are read by their registers, and the first comment says why.
-    let (table, unread) = match ConstantTable::from_bytecode(bytes) {
-        Ok(t) => (t, None),
-        Err(e) => (
-            None,
-            Some(format!(
-                "the constant table does not read ({e}): constants are named by their registers"
-            )),
-        ),
-    };
+    let (table, unread) = table_of(bytes);
     // Each constant's type is written out whole: as many type infos as a table may hold.
     let nodes = table.as_ref().map_or(0, |t| {
         t.constants
@@ -84,11 +74,29 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
             "constant table: its types take {nodes} type infos written out, more than {MAX_TYPE_NODES}"
         )));
     }
-    match structured(&shader, table.clone(), unread.clone()) {
+    match structured(&shader, table, unread) {
         // What the statements cannot say about an instruction: the shader as its
         // instructions, in an asm block.
-        Err(e) if e.offset > 0 => as_asm(&shader, table, unread, &e).ok_or(e),
+        Err(e) if e.offset > 0 => {
+            let (table, unread) = table_of(bytes);
+            as_asm(&shader, table, unread, &e).ok_or(e)
+        }
         done => done,
+    }
+}
+
+/// The constant table of the shader in `bytes`, if it has one; or, where it does not
+/// read, why, for the first comment (the game binds by register: the constants are then
+/// read by their registers).
+fn table_of(bytes: &[u8]) -> (Option<ConstantTable>, Option<String>) {
+    match ConstantTable::from_bytecode(bytes) {
+        Ok(t) => (t, None),
+        Err(e) => (
+            None,
+            Some(format!(
+                "the constant table does not read ({e}): constants are named by their registers"
+            )),
+        ),
     }
 }
 
@@ -3225,12 +3233,12 @@ mod tests {
     /// cannot say.
     fn forced_asm(bytes: &[u8]) -> Option<String> {
         let shader = bytecode::parse(bytes).ok()?;
-        let table = ConstantTable::from_bytecode(bytes).ok().flatten();
+        let (table, unread) = table_of(bytes);
         let why = DecompileError {
             offset: 1,
             message: "asked".into(),
         };
-        as_asm(&shader, table, None, &why).map(|d| d.text)
+        as_asm(&shader, table, unread, &why).map(|d| d.text)
     }
 
     /// The text of the shader of asm `source` for `profile`, which statements cannot
