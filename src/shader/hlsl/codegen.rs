@@ -183,6 +183,12 @@ struct Gen<'p> {
     places: HashMap<NodeId, Place>,
     /// Lanes of each temporary in use.
     busy: Vec<[bool; 4]>,
+    /// Lanes held by more than one value (a loop's carried value in the lanes of the
+    /// value it starts from): how many holders more than one; a lane is free once the
+    /// last lets it go.
+    shared: HashMap<(u32, u8), u32>,
+    /// Every node the shader computes, to see what reads a value later.
+    needed: Vec<NodeId>,
     /// Uses left of each node, to free its lanes after the last.
     uses_left: HashMap<NodeId, u32>,
     defs: Vec<[Option<f32>; 4]>,
@@ -343,6 +349,8 @@ pub fn generate(
         profile,
         places: HashMap::new(),
         busy: Vec::new(),
+        shared: HashMap::new(),
+        needed: needed.clone(),
         uses_left: HashMap::new(),
         defs: Vec::new(),
         def_pref: None,
@@ -1575,7 +1583,18 @@ impl Gen<'_> {
 
     fn free(&mut self, r: u32, lanes: &[u8]) {
         for &l in lanes {
-            self.busy[r as usize][usize::from(l)] = false;
+            self.let_go(r, l);
+        }
+    }
+
+    /// One holder of lane `l` of temporary `r` lets it go: free once none holds it.
+    fn let_go(&mut self, r: u32, l: u8) {
+        match self.shared.get_mut(&(r, l)) {
+            Some(n) if *n > 1 => *n -= 1,
+            Some(_) => {
+                self.shared.remove(&(r, l));
+            }
+            None => self.busy[r as usize][usize::from(l)] = false,
         }
     }
 
@@ -1882,7 +1901,7 @@ impl Gen<'_> {
                     let live = self.live.get(&c.node).copied().unwrap_or(0xF);
                     for l in 0..4u8 {
                         if bcast & (1 << l) != 0 {
-                            self.busy[r as usize][usize::from(l)] = false;
+                            self.let_go(r, l);
                         }
                     }
                     for &l in lanes[..w]
@@ -1891,7 +1910,7 @@ impl Gen<'_> {
                         .filter(|(i, _)| live & (1 << i) != 0)
                         .map(|(_, l)| l)
                     {
-                        self.busy[r as usize][usize::from(l)] = false;
+                        self.let_go(r, l);
                     }
                 }
             }
@@ -2489,10 +2508,42 @@ impl Gen<'_> {
         let chunks: Vec<usize> = (0..l.after.len())
             .filter(|&k| self.live.contains_key(&l.after[k]))
             .collect();
-        // Registers for the chunks: one-lane chunks packed into free lanes.
+        // Registers for the chunks: a chunk takes over the lanes of the value it starts
+        // from where nothing reads that value's lanes the loop changes after the loop
+        // starts (no `mov`, no register more); the others registers of their own,
+        // one-lane chunks packed into free lanes.
+        let starts_of: Vec<Src> = chunks
+            .iter()
+            .map(|&k| self.live_srcs(l.after[k]).1.swap_remove(0))
+            .collect();
         let mut homes: Vec<(usize, u32, Vec<u8>, Place)> = Vec::new();
-        for &k in &chunks {
+        let mut taken_over: Vec<usize> = Vec::new();
+        for (i, &k) in chunks.iter().enumerate() {
             let w = l.carried[k].0.len();
+            let changed: Vec<bool> = (0..w)
+                .map(|lane| {
+                    l.carried[k].1[lane]
+                        != Comp {
+                            node: l.carried_nodes[k],
+                            lane: lane as u8,
+                        }
+                })
+                .collect();
+            if let Some((r, lanes)) = self.start_taken_over(lp, &starts_of, i, &changed) {
+                for &d in &lanes {
+                    *self.shared.entry((r, d)).or_insert(1) += 1;
+                }
+                let mut la = [lanes[0]; 4];
+                la[..lanes.len()].copy_from_slice(&lanes);
+                let place = Place {
+                    reg: Reg::Temp(r),
+                    lanes: la,
+                    bcast: 0,
+                };
+                homes.push((k, r, lanes, place));
+                taken_over.push(k);
+                continue;
+            }
             let lanes: Vec<u8> = if w == 1 {
                 vec![self.first_free_lane()]
             } else {
@@ -2511,6 +2562,7 @@ impl Gen<'_> {
         // Their start values, one `mov` per register where one can.
         let starts: Vec<(u32, u8, Comp)> = homes
             .iter()
+            .filter(|(k, ..)| !taken_over.contains(k))
             .flat_map(|(k, r, lanes, _)| {
                 let init = &l.carried[*k].0;
                 lanes.iter().zip(init).map(move |(&d, &c)| (*r, d, c))
@@ -2640,6 +2692,87 @@ impl Gen<'_> {
                 self.free(r, lanes);
             }
         }
+    }
+
+    /// Where chunk `i`'s start (of `starts`, loop `lp`'s) is, when the chunk can take it
+    /// over: lanes of one value in a temporary, distinct and read as they are, that no
+    /// other chunk starts from, and whose lanes the loop `changed` nothing reads after
+    /// the loop starts. The register and the lanes.
+    fn start_taken_over(
+        &self,
+        lp: u32,
+        starts: &[Src],
+        i: usize,
+        changed: &[bool],
+    ) -> Option<(u32, Vec<u8>)> {
+        let start = &starts[i];
+        let n = start.comps.first()?.node;
+        let place = self.places.get(&n)?;
+        let Reg::Temp(r) = place.reg else {
+            return None;
+        };
+        if start.neg || start.abs || place.bcast != 0 || start.comps.iter().any(|c| c.node != n) {
+            return None;
+        }
+        let elsewhere = starts
+            .iter()
+            .enumerate()
+            .any(|(j, s)| j != i && s.comps.iter().any(|c| c.node == n));
+        if elsewhere {
+            return None;
+        }
+        let lanes: Vec<u8> = start
+            .comps
+            .iter()
+            .map(|c| place.lanes[usize::from(c.lane)])
+            .collect();
+        let mut distinct = lanes.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() != lanes.len() {
+            return None;
+        }
+        let overwritten: Vec<u8> = start
+            .comps
+            .iter()
+            .zip(changed)
+            .filter(|(_, &ch)| ch)
+            .map(|(c, _)| c.lane)
+            .collect();
+        if !overwritten.is_empty() && self.read_later(n, &overwritten, lp) {
+            return None;
+        }
+        Some((r, lanes))
+    }
+
+    /// Whether anything not computed yet reads lanes `lanes` of `n`, but loop `lp`'s
+    /// start values: the code still to come (a loop's body among it), the outputs,
+    /// the kills, what branches and loops test.
+    fn read_later(&self, n: NodeId, lanes: &[u8], lp: u32) -> bool {
+        let p = self.p;
+        let reads = |comps: &[Comp]| comps.iter().any(|c| c.node == n && lanes.contains(&c.lane));
+        let own_starts = &p.loops[lp as usize].after;
+        for &m in &self.needed {
+            if self.places.contains_key(&m) || own_starts.contains(&m) {
+                continue;
+            }
+            if self.live_srcs(m).1.iter().any(|s| reads(&s.comps)) {
+                return true;
+            }
+        }
+        let tests = (0..p.branches.len() as u32)
+            .flat_map(|br| condition_comps(p, br))
+            .chain((0..p.loops.len() as u32).flat_map(|l| exit_comps(p, l)));
+        for c in tests {
+            if reads(&self.resolve(&[c]).comps) {
+                return true;
+            }
+        }
+        p.outputs
+            .iter()
+            .map(|o| &o.comps)
+            .chain(&p.kills)
+            .any(|comps| reads(&self.resolve(comps).comps))
     }
 
     /// One component as an operand reads it: where it is, if it was computed (a
@@ -3642,6 +3775,33 @@ mod tests {
     /// [`compiled_code`], ready to run.
     fn compiled(source: &str, profile: &str) -> Program {
         Program::new(&compiled_code(source, profile).bytecode).unwrap()
+    }
+
+    /// A loop's carried value takes over the lanes of the value it starts from where
+    /// nothing after the loop starts reads the lanes the loop changes: two loops in a row
+    /// move nothing between them (`testdata/regressions/loop_chain.hlsl`, which the
+    /// held-out test runs against Microsoft's code; theirs moves eight times).
+    #[test]
+    fn a_loop_carries_its_values_in_the_registers_they_start_in() {
+        let source = include_str!("testdata/regressions/loop_chain.hlsl");
+        for profile in ["vs_2_0", "vs_3_0"] {
+            let c = compiled_code(source, profile);
+            let code: Vec<&str> = c
+                .asm
+                .lines()
+                .filter(|l| !l.starts_with("def") && !l.starts_with("dcl"))
+                .collect();
+            assert!(
+                !code.iter().any(|l| l.starts_with("mov")),
+                "{profile}:\n{}",
+                c.asm
+            );
+            assert!(
+                !c.asm.contains("r2") && code.len() == 12,
+                "{profile}:\n{}",
+                c.asm
+            );
+        }
     }
 
     /// A type of more registers than a value may take (65536, the largest array of
