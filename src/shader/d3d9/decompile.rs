@@ -3489,6 +3489,24 @@ mod tests {
         written_as_asm(bare, "ps_3_0", "from v1, which no dcl declares");
     }
 
+    /// The d3d9_decompile fuzz target's vs_2_0 shader of four `rep` loops over six
+    /// registers and a constant array read at `a0.x` over a `def`: its text took 13
+    /// temporaries (the position, computed first, held one through every loop; each loop
+    /// moved its carried values into registers of their own). It fits vs_2_0's 12 now,
+    /// and runs as the original.
+    #[test]
+    fn a_text_of_four_loops_fits_the_temporaries_of_vs_2_0() {
+        let bytes = include_bytes!(
+            "../../../fuzz/regressions/d3d9_decompile/crash-5478a02b731db147590c045349d0836a0367f286"
+        );
+        let text = decompile(bytes).unwrap();
+        assert!(
+            text.starts_with("// vs_2_0: decompiled by shaderfs"),
+            "{text}"
+        );
+        runs_as_the_original(bytes, &text, 9);
+    }
+
     /// What no HLSL compiles to is the shader's instructions in an asm block, the first
     /// comment saying what: vs_3_0 outputs written at aL (`mov o1[aL], …`), a ps_1_x
     /// co-issued pair each of which reads what the other writes (inputs read at aL from

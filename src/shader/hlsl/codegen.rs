@@ -432,6 +432,7 @@ pub fn generate(
             *g.uses_left.entry(c.node).or_default() += 1;
         }
     }
+    let needed = outputs_last(p, profile, &g.regions, needed);
     g.hint(&needed);
     g.emit_list(&needed, Region::Top);
     for k in &p.kills {
@@ -3497,6 +3498,88 @@ impl Gen<'_> {
         self.code.push(format!("mov {reg}{mask}, {o}"));
         self.free_pending();
     }
+}
+
+/// `needed` with what only outputs read, computed from the shader's inputs, constants
+/// and one another at the top level, moved to the end: a vertex shader's position computed
+/// first in its source holds no register through the loops that follow.
+fn outputs_last(
+    p: &Program,
+    profile: Profile,
+    regions: &[Region],
+    needed: Vec<NodeId>,
+) -> Vec<NodeId> {
+    // What each node reads, as its operands read it (through `mov`s, negations).
+    let reads = |comps: &[Comp]| -> Vec<NodeId> {
+        let mut nodes: Vec<NodeId> = comps.iter().map(|c| c.node).collect();
+        nodes.extend(resolve_in(p, profile, comps).comps.iter().map(|c| c.node));
+        for c in comps {
+            nodes.extend(resolve_in(p, profile, &[*c]).comps.iter().map(|c| c.node));
+        }
+        nodes
+    };
+    let mut readers: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+    for &n in &needed {
+        for a in &p.node(n).args {
+            for m in reads(a) {
+                readers.entry(m).or_default().push(n);
+            }
+        }
+    }
+    let mut output_read: HashSet<NodeId> = HashSet::new();
+    for o in &p.outputs {
+        output_read.extend(reads(&o.comps));
+    }
+    let tests: Vec<Comp> = p
+        .kills
+        .iter()
+        .flatten()
+        .copied()
+        .chain((0..p.branches.len() as u32).flat_map(|br| condition_comps(p, br)))
+        .chain((0..p.loops.len() as u32).flat_map(|lp| exit_comps(p, lp)))
+        .collect();
+    let in_tests: HashSet<NodeId> = reads(&tests).into_iter().collect();
+    let leaf = |n: NodeId| {
+        matches!(
+            p.node(n).op,
+            Op::Input(_) | Op::Uniform { .. } | Op::Const(_) | Op::Sampler(_)
+        )
+    };
+    // Arithmetic at the top level of the inputs, constants and such arithmetic alone.
+    let mut of_leaves: HashSet<NodeId> = HashSet::new();
+    for &n in &needed {
+        let arithmetic = matches!(
+            p.node(n).op,
+            Op::Add | Op::Mul | Op::Mad | Op::Dp3 | Op::Dp4
+        );
+        if arithmetic
+            && regions[n as usize] == Region::Top
+            && !in_tests.contains(&n)
+            && p.node(n)
+                .args
+                .iter()
+                .flat_map(|a| reads(a))
+                .all(|m| leaf(m) || of_leaves.contains(&m))
+        {
+            of_leaves.insert(n);
+        }
+    }
+    // From the last: such a node moves when the outputs read it and every node that
+    // reads it moves too.
+    let mut moved: HashSet<NodeId> = HashSet::new();
+    for &n in needed.iter().rev() {
+        if !of_leaves.contains(&n) {
+            continue;
+        }
+        let by = readers.get(&n).map_or(&[][..], Vec::as_slice);
+        let ends_in_output = output_read.contains(&n) || !by.is_empty();
+        if ends_in_output && by.iter().all(|r| moved.contains(r)) {
+            moved.insert(n);
+        }
+    }
+    let (stay, last): (Vec<NodeId>, Vec<NodeId>) =
+        needed.into_iter().partition(|n| !moved.contains(n));
+    stay.into_iter().chain(last).collect()
 }
 
 /// The swizzle that reads `lanes` in place (`.xz` for x and z).
