@@ -3507,6 +3507,24 @@ mod tests {
         runs_as_the_original(bytes, &text, 9);
     }
 
+    /// A scalar whose type info gives it two columns (a member, in the d3d9_decompile
+    /// fuzz target's table) is a type HLSL has not: its constant is not declared, its
+    /// registers read by their own names (the text read `p[1].f_2.y`, which no compiler
+    /// takes), and the text runs as the original.
+    #[test]
+    fn a_scalar_of_two_columns_is_read_by_its_registers() {
+        let bytes = include_bytes!(
+            "../../../fuzz/regressions/d3d9_decompile/crash-bf9147086ca1049c47ce0cdca88081c2722b7328"
+        );
+        let text = decompile(bytes).unwrap();
+        assert!(
+            text.contains("the constant table's 'p' is not declared: its member 'f_2': its type (")
+                && text.contains("c11.y"),
+            "{text}"
+        );
+        runs_as_the_original(bytes, &text, 10);
+    }
+
     /// What no HLSL compiles to is the shader's instructions in an asm block, the first
     /// comment saying what: vs_3_0 outputs written at aL (`mov o1[aL], …`), a ps_1_x
     /// co-issued pair each of which reads what the other writes (inputs read at aL from

@@ -209,7 +209,8 @@ fn type_problem(ti: &TypeInfo, set: RegisterSet) -> Option<String> {
         ParamType::BOOL | ParamType::INT | ParamType::FLOAT
     );
     let shaped = match ti.class {
-        Class::SCALAR => true,
+        // One lane: a type info of more rows or columns says lanes HLSL's `float` has not.
+        Class::SCALAR => ti.rows <= 1 && ti.columns <= 1,
         Class::VECTOR => (1..=4).contains(&ti.columns),
         Class::MATRIX_ROWS | Class::MATRIX_COLUMNS => {
             (1..=4).contains(&ti.rows) && (1..=4).contains(&ti.columns)
