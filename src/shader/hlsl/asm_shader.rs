@@ -151,16 +151,7 @@ pub fn generate(
             ));
             continue;
         };
-        let mut c = table_entry(u, set, index, count, 0);
-        if set == RegisterSet::BOOL {
-            // One DWORD per bool, true as all bits set, as fxc writes it.
-            c.default_value = u.default.as_ref().map(|d| {
-                d.iter()
-                    .map(|&v| if v != 0.0 { u32::MAX } else { 0 })
-                    .collect()
-            });
-        }
-        constants.push(c);
+        constants.push(table_entry(u, set, index, count, 0));
     }
     if !errors.is_empty() {
         return Err(errors);

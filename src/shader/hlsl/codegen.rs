@@ -806,12 +806,6 @@ fn allocate_set(
         let u = &p.uniforms[var as usize];
         let mut entry = table_entry(u, set, r, count, 0);
         if set == RegisterSet::BOOL {
-            // One DWORD per bool, true as all bits set, as fxc writes it.
-            entry.default_value = u.default.as_ref().map(|d| {
-                d.iter()
-                    .map(|&v| if v != 0.0 { u32::MAX } else { 0 })
-                    .collect()
-            });
             entry.reserved = bound(u)
                 .filter(|_| !u.kept)
                 .map_or(0, |b| (b * 4 + 2) as u16);
@@ -854,10 +848,14 @@ pub(super) fn table_entry(
         register_count: count as u16,
         reserved: reserved as u16,
         type_info: type_info(&u.ty, u.row_major),
-        default_value: u
-            .default
-            .as_ref()
-            .map(|d| default_dwords(&u.ty, u.row_major, d, set)),
+        default_value: u.default.as_ref().map(|d| match set {
+            // One DWORD per bool, true as all bits set, as fxc writes it.
+            RegisterSet::BOOL => d
+                .iter()
+                .map(|&v| if v != 0.0 { u32::MAX } else { 0 })
+                .collect(),
+            _ => default_dwords(&u.ty, u.row_major, d, set),
+        }),
         own_type: false,
     }
 }
@@ -2530,27 +2528,23 @@ impl Gen<'_> {
                         }
                 })
                 .collect();
-            if let Some((r, lanes)) = self.start_taken_over(lp, &starts_of, i, &changed) {
-                for &d in &lanes {
-                    *self.shared.entry((r, d)).or_insert(1) += 1;
+            let (r, lanes) = match self.start_taken_over(lp, &starts_of, i, &changed) {
+                Some((r, lanes)) => {
+                    for &d in &lanes {
+                        *self.shared.entry((r, d)).or_insert(1) += 1;
+                    }
+                    taken_over.push(k);
+                    (r, lanes)
                 }
-                let mut la = [lanes[0]; 4];
-                la[..lanes.len()].copy_from_slice(&lanes);
-                let place = Place {
-                    reg: Reg::Temp(r),
-                    lanes: la,
-                    bcast: 0,
-                };
-                homes.push((k, r, lanes, place));
-                taken_over.push(k);
-                continue;
-            }
-            let lanes: Vec<u8> = if w == 1 {
-                vec![self.first_free_lane()]
-            } else {
-                (0..w as u8).collect()
+                None => {
+                    let lanes: Vec<u8> = if w == 1 {
+                        vec![self.first_free_lane()]
+                    } else {
+                        (0..w as u8).collect()
+                    };
+                    (self.alloc(&lanes, None), lanes)
+                }
             };
-            let r = self.alloc(&lanes, None);
             let mut la = [lanes[0]; 4];
             la[..lanes.len()].copy_from_slice(&lanes);
             let place = Place {
