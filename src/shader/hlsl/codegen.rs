@@ -2716,17 +2716,7 @@ impl Gen<'_> {
         if elsewhere {
             return None;
         }
-        let lanes: Vec<u8> = start
-            .comps
-            .iter()
-            .map(|c| place.lanes[usize::from(c.lane)])
-            .collect();
-        let mut distinct = lanes.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        if distinct.len() != lanes.len() {
-            return None;
-        }
+        let lanes = distinct_lanes(place, &start.comps)?;
         let overwritten: Vec<u8> = start
             .comps
             .iter()
@@ -3135,15 +3125,7 @@ impl Gen<'_> {
                         return None;
                     }
                     let place = self.places.get(nodes.iter().next().unwrap())?;
-                    let l: Vec<u8> = s
-                        .comps
-                        .iter()
-                        .map(|c| place.lanes[usize::from(c.lane)])
-                        .collect();
-                    let mut d = l.clone();
-                    d.sort();
-                    d.dedup();
-                    (d.len() == l.len()).then_some(l)
+                    distinct_lanes(place, &s.comps)
                 })
             } else {
                 None
@@ -3506,7 +3488,6 @@ fn outputs_last(
     // What each node reads, as its operands read it (through `mov`s, negations).
     let reads = |comps: &[Comp]| -> Vec<NodeId> {
         let mut nodes: Vec<NodeId> = comps.iter().map(|c| c.node).collect();
-        nodes.extend(resolve_in(p, profile, comps).comps.iter().map(|c| c.node));
         for c in comps {
             nodes.extend(resolve_in(p, profile, &[*c]).comps.iter().map(|c| c.node));
         }
@@ -3574,6 +3555,19 @@ fn outputs_last(
     let (stay, last): (Vec<NodeId>, Vec<NodeId>) =
         needed.into_iter().partition(|n| !moved.contains(n));
     stay.into_iter().chain(last).collect()
+}
+
+/// The register lanes `comps` (lanes of the value at `place`) are at, where no two are
+/// one.
+fn distinct_lanes(place: &Place, comps: &[Comp]) -> Option<Vec<u8>> {
+    let lanes: Vec<u8> = comps
+        .iter()
+        .map(|c| place.lanes[usize::from(c.lane)])
+        .collect();
+    let mut distinct = lanes.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    (distinct.len() == lanes.len()).then_some(lanes)
 }
 
 /// The swizzle that reads `lanes` in place (`.xz` for x and z).
