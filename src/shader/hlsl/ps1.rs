@@ -91,6 +91,8 @@ enum Modifier {
     Bias,
     /// `1-x`.
     Invert,
+    /// `x_x2`: `2 * x` (ps_1_4).
+    X2,
 }
 
 impl Operand {
@@ -101,6 +103,7 @@ impl Operand {
             Modifier::Bx2 => ("", "_bx2"),
             Modifier::Bias => ("", "_bias"),
             Modifier::Invert => ("1-", ""),
+            Modifier::X2 => ("", "_x2"),
         };
         format!(
             "{}{before}{}{after}{swz}",
@@ -927,8 +930,9 @@ fn what(op: Op) -> &'static str {
     }
 }
 
-/// Whether node `m` is `x_bx2` (`x * 2 - 1`), `x_bias` (`x - 0.5`) or `1-x` of a value `x`
-/// that is no constant: the components of `x`, lane for lane, and the modifier.
+/// Whether node `m` is `x_bx2` (`x * 2 - 1`), `x_bias` (`x - 0.5`), `1-x` or (ps_1_4)
+/// `x_x2` (`x * 2`) of a value `x` that is no constant: the components of `x`, lane for
+/// lane, and the modifier.
 fn modifier_of(p: &Program, profile: Profile, m: NodeId) -> Option<(Vec<Comp>, Modifier)> {
     let node = p.node(m);
     let width = usize::from(node.width);
@@ -958,6 +962,10 @@ fn modifier_of(p: &Program, profile: Profile, m: NodeId) -> Option<(Vec<Comp>, M
             .into_iter()
             .find(|(x, k)| !x.neg && value(x) && literal(k, 2.0))
             .map(|(x, _)| (x.comps.clone(), Modifier::Bx2)),
+        (Op::Mul, [a, b]) if profile.minor == 4 => [(a, b), (b, a)]
+            .into_iter()
+            .find(|(x, k)| !x.neg && value(x) && literal(k, 2.0))
+            .map(|(x, _)| (x.comps.clone(), Modifier::X2)),
         (Op::Add, [a, b]) => [(a, b), (b, a)].into_iter().find_map(|(x, k)| {
             if !value(x) {
                 None
@@ -1224,6 +1232,15 @@ fn fuse(p: &mut Program) {
                     },
                 };
                 let mnode = p.node(m).clone();
+                // A product by a literal beyond [-1, 1] and a computed sum stay apart: as
+                // `legalize` split them, for the generator to scale the product (`mul_x4`).
+                let big = |a: &[Comp]| {
+                    a.iter()
+                        .any(|&c| p.constant(c).is_some_and(|v| v.abs() > 1.0))
+                };
+                if mnode.args.iter().any(|a| big(a)) && c.iter().any(|&k| p.constant(k).is_none()) {
+                    continue;
+                }
                 let b = if neg {
                     p.map(Op::Neg, vec![mnode.args[1].clone()])
                 } else {
@@ -3617,6 +3634,27 @@ mod tests {
             let asm = fits(source, profile);
             assert!(!asm.contains("_sat"), "{asm}");
             assert!(slots(&asm) <= 2, "{asm}");
+        }
+    }
+
+    #[test]
+    fn a_doubled_value_beside_a_computed_sum_is_doubled_not_clamped() {
+        // A `def` of 2 reads as 1 in ps_1_x: `2 * col + t * k` was `mad r, c0.x, v0, r`
+        // with c0.x = 2 (the decompiled text of d3dx9_31's `v0_x2` compiled so).
+        let source = "sampler2D s0 : register(s0);\nfloat4 k : register(c1);\n\
+                      float4 main(float2 uv : TEXCOORD0, float4 col : COLOR0) : COLOR\n{\n    \
+                      float4 t = tex2D(s0, uv);\n    return 2 * col + t * k - 1;\n}\n";
+        for profile in ["ps_1_1", "ps_1_3", "ps_1_4"] {
+            let asm = fits(source, profile);
+            let wide = asm
+                .lines()
+                .filter(|l| l.trim_start().starts_with("def "))
+                .flat_map(|l| l.split(", ").skip(1))
+                .any(|v| v.trim().parse::<f32>().is_ok_and(|v| v.abs() > 1.0));
+            assert!(!wide, "{profile}: a literal the card reads clamped\n{asm}");
+            if profile == "ps_1_4" {
+                assert!(asm.contains("v0_x2"), "{asm}");
+            }
         }
     }
 
