@@ -3300,6 +3300,15 @@ impl Gen<'_> {
         self.free_pending();
         let place = self.place_at(n, &positions, &lanes);
         let dst = format!("{}{}", place.reg.name(), mask_text(&lanes));
+        // A constant register beside the literal 0 is two constants in one instruction,
+        // past vs_2_0's one read port: it is copied first (Microsoft copies the 0).
+        let a = match a.trim_start_matches('-').strip_prefix('c') {
+            Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => {
+                self.code.push(format!("mov {dst}, {a}"));
+                dst.clone()
+            }
+            _ => a,
+        };
         let (zr, zl) = self.const_lanes(&vec![0.0; lanes.len()], &lanes);
         let (or, ol) = self.const_lanes(&vec![1.0; lanes.len()], &lanes);
         let sw = |l: &[u8], d: &[u8]| {
@@ -3846,6 +3855,21 @@ mod tests {
     /// [`compiled_code`], ready to run.
     fn compiled(source: &str, profile: &str) -> Program {
         Program::new(&compiled_code(source, profile).bytecode).unwrap()
+    }
+
+    /// vs_2_0 saturates by `max` with 0 and `min` with 1, literals in constant registers:
+    /// a uniform saturated is copied first, as one instruction reads one constant
+    /// register (the text the d3d9_decompile fuzz target made of `mov_sat r6.xyw, c11`
+    /// did not compile back).
+    #[test]
+    fn a_saturated_uniform_fits_vs_2_0s_read_ports() {
+        let source = "float4 w : register(c11);\n\
+                      float4 main(float4 p : POSITION) : POSITION\n{\n    \
+                      float4 r = 12;\n    r.xyw = saturate(w.xyw);\n    return p * r;\n}\n";
+        let sm2 = compiled_code(source, "vs_2_0");
+        let sm3 = compiled_code(source, "vs_3_0");
+        crate::shader::hlsl::behaviour::same_behaviour(&sm3.bytecode, &sm2.bytecode, 16, 0x5A7)
+            .unwrap();
     }
 
     /// A loop's carried value takes over the lanes of the value it starts from where
