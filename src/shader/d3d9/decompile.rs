@@ -1470,6 +1470,15 @@ impl Decompiler {
         }
     }
 
+    /// Sampler `n`, read at three coordinates by `texm3x3tex` or `texreg2rgb`, a volume
+    /// where neither the table nor a `dcl` says its type: a flat texture's `tex2D` would
+    /// read two, which HLSL compiles to `texm3x2tex` or `texreg2gb`.
+    fn volume_where_unsaid(&mut self, n: u32) {
+        if self.constant(RegisterSet::SAMPLER, n).is_none() {
+            self.samplers.entry(n).or_insert("sampler3D");
+        }
+    }
+
     /// A read of sampler `n` at `coords` (a float4 expression), by its type.
     fn sample(&mut self, n: u32, coords: &str, how: &str) -> String {
         let (name, ty) = self.sampler(n);
@@ -1872,6 +1881,9 @@ impl Decompiler {
                     "texreg2gb" => "yzzz",
                     _ => "xyzz",
                 };
+                if m == "texreg2rgb" {
+                    self.volume_where_unsaid(n);
+                }
                 let v = self.sample(n, &format!("({}).{lanes}", a[0]), "");
                 self.assign(ins, v, false)
             }
@@ -1897,6 +1909,9 @@ impl Decompiler {
                     });
                 }
                 let coords = format!("float4({})", rows.join(", "));
+                if m == "texm3x3tex" {
+                    self.volume_where_unsaid(n);
+                }
                 let v = if m == "texm3x3" {
                     coords
                 } else {
@@ -3530,6 +3545,26 @@ mod tests {
     /// co-issued pair each of which reads what the other writes (inputs read at aL from
     /// a register no dcl declares: above). Each compiles back to its instructions, and
     /// the globals are the table's constants on their registers.
+    /// ps_1_1–1_3's three-row texture reads, `texm3x3tex` and `texreg2rgb`, sample at
+    /// three coordinates: without a table or a `dcl` to type the stage, its sampler is a
+    /// volume (`tex2D` would read two, compiled as `texm3x2tex` or `texreg2gb`), and the
+    /// text compiles back to the very instructions.
+    #[test]
+    fn a_three_coordinate_stage_of_no_type_said_is_a_volume() {
+        for (profile, code) in [
+            (
+                "ps_1_1",
+                "tex t0\ntexm3x3pad t1, t0_bx2\ntexm3x3pad t2, t0_bx2\ntexm3x3tex t3, t0_bx2\nmov r0, t3\n",
+            ),
+            ("ps_1_3", "tex t0\ntexreg2rgb t1, t0\nmov r0, t1\n"),
+        ] {
+            let bytes = crate::shader::d3d9::asm::assemble(&format!("{profile}\n{code}")).unwrap();
+            let text = decompile(&bytes).unwrap();
+            assert!(text.contains("tex3D("), "{text}");
+            assert_eq!(code_of(&compiled_back(&text, profile)), code_of(&bytes), "{text}");
+        }
+    }
+
     #[test]
     fn what_no_hlsl_says_is_written_as_asm() {
         let outputs = "vs_3_0\ndefi i0, 2, 0, 1, 0\ndcl_position v0\ndcl_position o0\n\
@@ -3739,8 +3774,7 @@ mod tests {
         ) else {
             return;
         };
-        let mut files = Vec::new();
-        for dir in [
+        let dirs = [
             hlsl.join("vkd3d"),
             hlsl.join("legacy"),
             d3d9.join("compiled"),
@@ -3749,7 +3783,9 @@ mod tests {
             d3d9.join("wine-tests/visual"),
             d3d9.join("wine-tests/asm"),
             d3d9.join("wine-tests/d3dx9"),
-        ] {
+        ];
+        let mut files = Vec::new();
+        for dir in dirs {
             for e in std::fs::read_dir(&dir).unwrap() {
                 let p = e.unwrap().path();
                 if p.extension()

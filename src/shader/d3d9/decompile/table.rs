@@ -48,7 +48,15 @@ pub(super) fn declarable(
                     format!("its type takes {whole} registers, more than the {most} a value may take in HLSL")
                 })
             })
-            .or_else(|| name_problem(&name, &names))
+            .or_else(|| {
+                // A constant named as the text names its own first register (a sampler
+                // `s3` on s3, as d3dx9_31 names ps_1_x's) is that register by name.
+                let own = format!("{}{start}", register_file(c.register_set).0);
+                match name == own {
+                    true => names.contains(&name).then(|| format!("'{name}' names another constant")),
+                    false => name_problem(&name, &names),
+                }
+            })
             .or_else(|| {
                 let (letter, ty) = register_file(c.register_set);
                 // ps_1_x names no s# in its code (a stage's t# is its sampler), but
