@@ -459,6 +459,12 @@ fn check_dst_modifiers(
                 report(format!("'{m}' takes no modifiers"));
             }
         }
+        // No assembler writes an empty mask (`r0.`), and there is nothing it writes.
+        Layout::Operands if dst.write_mask() == 0 => {
+            report(format!(
+                "'{m}' has an empty write mask: it writes no component"
+            ));
+        }
         Layout::Operands => {}
     }
     if v.is_ps1()
@@ -864,6 +870,31 @@ mod tests {
         assert!(validate_for(&vs20, Level::Full, Api::Direct3D8)[0]
             .message
             .contains("not a Direct3D 8 model"));
+    }
+
+    /// A write mask of no component, which no assembler writes (the d3d9_decompile fuzz
+    /// target's find: the listing said `add r0., r0.w, c40.w`, which no assembler reads).
+    #[test]
+    fn an_empty_write_mask_is_refused() {
+        let mut b = assemble_unvalidated(
+            "vs_2_0\ndef c0, 1, 1, 1, 1\nmov r0, c0\nadd r0.x, r0.w, c0.w\nmov oPos, r0",
+        )
+        .unwrap();
+        let shader = bytecode::parse(&b).unwrap();
+        let add = shader
+            .instructions()
+            .find(|i| i.mnemonic() == "add")
+            .unwrap();
+        let at = add.offset + 4;
+        let dst = u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) & !(0xF << 16);
+        b[at..at + 4].copy_from_slice(&dst.to_le_bytes());
+        let found = validate(&bytecode::parse(&b).unwrap());
+        assert!(
+            found
+                .iter()
+                .any(|d| d.offset == add.offset && d.message.contains("empty write mask")),
+            "{found:?}"
+        );
     }
 
     #[test]
