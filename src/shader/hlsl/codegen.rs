@@ -259,8 +259,18 @@ pub fn generate(
             Op::Sampler(var) => {
                 used_offsets.entry(var).or_insert(1);
             }
-            // A run-time index may name any register of the uniform.
-            Op::Relative { var, .. } | Op::LoopRelative { var, .. } => {
+            // A run-time index may name any register of the uniform, up to the last
+            // its value can reach (a loop's counter: Microsoft's table counts the
+            // registers that far, and places the next uniform after them).
+            Op::Relative { var, offset } => {
+                let all = p.uniforms[var as usize].registers;
+                let reach = highest(p, p.node(n).args[0][0], 0)
+                    .and_then(|m| offset.checked_add(m)?.checked_add(1))
+                    .map_or(all, |r| r.min(all));
+                let e = used_offsets.entry(var).or_insert(0);
+                *e = (*e).max(reach);
+            }
+            Op::LoopRelative { var, .. } => {
                 let all = p.uniforms[var as usize].registers;
                 let e = used_offsets.entry(var).or_insert(0);
                 *e = (*e).max(all);
@@ -3664,6 +3674,53 @@ fn port_key(p: &Program, profile: Profile, src: &Src) -> Option<(RegisterType, P
                 _ => RegisterType::Input,
             };
             Some((file, PortKey::Node(n)))
+        }
+        _ => None,
+    }
+}
+
+/// The highest whole number a relative address `c` can hold, where the code says: a
+/// literal, sums and products by literals of such, and a loop's counter that starts at
+/// one and steps up by a literal for a known count of iterations (`for (int i = 0; i < 3;
+/// i++)`). `depth` bounds the search through nested loops' values.
+fn highest(p: &Program, c: Comp, depth: u32) -> Option<u32> {
+    if depth > 16 {
+        return None;
+    }
+    let whole = |v: f32| (v >= 0.0 && v.fract() == 0.0 && v <= 65536.0).then_some(v as u32);
+    let node = p.node(c.node);
+    let arg = |i: usize| {
+        node.args
+            .get(i)
+            .map(|a| a[usize::from(c.lane).min(a.len() - 1)])
+    };
+    match node.op {
+        Op::Const(_) => whole(p.constant(c)?),
+        Op::Mov => highest(p, arg(0)?, depth + 1),
+        Op::Add => highest(p, arg(0)?, depth + 1)?.checked_add(highest(p, arg(1)?, depth + 1)?),
+        Op::Mul => highest(p, arg(0)?, depth + 1)?.checked_mul(highest(p, arg(1)?, depth + 1)?),
+        Op::Carried { lp, index } => {
+            let l = &p.loops[lp as usize];
+            let LoopCount::Const(count) = l.count else {
+                return None;
+            };
+            let (start, end) = l.carried.get(index as usize)?;
+            let lane = usize::from(c.lane);
+            let (start, end) = (*start.get(lane)?, *end.get(lane)?);
+            // The end of an iteration is the counter plus a step.
+            let stepped = p.node(end.node);
+            if stepped.op != Op::Add {
+                return None;
+            }
+            let at =
+                |k: usize| stepped.args[k][usize::from(end.lane).min(stepped.args[k].len() - 1)];
+            let step = [(0, 1), (1, 0)].into_iter().find_map(|(x, k)| {
+                (at(x) == c)
+                    .then(|| p.constant(at(k)).and_then(whole))
+                    .flatten()
+            })?;
+            let first = highest(p, start, depth + 1)?;
+            first.checked_add(step.checked_mul(count.checked_sub(1)?)?)
         }
         _ => None,
     }
