@@ -9,7 +9,9 @@
 //! constants to the same registers. `if`/`else`, `rep` and `loop` (as `for`, `aL` a
 //! counter of its own), `break`, predication (`bool4 p0`, a lane kept where it is false),
 //! relative addressing (an element of the constant array, or of an array declared over
-//! the loose registers so read), `a0` (an `int4`) and subroutines (`call`, `label`: a
+//! the loose registers so read; of an array of matrices or structs where the code shows
+//! `a0` to be an element index times the element's registers, [`address`]), `a0` (an
+//! `int4`) and subroutines (`call`, `label`: a
 //! function each, the registers static globals) are written out. Bump-environment mapping
 //! (`texbem`, `texbeml`, `bem`: its matrix is texture-stage state, which HLSL cannot name)
 //! keeps the texture stage as an `asm { }` block, which shaderfs's compiler takes
@@ -29,6 +31,7 @@ use super::ctab::{
 use super::registers::RegisterType;
 use super::syntax::USAGES;
 
+mod address;
 mod table;
 
 const LANES: [char; 4] = ['x', 'y', 'z', 'w'];
@@ -160,6 +163,16 @@ fn structured(
         );
     }
     d.relative_base = d.loose_array(&instructions);
+    if !d.pixel() {
+        // Arrays of matrices and structs: the registers of one element, by register.
+        let element = |n: u32| {
+            d.constant(RegisterSet::FLOAT4, n).and_then(|(c, _)| {
+                let r = registers_one(&c.type_info);
+                (c.type_info.elements > 1 && r > 1).then_some(r)
+            })
+        };
+        d.elements = address::elements(&instructions, &d.defs, element);
+    }
     d.input_array(&instructions)?;
     let mut at = d.texture_stage(&instructions)?;
     while at < instructions.len() {
@@ -343,6 +356,8 @@ struct Decompiler {
     functions: Vec<(u32, usize)>,
     /// Subroutines a subroutine before them calls: declared before the first.
     ahead: BTreeSet<u32>,
+    /// `a0` lanes the text writes as element indices ([`address`]).
+    elements: address::Elements,
 }
 
 impl Decompiler {
@@ -373,6 +388,7 @@ impl Decompiler {
             notes: Vec::new(),
             functions: Vec::new(),
             ahead: BTreeSet::new(),
+            elements: address::Elements::default(),
         }
     }
 
@@ -927,7 +943,7 @@ impl Decompiler {
         if !matches!(ty, RegisterType::Const | RegisterType::Input) {
             return fail(ins, format!("a relative read of a {ty:?} register"));
         }
-        let index = match p.relative.map(|t| {
+        let (index, lane) = match p.relative.map(|t| {
             let r = Param {
                 token: t,
                 relative: None,
@@ -935,16 +951,24 @@ impl Decompiler {
             (r.register_type(), ((t >> 16) & 3) as usize)
         }) {
             // vs_1_1: a0.x, said by the register token alone.
-            None => self.address(0),
-            Some((Some(RegisterType::AddrOrTexture), lane)) => self.address(lane),
+            None => (self.address(0), Some(0)),
+            Some((Some(RegisterType::AddrOrTexture), lane)) => (self.address(lane), Some(lane)),
             Some((Some(RegisterType::Loop), _)) => match self.loops.last() {
                 Some(&(id, _)) => {
                     self.counters_read.insert(id);
-                    format!("aL{id}")
+                    (format!("aL{id}"), None)
                 }
                 None => return fail(ins, "reads at aL outside a loop"),
             },
             Some(_) => return fail(ins, "a relative address that is neither a0 nor aL"),
+        };
+        // An a0 lane the text writes as an index of elements of `per` registers
+        // ([`address`]): the register offset is the index times them.
+        let per = lane.and_then(|l| self.elements.registers[l]).unwrap_or(1);
+        let element_index = index.clone();
+        let index = match per {
+            1 => index,
+            per => format!("{index} * {per}"),
         };
         let n = p.number();
         let at = |index: &str, k: u32| match k {
@@ -961,19 +985,27 @@ impl Decompiler {
         }
         if let Some((c, k)) = self.constant(RegisterSet::FLOAT4, n) {
             let ti = &c.type_info;
-            if ti.elements > 1 && registers_one(ti) == 1 && ti.members.is_empty() {
-                let one = TypeInfo {
-                    elements: 1,
-                    ..ti.clone()
-                };
-                let base = format!("{}[{}]", identifier(&c.name), at(&index, k));
-                return register_of(&base, &one, 0, self.ps1())
+            let one = TypeInfo {
+                elements: 1,
+                ..ti.clone()
+            };
+            let r = registers_one(ti);
+            // An element of one register is at the register offset; one of more at the
+            // index a0 holds where the text writes it as one.
+            let element = match r {
+                1 => Some((at(&index, k), 0)),
+                r if r == per => Some((at(&element_index, k / r), k % r)),
+                _ => None,
+            };
+            if let (true, Some((e, j))) = (ti.elements > 1, element) {
+                let base = format!("{}[{e}]", identifier(&c.name));
+                return register_of(&base, &one, j, self.ps1())
                     .map_or_else(|| fail(ins, "a relative read past its array"), Ok);
             }
             return fail(
                 ins,
                 format!(
-                    "reads '{}' at a relative address, and it is no array of vectors",
+                    "reads '{}' at a relative address, and it is no array of vectors, nor of elements whose index the code shows a0 to be",
                     c.name
                 ),
             );
@@ -1009,6 +1041,29 @@ impl Decompiler {
             read = format!("({index} == {offset} ? {} : {read})", literal(v));
         }
         Ok(Held::Whole(read))
+    }
+
+    /// An `a0` lane as the element index its code shows it to be ([`address`]).
+    fn element_index(&mut self, i: &address::Index) -> Result<String, DecompileError> {
+        Ok(match i.kind {
+            address::IndexKind::Color => {
+                // D3DCOLORtoUBYTE4(x) is x.zyxw scaled: lane l of the product is its
+                // component zyxw[l].
+                let x = self.source(&i.mul, &i.operand)?;
+                format!("D3DCOLORtoUBYTE4({x}).{}", LANES[[2, 1, 0, 3][i.lane]])
+            }
+            address::IndexKind::Divided(registers) => {
+                let x = self.source_at(&i.mul, &i.operand, &[i.lane])?;
+                format!("(int)round({x} / {registers})")
+            }
+            address::IndexKind::Whole(times) => {
+                let x = self.source_at(&i.mul, &i.operand, &[i.lane])?;
+                match times {
+                    1 => format!("(int)({x})"),
+                    t => format!("(int)({x}) * {t}"),
+                }
+            }
+        })
     }
 
     /// `a0`'s lane `lane`, read.
@@ -1593,11 +1648,57 @@ impl Decompiler {
         let pointwise = match m {
             // a0 takes an integer: mova rounds to nearest, vs_1_1's mov floors.
             "mov" | "mova" if address => {
-                let a = wide(self)?;
                 let ty = ["int", "int2", "int3", "int4"][lanes.len().clamp(1, 4) - 1];
-                match m == "mova" || self.version.major >= 2 {
-                    true => Some(format!("({ty})floor({} + 0.5)", a[0])),
-                    false => Some(format!("({ty})floor({})", a[0])),
+                let round = m == "mova" || self.version.major >= 2;
+                match self.elements.writes.get(&ins.offset).cloned() {
+                    // Lanes that are element indices, each as its code shows it.
+                    // One colour's bytes, every lane: its components, swizzled.
+                    Some(scaled)
+                        if lanes.len() > 1
+                            && lanes.iter().all(|l| {
+                                scaled.iter().any(|(c, i)| {
+                                    c == l
+                                        && i.kind == address::IndexKind::Color
+                                        && i.mul.offset == scaled[0].1.mul.offset
+                                        && i.operand == scaled[0].1.operand
+                                })
+                            }) =>
+                    {
+                        let first = &scaled[0].1;
+                        let x = self.source(&first.mul, &first.operand)?;
+                        let swizzle: String = lanes
+                            .iter()
+                            .filter_map(|l| scaled.iter().find(|(c, _)| c == l))
+                            .map(|(_, i)| LANES[[2, 1, 0, 3][i.lane]])
+                            .collect();
+                        Some(format!("D3DCOLORtoUBYTE4({x}).{swizzle}"))
+                    }
+                    Some(scaled) => {
+                        let mut parts = Vec::new();
+                        for &l in &lanes {
+                            parts.push(match scaled.iter().find(|(c, _)| *c == l) {
+                                Some((_, i)) => self.element_index(i)?,
+                                None => {
+                                    let v = self.source_at(ins, &ops.srcs[0], &[l])?;
+                                    match round {
+                                        true => format!("(int)floor({v} + 0.5)"),
+                                        false => format!("(int)floor({v})"),
+                                    }
+                                }
+                            });
+                        }
+                        Some(match parts.len() {
+                            1 => parts.remove(0),
+                            _ => format!("{ty}({})", parts.join(", ")),
+                        })
+                    }
+                    None => {
+                        let a = wide(self)?;
+                        match round {
+                            true => Some(format!("({ty})floor({} + 0.5)", a[0])),
+                            false => Some(format!("({ty})floor({})", a[0])),
+                        }
+                    }
                 }
             }
             "mov" | "mova" => {
@@ -3262,15 +3363,20 @@ mod tests {
     /// constants on their registers.
     fn written_as_asm(source: &str, profile: &str, because: &str) -> String {
         let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
-        let text = decompile(&bytes).unwrap();
+        written_as_asm_bytes(&bytes, profile, because)
+    }
+
+    /// [`written_as_asm`] of a shader's bytes.
+    fn written_as_asm_bytes(bytes: &[u8], profile: &str, because: &str) -> String {
+        let text = decompile(bytes).unwrap();
         let first = text.lines().nth(1).unwrap_or_default();
         assert!(first.starts_with("// written as asm: at byte "), "{text}");
         assert!(first.contains(because), "no '{because}':\n{text}");
         assert!(text.contains("\nvoid main()\n{\n    asm {\n"), "{text}");
         let back = compiled_back(&text, profile);
-        assert_eq!(code_of(&back), code_of(&bytes), "{text}");
+        assert_eq!(code_of(&back), code_of(bytes), "{text}");
         let ours = ConstantTable::from_bytecode(&back).unwrap();
-        if let Ok(Some(theirs)) = ConstantTable::from_bytecode(&bytes) {
+        if let Ok(Some(theirs)) = ConstantTable::from_bytecode(bytes) {
             let registers = |t: &ConstantTable| -> Vec<(String, u16, u16)> {
                 let mut r: Vec<_> = t
                     .constants
@@ -3545,6 +3651,77 @@ mod tests {
     /// co-issued pair each of which reads what the other writes (inputs read at aL from
     /// a register no dcl declares: above). Each compiles back to its instructions, and
     /// the globals are the table's constants on their registers.
+    /// Microsoft's code of arrays of matrices and structs read at a run-time index reads
+    /// `c0[a0.x]` of `float4x3 Bones[29]`: the text reads the element (`Bones[a0.x]`),
+    /// a0 the index the code shows (a D3DCOLOR's bytes, a whole number times the
+    /// element's registers, a loop's counter), and compiles back to a shader that
+    /// behaves as the original.
+    #[test]
+    fn arrays_of_matrices_and_structs_are_read_by_element() {
+        let testdata =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shader/hlsl/testdata");
+        for (file, profile, wants) in [
+            (
+                "heldout/skinning.vs_2_0.bin",
+                "vs_2_0",
+                &[
+                    "a0 = D3DCOLORtoUBYTE4(v6.zyxw).yzxw;",
+                    "dot(v0, Bones[a0.x]._m00_m10_m20_m30)",
+                ][..],
+            ),
+            (
+                "heldout/water_vs.vs_3_0.bin",
+                "vs_3_0",
+                &["a0.x = (int)(r0.z);", "Waves[a0.x].amplitude"][..],
+            ),
+            (
+                "regressions/bone_index.vs_2_0.bin",
+                "vs_2_0",
+                &[
+                    "a0.x = (int)round(r0.x / 3);",
+                    "a0.y = D3DCOLORtoUBYTE4(v1.zyyw).z;",
+                    "Lights[a0.x].colour",
+                ][..],
+            ),
+            (
+                "regressions/bone_index.vs_3_0.bin",
+                "vs_3_0",
+                &[
+                    "a0.x = D3DCOLORtoUBYTE4(v1.zyzw).z;",
+                    "Bones[a0.x]",
+                    "Lights[a0.x].range",
+                ][..],
+            ),
+        ] {
+            let bytes = std::fs::read(testdata.join(file)).unwrap();
+            let text = decompile(&bytes).unwrap();
+            assert!(!text.contains("asm"), "{file}:\n{text}");
+            for w in wants {
+                assert!(text.contains(w), "{file}: no '{w}':\n{text}");
+            }
+            let ours = compiled_back(&text, profile);
+            same_behaviour(&bound_as(&bytes, &ours), &ours, 24, 0xB0E)
+                .unwrap_or_else(|e| panic!("{file}: {e}\n{text}"));
+        }
+        // A product the code does not show to be an index times the element's registers
+        // (skinning's 765.005859, three times D3DCOLORtoUBYTE4's scale, made 700): a0
+        // reads registers inside elements, which no HLSL index says; the shader is its
+        // instructions.
+        let mut bytes = std::fs::read(testdata.join("heldout/skinning.vs_2_0.bin")).unwrap();
+        let shader = bytecode::parse(&bytes).unwrap();
+        let def = shader
+            .instructions()
+            .find(|i| i.mnemonic() == "def")
+            .unwrap();
+        let at = def.offset + 12;
+        assert_eq!(
+            f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()),
+            765.005_86
+        );
+        bytes[at..at + 4].copy_from_slice(&700.0f32.to_le_bytes());
+        written_as_asm_bytes(&bytes, "vs_2_0", "reads 'Bones' at a relative address");
+    }
+
     /// ps_1_1–1_3's three-row texture reads, `texm3x3tex` and `texreg2rgb`, sample at
     /// three coordinates: without a table or a `dcl` to type the stage, its sampler is a
     /// volume (`tex2D` would read two, compiled as `texm3x2tex` or `texreg2gb`), and the
@@ -3767,23 +3944,33 @@ mod tests {
     /// fall.
     #[test]
     fn corpus_shaders_decompile_and_compile_back_to_the_same_behaviour() {
-        let (Some(hlsl), Some(d3d9), Some(sha)) = (
+        // Microsoft's output of real shaders kept in the repository (MPC-HC's, a CRT
+        // filter's, Oblivion-style lighting; the compiler's held-out and regression
+        // sources, and ps_1_x from the legacy compiler) is read in every clone; the corpus
+        // where it is here.
+        let testdata =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shader/hlsl/testdata");
+        let mut dirs = vec![
+            testdata.join("heldout"),
+            testdata.join("regressions"),
+            testdata.join("sm1"),
+        ];
+        if let (Some(hlsl), Some(d3d9), Some(sha)) = (
             crate::test_corpus::corpus("hlsl"),
             crate::test_corpus::corpus("d3d9"),
             crate::test_corpus::corpus("sha"),
-        ) else {
-            return;
-        };
-        let dirs = [
-            hlsl.join("vkd3d"),
-            hlsl.join("legacy"),
-            d3d9.join("compiled"),
-            d3d9.join("asm"),
-            sha.join("assembled"),
-            d3d9.join("wine-tests/visual"),
-            d3d9.join("wine-tests/asm"),
-            d3d9.join("wine-tests/d3dx9"),
-        ];
+        ) {
+            dirs.extend([
+                hlsl.join("vkd3d"),
+                hlsl.join("legacy"),
+                d3d9.join("compiled"),
+                d3d9.join("asm"),
+                sha.join("assembled"),
+                d3d9.join("wine-tests/visual"),
+                d3d9.join("wine-tests/asm"),
+                d3d9.join("wine-tests/d3dx9"),
+            ]);
+        }
         let mut files = Vec::new();
         for dir in dirs {
             for e in std::fs::read_dir(&dir).unwrap() {
