@@ -3669,6 +3669,12 @@ mod tests {
                     "dot(v0, Bones[a0.x]._m00_m10_m20_m30)",
                 ][..],
             ),
+            // vs_1_1's `mov a0.x` floors: the compilers' code of the index again.
+            (
+                "heldout/skinning.vs_1_1.bin",
+                "vs_1_1",
+                &["a0.x = D3DCOLORtoUBYTE4(v6.zyxw).y;", "Bones[a0.x]"][..],
+            ),
             (
                 "heldout/water_vs.vs_3_0.bin",
                 "vs_3_0",

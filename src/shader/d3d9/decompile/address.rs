@@ -389,10 +389,10 @@ fn index_of(
             kind,
         })
     };
-    // mova rounds to nearest, as the compilers' code of a D3DCOLORtoUBYTE4 index does
-    // (vs_1_1's mov a0 floors).
+    // The compilers' code of a D3DCOLORtoUBYTE4 index is this product, put in a0 as it
+    // is (mova rounds it, vs_1_1's mov floors it, both as the original does).
     let color = COLOR_BYTES * registers as f32;
-    if ins.mnemonic() == "mova" && (k - color).abs() <= color * 1e-6 {
+    if (k - color).abs() <= color * 1e-6 {
         return intact.then(|| index(IndexKind::Color)).flatten();
     }
     // Whether the operand was whole where the product read it.
