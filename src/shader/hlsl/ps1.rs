@@ -1204,12 +1204,13 @@ fn fuse(p: &mut Program) {
                 if dnode.op != Op::Add || readers[dn as usize] != 1 {
                     continue;
                 }
-                let [x, b] = &dnode.args[..] else { continue };
-                let Some(xn) = whole(p, x) else { continue };
-                let xnode = p.node(xn);
-                if xnode.op != Op::Neg || xnode.args[0] != *a {
-                    continue;
-                }
+                // s * (b - a) + a, the difference either way round.
+                let [d0, d1] = &dnode.args[..] else { continue };
+                let b = match (negation(p, d0, a), negation(p, d1, a)) {
+                    (true, _) => d1,
+                    (false, true) => d0,
+                    _ => continue,
+                };
                 Some(p.map(Op::Lrp, vec![s.clone(), b.clone(), a.clone()]))
             }
             Op::Add => {
@@ -1259,6 +1260,21 @@ fn fuse(p: &mut Program) {
             p.replace_with(id, r);
         }
     }
+}
+
+/// Whether `x` is `-a`, lane by lane: a negation of `a`, what `a` negates, or literals of
+/// the other sign (a literal's negation is folded: `lerp(k, x, t)` reads `x + -k`).
+fn negation(p: &Program, x: &[Comp], a: &[Comp]) -> bool {
+    let negated = |n: Comp, of: Comp| {
+        let node = p.node(n.node);
+        node.op == Op::Neg && node.args[0].get(usize::from(n.lane)) == Some(&of)
+    };
+    x.len() == a.len()
+        && x.iter().zip(a).all(|(&x, &a)| {
+            negated(x, a)
+                || negated(a, x)
+                || matches!((p.constant(x), p.constant(a)), (Some(u), Some(v)) if u == -v)
+        })
 }
 
 /// Lane by lane operations computed where their operands are: a lane whose operands all
@@ -3634,6 +3650,34 @@ mod tests {
             let asm = fits(source, profile);
             assert!(!asm.contains("_sat"), "{asm}");
             assert!(slots(&asm) <= 2, "{asm}");
+        }
+    }
+
+    #[test]
+    fn a_lerp_from_a_literal_or_a_negation_is_one_lrp() {
+        // lerp(a, b, t) is t * (b + -a) + a: with a literal, -a is a literal of its own;
+        // with a = -y, -a is y. Each was an `add` and a `mad` (the d3d9_decompile fuzz
+        // target's text of `lrp r0.xyz, c1, r2, c0` and `lrp_sat r0.y, c1, r2, -r1` took 9
+        // slots of ps_1_4's 8).
+        let source = "sampler2D s0 : register(s0);\nsampler2D s1 : register(s1);\n\
+                      float4 k : register(c1);\n\
+                      float4 main(float2 a : TEXCOORD0, float2 b : TEXCOORD1) : COLOR\n{\n    \
+                      float4 x = tex2D(s0, a);\n    float4 y = tex2D(s1, b);\n    \
+                      float4 r = x;\n    r.xyz = lerp(float3(1.0, 0.0, 0.0), x.xyz, k.xyz);\n    \
+                      r.w = saturate(lerp(-y.w, x.w, k.w));\n    return r;\n}\n";
+        for profile in ["ps_1_1", "ps_1_4"] {
+            let asm = fits(source, profile);
+            let arithmetic: Vec<&str> = asm
+                .lines()
+                .map(|l| l.trim_start_matches("+ "))
+                .filter(|l| !l.starts_with("def") && !l.starts_with("tex") && !l.starts_with("ps_"))
+                .collect();
+            assert_eq!(
+                arithmetic.iter().filter(|l| l.starts_with("lrp")).count(),
+                2,
+                "{profile}\n{asm}"
+            );
+            assert!(arithmetic.len() <= 3, "{profile}\n{asm}");
         }
     }
 
