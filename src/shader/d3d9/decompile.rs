@@ -28,6 +28,7 @@ use super::bytecode::{self, Instruction, Param, ShaderKind, Version};
 use super::ctab::{
     type_name, Class, Constant, ConstantTable, ParamType, RegisterSet, TypeInfo, MAX_TYPE_NODES,
 };
+use super::limits;
 use super::registers::RegisterType;
 use super::syntax::USAGES;
 
@@ -179,6 +180,7 @@ fn structured(
         at += match d.merged_product(&instructions[at..])? {
             0 => {
                 d.statement(instructions[at])?;
+                d.track_a0(instructions[at]);
                 1
             }
             n => n,
@@ -358,6 +360,8 @@ struct Decompiler {
     ahead: BTreeSet<u32>,
     /// `a0` lanes the text writes as element indices ([`address`]).
     elements: address::Elements,
+    /// `a0` lanes that hold a `def`'s literal here ([`Decompiler::track_a0`]).
+    a0_known: [Option<i64>; 4],
 }
 
 impl Decompiler {
@@ -389,6 +393,7 @@ impl Decompiler {
             functions: Vec::new(),
             ahead: BTreeSet::new(),
             elements: address::Elements::default(),
+            a0_known: [None; 4],
         }
     }
 
@@ -962,6 +967,27 @@ impl Decompiler {
             },
             Some(_) => return fail(ins, "a relative address that is neither a0 nor aL"),
         };
+        // An a0 lane that holds a def's literal: the one register it reads.
+        if let Some(v) = lane.and_then(|l| self.a0_known[l]) {
+            let count = limits::limits(self.version)
+                .and_then(|m| m.count(RegisterType::Const))
+                .unwrap_or(256);
+            let reg = v.saturating_add(i64::from(p.number()));
+            return match u32::try_from(reg).ok().filter(|&r| r < count) {
+                Some(r) => self.float_const(ins, r),
+                None => {
+                    let note = format!(
+                        "c{}[a0] with a0 a def's literal reads c{reg}, past {}'s constants: undefined on the hardware, the text reads 0 there",
+                        p.number(),
+                        self.version
+                    );
+                    if !self.notes.contains(&note) {
+                        self.notes.push(note);
+                    }
+                    Ok(Held::Whole("float4(0.0, 0.0, 0.0, 0.0)".into()))
+                }
+            };
+        }
         // An a0 lane the text writes as an index of elements of `per` registers
         // ([`address`]): the register offset is the index times them.
         let per = lane.and_then(|l| self.elements.registers[l]).unwrap_or(1);
@@ -1041,6 +1067,57 @@ impl Decompiler {
             read = format!("({index} == {offset} ? {} : {read})", literal(v));
         }
         Ok(Held::Whole(read))
+    }
+
+    /// What `a0` holds where it is a `def`'s literal (`mova a0.x, c4.x` of `def c4, 2, …`),
+    /// lane by lane, in the straight run of code since: a relative read there reads one
+    /// register, which the text reads as such (an index both compilers fold, and refuse
+    /// out of the array's bounds, X3504).
+    fn track_a0(&mut self, ins: &Instruction) {
+        let flow = matches!(
+            ins.mnemonic(),
+            "if" | "else"
+                | "endif"
+                | "rep"
+                | "endrep"
+                | "loop"
+                | "endloop"
+                | "break"
+                | "breakp"
+                | "call"
+                | "callnz"
+                | "label"
+                | "ret"
+        );
+        if flow {
+            self.a0_known = [None; 4];
+            return;
+        }
+        let Some(ops) = &ins.operands else { return };
+        let Some(dst) = ops
+            .dst
+            .filter(|d| !self.pixel() && d.register_type() == Some(RegisterType::AddrOrTexture))
+        else {
+            return;
+        };
+        let round = ins.mnemonic() == "mova" || self.version.major >= 2;
+        let src = ops.srcs.first().copied();
+        for l in (0..4).filter(|l| dst.write_mask() & (1 << l) != 0) {
+            self.a0_known[l] = src
+                .filter(|s| {
+                    s.register_type() == Some(RegisterType::Const)
+                        && !s.is_relative()
+                        && matches!(s.source_modifier(), 0 | 1)
+                        && !ins.predicated()
+                })
+                .and_then(|s| {
+                    let v = self.defs.get(&s.number())?[usize::from((s.swizzle() >> (2 * l)) & 3)];
+                    let v = if s.source_modifier() == 1 { -v } else { v };
+                    // As the hardware (and the interpreter) put a float into a0.
+                    let v = if round { (v + 0.5).floor() } else { v.floor() };
+                    Some(i64::from(v as i32))
+                });
+        }
     }
 
     /// An `a0` lane as the element index its code shows it to be ([`address`]).
@@ -3651,6 +3728,27 @@ mod tests {
     /// co-issued pair each of which reads what the other writes (inputs read at aL from
     /// a register no dcl declares: above). Each compiles back to its instructions, and
     /// the globals are the table's constants on their registers.
+    /// A relative read where a0 holds a def's literal reads one register: the text reads
+    /// it so (an index both compilers would fold, and refuse past the array, X3504), and
+    /// one past the model's constants as 0, the first comment saying so (the
+    /// d3d9_decompile fuzz target's `mov a0.x` of -inf, read at c3[a0.x]).
+    #[test]
+    fn a_relative_read_at_a_literal_address_reads_its_register() {
+        let source = "vs_2_0\ndef c0, 3, 0, 0, 0\ndef c1, -9, 0, 0, 0\ndcl_position v0\n\
+                      mova a0.x, c0.x\nmov oD0, c[a0.x + 4]\nmova a0.y, c1.x\n\
+                      mov oT0, c[a0.y + 2]\nmov oPos, v0\n";
+        let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
+        let text = decompile(&bytes).unwrap();
+        assert!(text.contains("oD0 = c2[5];"), "{text}");
+        assert!(text.contains("oT0 = float4(0.0, 0.0, 0.0, 0.0);"), "{text}");
+        assert!(
+            text.contains("reads c-7, past vs_2_0's constants"),
+            "{text}"
+        );
+        let ours = compiled_back(&text, "vs_2_0");
+        same_behaviour(&bound_as(&bytes, &ours), &ours, 16, 0xA0).unwrap();
+    }
+
     /// Microsoft's code of arrays of matrices and structs read at a run-time index reads
     /// `c0[a0.x]` of `float4x3 Bones[29]`: the text reads the element (`Bones[a0.x]`),
     /// a0 the index the code shows (a D3DCOLOR's bytes, a whole number times the

@@ -445,6 +445,11 @@ pub(super) fn elements(
         }
     }
     let mut out = Elements::default();
+    // What is whole where, followed through the code only for a shader that reads such
+    // an array (most read none).
+    if sizes.iter().all(|s| s.len() != 1) {
+        return out;
+    }
     let whole = whole_before(code, defs);
     for (c, sizes) in sizes.iter().enumerate() {
         let [registers] = sizes.iter().copied().collect::<Vec<_>>()[..] else {
