@@ -1074,21 +1074,7 @@ impl Decompiler {
     /// register, which the text reads as such (an index both compilers fold, and refuse
     /// out of the array's bounds, X3504).
     fn track_a0(&mut self, ins: &Instruction) {
-        let flow = matches!(
-            ins.mnemonic(),
-            "if" | "else"
-                | "endif"
-                | "rep"
-                | "endrep"
-                | "loop"
-                | "endloop"
-                | "break"
-                | "breakp"
-                | "call"
-                | "callnz"
-                | "label"
-                | "ret"
-        );
+        let flow = address::flow(ins);
         if flow {
             self.a0_known = [None; 4];
             return;
@@ -1682,23 +1668,7 @@ impl Decompiler {
             "break" | "loop" | "setp" | "callnz" => 2,
             _ => 1,
         };
-        let flow = matches!(
-            m,
-            "if" | "else"
-                | "endif"
-                | "ret"
-                | "phase"
-                | "nop"
-                | "rep"
-                | "endrep"
-                | "loop"
-                | "endloop"
-                | "break"
-                | "breakp"
-                | "call"
-                | "callnz"
-                | "label"
-        );
+        let flow = address::flow(ins) || matches!(m, "phase" | "nop");
         if ops.srcs.len() < needs || (!flow && ops.dst.is_none()) {
             return fail(ins, "fewer operands than the instruction takes");
         }
@@ -3723,11 +3693,6 @@ mod tests {
         runs_as_the_original(bytes, &text, 10);
     }
 
-    /// What no HLSL compiles to is the shader's instructions in an asm block, the first
-    /// comment saying what: vs_3_0 outputs written at aL (`mov o1[aL], …`), a ps_1_x
-    /// co-issued pair each of which reads what the other writes (inputs read at aL from
-    /// a register no dcl declares: above). Each compiles back to its instructions, and
-    /// the globals are the table's constants on their registers.
     /// A relative read where a0 holds a def's literal reads one register: the text reads
     /// it so (an index both compilers would fold, and refuse past the array, X3504), and
     /// one past the model's constants as 0, the first comment saying so (the
@@ -3846,6 +3811,11 @@ mod tests {
         }
     }
 
+    /// What no HLSL compiles to is the shader's instructions in an asm block, the first
+    /// comment saying what: vs_3_0 outputs written at aL (`mov o1[aL], …`), a ps_1_x
+    /// co-issued pair each of which reads what the other writes (inputs read at aL from
+    /// a register no dcl declares: above). Each compiles back to its instructions, and
+    /// the globals are the table's constants on their registers.
     #[test]
     fn what_no_hlsl_says_is_written_as_asm() {
         let outputs = "vs_3_0\ndefi i0, 2, 0, 1, 0\ndcl_position v0\ndcl_position o0\n\

@@ -84,8 +84,8 @@ fn swizzled(p: &Param, lane: usize) -> usize {
 }
 
 /// Whether the instruction changes the flow (a block, a loop, a call): where a search
-/// back for what wrote a register stops.
-fn flow(ins: &Instruction) -> bool {
+/// back for what wrote a register stops, and what the text knows of a0 ends.
+pub(super) fn flow(ins: &Instruction) -> bool {
     matches!(
         ins.mnemonic(),
         "if" | "else"
