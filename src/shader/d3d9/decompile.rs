@@ -284,7 +284,7 @@ fn as_asm(
         t
     });
     for note in &notes {
-        let _ = writeln!(out, "// {note}");
+        let _ = writeln!(out, "// {}", one_line(note));
     }
     for c in table.iter().flat_map(|t| &t.constants) {
         let _ = writeln!(out, "{}", declaration(c));
@@ -296,6 +296,17 @@ fn as_asm(
         statements: instructions,
         as_asm: true,
     })
+}
+
+/// A note as one comment line: a name from the table may hold a line break or another
+/// control character, which would end the comment; each is written escaped (`\n`).
+fn one_line(note: &str) -> String {
+    note.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
 }
 
 /// The HLSL type of a sampler its `dcl` token declares.
@@ -2263,7 +2274,7 @@ impl Decompiler {
             self.version
         );
         for note in &self.notes {
-            let _ = writeln!(out, "// {note}");
+            let _ = writeln!(out, "// {}", one_line(note));
         }
         if let Some(t) = &self.table {
             for c in &t.constants {
@@ -3691,6 +3702,24 @@ mod tests {
             "{text}"
         );
         runs_as_the_original(bytes, &text, 10);
+    }
+
+    /// A constant's name with a line break in it (the table's bytes say anything) is
+    /// written escaped in the first comment, which it would otherwise end (the
+    /// d3d9_decompile fuzz target's find: the text of the name's second line did not
+    /// compile).
+    #[test]
+    fn a_name_with_a_line_break_stays_in_its_comment() {
+        let bytes = include_bytes!(
+            "../../../fuzz/regressions/d3d9_decompile/crash-5ec119fb71b09f46b989a21727cc155d389732c7"
+        );
+        let text = decompile(bytes).unwrap();
+        assert!(
+            text.contains("// the constant table's 's\\nf' is not declared"),
+            "{text}"
+        );
+        let version = bytecode::shader_version(bytes).unwrap().to_string();
+        compiled_back(&text, &version);
     }
 
     /// A relative read where a0 holds a def's literal reads one register: the text reads
