@@ -3914,6 +3914,25 @@ mod tests {
         Program::new(&compiled_code(source, profile).bytecode).unwrap()
     }
 
+    /// A loop on a count the game sets is kept (`rep i0`) when a value it leaves as it is
+    /// starts at a denormal literal: `r0.w * 1.0` of the literal folds to 0, as the
+    /// hardware writes a denormal result, where the trial lowering (the value carried)
+    /// left `r0.w` as it was; vs_2_0 cannot unroll such a loop, and the text the
+    /// d3d9_decompile fuzz target made of a shader of three such loops did not compile.
+    #[test]
+    fn a_loop_keeps_a_denormal_it_leaves_alone() {
+        let source = "int i0 : register(i0);\nfloat4 c15 : register(c15);\n\
+                      float4 c16[20] : register(c16);\n\
+                      float4 main(float4 v0 : POSITION0) : POSITION\n{\n    \
+                      float4 r0 = 0;\n    float4 r4 = 0;\n    int4 a0 = 0;\n    \
+                      r0.w = 2.2959e-41;\n    for (int k0 = 0; k0 < i0; k0++)\n    {\n        \
+                      a0.x = (int)floor((r0.w + c15.x) * 3.0 + 0.5);\n        \
+                      r4.xyz = v0.xyz * c16[a0.x].xyz + r4.xyz;\n        \
+                      r0.w = r0.w * 1.0;\n    }\n    return r4;\n}\n";
+        let c = compiled_code(source, "vs_2_0");
+        assert!(c.asm.contains("rep i0"), "{}", c.asm);
+    }
+
     /// vs_2_0 saturates by `max` with 0 and `min` with 1, literals in constant registers:
     /// a uniform saturated is copied first, as one instruction reads one constant
     /// register (the text the d3d9_decompile fuzz target made of `mov_sat r6.xyw, c11`

@@ -14,6 +14,7 @@ use super::ir::{
 };
 use super::token::Loc;
 use super::types::{Base, Field, StructTy, Ty};
+use crate::shader::d3d9::run::flush;
 
 /// The shader model being compiled for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -2336,10 +2337,25 @@ impl<'a> Lowering<'a> {
             return false;
         }
         let run = self.loop_body(count, &changed, body, Some(step), Exits::default());
+        // Unchanged as the trial found, but for a denormal literal that an operation of
+        // the body folds to 0 (`x * 1.0` of a constant x: the trial's `x` was a value,
+        // which `* 1.0` leaves as it is; the hardware writes a denormal result as 0).
+        let same = |p: &Program, now: Option<&Vec<Comp>>, was: Option<&Vec<Comp>>| match (now, was)
+        {
+            (Some(a), Some(b)) => {
+                a.len() == b.len()
+                    && a.iter().zip(b).all(|(&x, &y)| {
+                        x == y
+                            || matches!((p.constant(x), p.constant(y)),
+                                (Some(u), Some(v)) if flush(u).to_bits() == flush(v).to_bits())
+                    })
+            }
+            (a, b) => a == b,
+        };
         let unchanged = all
             .iter()
             .filter(|k| !changed.contains(k))
-            .all(|k| self.var_comps(k) == saved.0.get(k));
+            .all(|k| same(&self.program, self.var_comps(k), saved.0.get(k)));
         if !unchanged || self.program.kills.len() != kills {
             self.restore(&saved);
             self.program.kills.truncate(kills);
