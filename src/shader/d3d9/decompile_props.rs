@@ -967,9 +967,11 @@ impl Generator {
             }
             _ => live,
         };
-        // vs_3_0's lit compiles back to a `pow` of its own rounding.
+        // vs_3_0's lit compiles back to a `pow` of its own rounding; a `pow` by a literal
+        // exponent to products (`pow(x, -4)`: x², x⁴, its reciprocal), as fxc's does.
         let inexact = op.form == Form::Sincos
             || (op.asm == "lit" && self.v.major >= 3)
+            || op.asm == "pow"
             || reads.iter().any(|r| self.inexact(*r))
             || (!is_fresh
                 && mask != 0xF
