@@ -458,6 +458,11 @@ fn check_dst_modifiers(
             if mods != 0 || dst.shift() != 0 {
                 report(format!("'{m}' takes no modifiers"));
             }
+            if dst.write_mask() == 0 {
+                report(format!(
+                    "'{m}' has an empty write mask: it defines no component"
+                ));
+            }
         }
         // No assembler writes an empty mask (`r0.`), and there is nothing it writes.
         Layout::Operands if dst.write_mask() == 0 => {
@@ -893,6 +898,21 @@ mod tests {
             found
                 .iter()
                 .any(|d| d.offset == add.offset && d.message.contains("empty write mask")),
+            "{found:?}"
+        );
+        // A def of no component (the fuzz target's `defi i0.`, listed so).
+        let def = shader
+            .instructions()
+            .find(|i| i.mnemonic() == "def")
+            .unwrap();
+        let at = def.offset + 4;
+        let dst = u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) & !(0xF << 16);
+        b[at..at + 4].copy_from_slice(&dst.to_le_bytes());
+        let found = validate(&bytecode::parse(&b).unwrap());
+        assert!(
+            found
+                .iter()
+                .any(|d| d.offset == def.offset && d.message.contains("defines no component")),
             "{found:?}"
         );
     }
