@@ -1108,7 +1108,7 @@ impl Decompiler {
                         && !ins.predicated()
                 })
                 .and_then(|s| {
-                    let v = self.defs.get(&s.number())?[usize::from((s.swizzle() >> (2 * l)) & 3)];
+                    let v = self.defs.get(&s.number())?[address::swizzled(&s, l)];
                     let v = if s.source_modifier() == 1 { -v } else { v };
                     // As the hardware (and the interpreter) put a float into a0.
                     let v = if round { (v + 0.5).floor() } else { v.floor() };

@@ -886,35 +886,23 @@ mod tests {
         )
         .unwrap();
         let shader = bytecode::parse(&b).unwrap();
-        let add = shader
-            .instructions()
-            .find(|i| i.mnemonic() == "add")
-            .unwrap();
-        let at = add.offset + 4;
-        let dst = u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) & !(0xF << 16);
-        b[at..at + 4].copy_from_slice(&dst.to_le_bytes());
-        let found = validate(&bytecode::parse(&b).unwrap());
-        assert!(
-            found
-                .iter()
-                .any(|d| d.offset == add.offset && d.message.contains("empty write mask")),
-            "{found:?}"
-        );
-        // A def of no component (the fuzz target's `defi i0.`, listed so).
-        let def = shader
-            .instructions()
-            .find(|i| i.mnemonic() == "def")
-            .unwrap();
-        let at = def.offset + 4;
-        let dst = u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) & !(0xF << 16);
-        b[at..at + 4].copy_from_slice(&dst.to_le_bytes());
-        let found = validate(&bytecode::parse(&b).unwrap());
-        assert!(
-            found
-                .iter()
-                .any(|d| d.offset == def.offset && d.message.contains("defines no component")),
-            "{found:?}"
-        );
+        // An instruction's, and a def's (the fuzz target's `defi i0.`, listed so).
+        for (mnemonic, says) in [("add", "empty write mask"), ("def", "defines no component")] {
+            let ins = shader
+                .instructions()
+                .find(|i| i.mnemonic() == mnemonic)
+                .unwrap();
+            let at = ins.offset + 4;
+            let dst = u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) & !(0xF << 16);
+            b[at..at + 4].copy_from_slice(&dst.to_le_bytes());
+            let found = validate(&bytecode::parse(&b).unwrap());
+            assert!(
+                found
+                    .iter()
+                    .any(|d| d.offset == ins.offset && d.message.contains(says)),
+                "{found:?}"
+            );
+        }
     }
 
     #[test]

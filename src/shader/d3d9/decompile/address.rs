@@ -79,7 +79,7 @@ fn lanes_of(mask: u8) -> impl Iterator<Item = usize> {
     (0..4).filter(move |l| mask & (1 << l) != 0)
 }
 
-fn swizzled(p: &Param, lane: usize) -> usize {
+pub(super) fn swizzled(p: &Param, lane: usize) -> usize {
     usize::from((p.swizzle() >> (2 * lane)) & 3)
 }
 
@@ -205,22 +205,6 @@ impl Whole<'_> {
         Some((i, state))
     }
 
-    /// Whether source `s` reads a whole number at lane `lane` (after its swizzle).
-    fn whole(&self, s: &Param, lane: usize, state: &Known) -> bool {
-        !s.is_relative()
-            && matches!(s.source_modifier(), 0 | 1)
-            && match s.register_type() {
-                Some(RegisterType::Temp) => state
-                    .as_ref()
-                    .is_some_and(|k| !k.not.contains(&(s.number(), lane))),
-                Some(RegisterType::Const) => self
-                    .defs
-                    .get(&s.number())
-                    .is_some_and(|v| v[lane].is_finite() && v[lane].fract() == 0.0),
-                _ => false,
-            }
-    }
-
     fn transfer(&self, ins: &Instruction, state: &mut Known) {
         let Some(ops) = &ins.operands else { return };
         let Some(dst) = ops.dst else { return };
@@ -254,7 +238,7 @@ impl Whole<'_> {
                             && ops
                                 .srcs
                                 .iter()
-                                .all(|s| self.whole(s, swizzled(s, l), state)));
+                                .all(|s| reads_whole(self.defs, s, swizzled(s, l), state)));
                 (l, w)
             })
             .collect();
@@ -290,6 +274,22 @@ impl Whole<'_> {
             }
         }
     }
+}
+
+/// Whether source `s` reads a whole number at lane `lane` (after its swizzle), `state`
+/// what is known there: a whole `def` literal, or a lane known whole.
+fn reads_whole(defs: &BTreeMap<u32, [f32; 4]>, s: &Param, lane: usize, state: &Known) -> bool {
+    !s.is_relative()
+        && matches!(s.source_modifier(), 0 | 1)
+        && match s.register_type() {
+            Some(RegisterType::Temp) => state
+                .as_ref()
+                .is_some_and(|k| !k.not.contains(&(s.number(), lane))),
+            Some(RegisterType::Const) => defs
+                .get(&s.number())
+                .is_some_and(|v| v[lane].is_finite() && v[lane].fract() == 0.0),
+            _ => false,
+        }
 }
 
 /// Before each instruction of `code`: the temporaries' lanes that may not hold a whole
@@ -396,15 +396,7 @@ fn index_of(
         return intact.then(|| index(IndexKind::Color)).flatten();
     }
     // Whether the operand was whole where the product read it.
-    let is_whole = match operand.register_type() {
-        Some(RegisterType::Temp) => whole[m]
-            .as_ref()
-            .is_some_and(|k| !k.not.contains(&(operand.number(), lane))),
-        Some(RegisterType::Const) => defs
-            .get(&operand.number())
-            .is_some_and(|v| v[lane].is_finite() && v[lane].fract() == 0.0),
-        _ => false,
-    };
+    let is_whole = reads_whole(defs, &operand, lane, &whole[m]);
     let times = k / registers as f32;
     if !(is_whole && (1.0..=65536.0).contains(&times) && times.fract() == 0.0) {
         return None;
