@@ -3420,9 +3420,9 @@ impl Gen<'_> {
                 let o = *next_o;
                 *next_o += 1;
                 let lanes: Vec<u8> = (0..n as u8).collect();
-                // Scalar registers of vs_2_x (PSIZE, FOG) are written whole, from one
-                // lane, as fxc writes them.
-                let whole = usage == "POSITION" || (n == 1 && matches!(usage, "PSIZE" | "FOG"));
+                // A scalar point size is written whole, from one lane, as fxc writes it;
+                // a scalar fog is `dcl_fog o#.x`, as any other scalar output.
+                let whole = usage == "POSITION" || (n == 1 && usage == "PSIZE");
                 dcls.push(format!(
                     "dcl_{}{} o{o}{}",
                     usage_name(usage),
@@ -3931,6 +3931,26 @@ mod tests {
                       r0.w = r0.w * 1.0;\n    }\n    return r4;\n}\n";
         let c = compiled_code(source, "vs_2_0");
         assert!(c.asm.contains("rep i0"), "{}", c.asm);
+    }
+
+    /// vs_3_0 declares a scalar fog output's one lane (`dcl_fog o#.x`) and a point size
+    /// whole (`dcl_psize o#`), as d3dcompiler_43 does (checked through msd3d; ours wrote
+    /// the fog whole, found running the held-out `fog_vs` beside Microsoft's code).
+    #[test]
+    fn a_scalar_fog_is_one_lane_and_a_point_size_whole() {
+        let source = "struct O { float4 p : POSITION; float s : PSIZE; float f : FOG; };\n\
+                      O main(float4 p : POSITION) { O o; o.p = p; o.s = p.x * 2; o.f = p.y; return o; }\n";
+        let c = compiled_code(source, "vs_3_0");
+        let dcl = |usage: &str| {
+            c.asm
+                .lines()
+                .find(|l| l.starts_with(usage))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert!(!dcl("dcl_psize").contains('.'), "{}", c.asm);
+        assert!(dcl("dcl_fog").ends_with(".x"), "{}", c.asm);
     }
 
     /// vs_2_0 saturates by `max` with 0 and `min` with 1, literals in constant registers:
