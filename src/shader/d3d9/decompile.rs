@@ -345,8 +345,12 @@ struct Decompiler {
     /// the end of its body (`aL0 += 1;`).
     loops: Vec<(usize, Option<Kind>)>,
     next_loop: usize,
-    /// The loops whose aL something reads at.
-    counters_read: BTreeSet<usize>,
+    /// The loops whose aL something reads at, by what it is divided by: 1 for aL itself,
+    /// an element's registers for an array of matrices or structs read at aL, which the
+    /// text counts by elements (`aL0_3`, aL / 3).
+    counters_read: BTreeMap<usize, BTreeSet<u32>>,
+    /// Each `loop`'s aL start and step where a `defi` gives them, by loop.
+    loop_by: BTreeMap<usize, (i32, i32)>,
     /// Loose float constants read at a relative address: an array from the lowest
     /// register so read (first, length).
     relative_base: Option<(u32, u32)>,
@@ -393,7 +397,8 @@ impl Decompiler {
             depth: 1,
             loops: Vec::new(),
             next_loop: 0,
-            counters_read: BTreeSet::new(),
+            counters_read: BTreeMap::new(),
+            loop_by: BTreeMap::new(),
             relative_base: None,
             game_loops: Vec::new(),
             input_array: None,
@@ -970,10 +975,7 @@ impl Decompiler {
             None => (self.address(0), Some(0)),
             Some((Some(RegisterType::AddrOrTexture), lane)) => (self.address(lane), Some(lane)),
             Some((Some(RegisterType::Loop), _)) => match self.loops.last() {
-                Some(&(id, _)) => {
-                    self.counters_read.insert(id);
-                    (format!("aL{id}"), None)
-                }
+                Some(&(id, _)) => (format!("aL{id}"), None),
                 None => return fail(ins, "reads at aL outside a loop"),
             },
             Some(_) => return fail(ins, "a relative address that is neither a0 nor aL"),
@@ -999,6 +1001,30 @@ impl Decompiler {
                 }
             };
         }
+        // The loop whose aL this reads at, and what the text divides aL by there.
+        let counter = match lane {
+            None => self.loops.last().map(|&(id, _)| id),
+            Some(_) => None,
+        };
+        let (held, by) = self.relative_at(ins, p, ty, index, lane, counter)?;
+        if let Some(id) = counter {
+            self.counters_read.entry(id).or_default().insert(by);
+        }
+        Ok(held)
+    }
+
+    /// [`Decompiler::relative`] at `index` (a0's `lane`, or aL of loop `counter`), and
+    /// what aL is divided by in it (1 but for an element of an array of matrices or
+    /// structs read at an aL that steps by whole elements).
+    fn relative_at(
+        &mut self,
+        ins: &Instruction,
+        p: &Param,
+        ty: RegisterType,
+        index: String,
+        lane: Option<usize>,
+        counter: Option<usize>,
+    ) -> Result<(Held, u32), DecompileError> {
         // An a0 lane the text writes as an index of elements of `per` registers
         // ([`address`]): the register offset is the index times them.
         let per = lane.and_then(|l| self.elements.registers[l]).unwrap_or(1);
@@ -1015,7 +1041,7 @@ impl Decompiler {
         if ty == RegisterType::Input {
             return match self.input_array {
                 Some((base, _)) if n >= base => {
-                    Ok(Held::Whole(format!("v{base}[{}]", at(&index, n - base))))
+                    Ok((Held::Whole(format!("v{base}[{}]", at(&index, n - base))), 1))
                 }
                 _ => fail(ins, "inputs read at a relative address below their array"),
             };
@@ -1029,20 +1055,30 @@ impl Decompiler {
             let r = registers_one(ti);
             // An element of one register is at the register offset; one of more at the
             // index a0 holds where the text writes it as one.
-            let element = match r {
-                1 => Some((at(&index, k), 0)),
-                r if r == per => Some((at(&element_index, k / r), k % r)),
+            // At an aL that starts and steps by whole elements, the element is aL divided
+            // by their registers, which the text counts as a loop counter of its own.
+            let by_elements = counter
+                .and_then(|id| self.loop_by.get(&id).map(|&by| (id, by)))
+                .filter(|&(_, (start, step))| {
+                    let r = i64::from(r);
+                    i64::from(start) % r == 0 && i64::from(step) % r == 0
+                });
+            let element = match (r, by_elements) {
+                (1, _) => Some((at(&index, k), 0, 1)),
+                (r, _) if r == per => Some((at(&element_index, k / r), k % r, 1)),
+                (r, Some((id, _))) => Some((at(&format!("aL{id}_{r}"), k / r), k % r, r)),
                 _ => None,
             };
-            if let (true, Some((e, j))) = (ti.elements > 1, element) {
+            if let (true, Some((e, j, by))) = (ti.elements > 1, element) {
                 let base = format!("{}[{e}]", identifier(&c.name));
                 return register_of(&base, &one, j, self.ps1())
+                    .map(|h| (h, by))
                     .map_or_else(|| fail(ins, "a relative read past its array"), Ok);
             }
             return fail(
                 ins,
                 format!(
-                    "reads '{}' at a relative address, and it is no array of vectors, nor of elements whose index the code shows a0 to be",
+                    "reads '{}' at a relative address, and it is no array of vectors, nor of elements whose index the code shows a0 to be or an aL to step by",
                     c.name
                 ),
             );
@@ -1056,10 +1092,10 @@ impl Decompiler {
                 .last()
                 .unwrap_or(n);
             self.def_arrays.insert(first);
-            return Ok(Held::Whole(format!(
-                "defs_c{first}[{}]",
-                at(&index, n - first)
-            )));
+            return Ok((
+                Held::Whole(format!("defs_c{first}[{}]", at(&index, n - first))),
+                1,
+            ));
         }
         let Some((base, len)) = self.relative_base.filter(|&(base, _)| n >= base) else {
             return fail(ins, "a relative read below the loose constants read so");
@@ -1077,7 +1113,7 @@ impl Decompiler {
             let offset = i64::from(d) - i64::from(n);
             read = format!("({index} == {offset} ? {} : {read})", literal(v));
         }
-        Ok(Held::Whole(read))
+        Ok((Held::Whole(read), 1))
     }
 
     /// What `a0` holds where it is a `def`'s literal (`mova a0.x, c4.x` of `def c4, 2, …`),
@@ -2139,10 +2175,13 @@ impl Decompiler {
                 let id = self.next_loop;
                 self.next_loop += 1;
                 if m == "loop" {
-                    self.push(Kind::Counter(id, format!("int aL{id} = {};", i[1])));
+                    if let Some(v) = self.defis.get(&n) {
+                        self.loop_by.insert(id, (v[1], v[2]));
+                    }
+                    self.push(Kind::Counter(id, Count::Start(i[1].clone())));
                 }
                 self.open(&format!("for (int k{id} = 0; k{id} < {}; k{id}++)", i[0]));
-                let step = (m == "loop").then(|| Kind::Counter(id, format!("aL{id} += {};", i[2])));
+                let step = (m == "loop").then(|| Kind::Counter(id, Count::Step(i[2].clone())));
                 self.loops.push((id, step));
                 Ok(())
             }
@@ -2230,25 +2269,29 @@ impl Decompiler {
         let mut folded: BTreeSet<usize> = into.iter().flatten().copied().collect();
         folded.extend(dead);
         for (i, stmt) in self.stmts.iter().enumerate() {
-            // A loop's own aL only when something reads at it.
-            let unread =
-                matches!(&stmt.kind, Kind::Counter(id, _) if !self.counters_read.contains(id));
-            if folded.contains(&i) || unread {
+            if folded.contains(&i) {
                 continue;
             }
             let render = |text: &str, named: &mut BTreeSet<(u8, u32)>| {
                 render(text, &self.stmts, &self.reads, &into, named)
             };
-            let text = match &stmt.kind {
-                Kind::Control(text) => render(text, &mut named),
-                Kind::Line(text) | Kind::Counter(_, text) => {
+            let lines = match &stmt.kind {
+                Kind::Control(text) => vec![render(text, &mut named)],
+                Kind::Line(text) => {
                     statements += 1;
-                    render(text, &mut named)
+                    vec![render(text, &mut named)]
+                }
+                // A loop's aL only as what reads at it divides it by (none: no line).
+                Kind::Counter(id, count) => {
+                    let by = self.counters_read.get(id).into_iter().flatten();
+                    let lines: Vec<String> = by.map(|&by| count.line(*id, by)).collect();
+                    statements += lines.len();
+                    lines
                 }
                 Kind::Assign(a) => {
                     statements += 1;
                     named.extend(a.target);
-                    assignment(a, &render(&a.value, &mut named))
+                    vec![assignment(a, &render(&a.value, &mut named))]
                 }
             };
             let part = match i < main_end {
@@ -2260,11 +2303,13 @@ impl Decompiler {
                     .map_or(0, |k| k + 1),
             };
             let body = &mut bodies[part];
-            for _ in 0..stmt.depth {
-                body.push_str("    ");
+            for text in lines {
+                for _ in 0..stmt.depth {
+                    body.push_str("    ");
+                }
+                body.push_str(&text);
+                body.push('\n');
             }
-            body.push_str(&text);
-            body.push('\n');
         }
 
         let mut out = String::new();
@@ -2555,15 +2600,45 @@ enum Kind {
     /// A line of control flow; no value is moved across it.
     Control(String),
     /// A statement of loop `id`'s aL counter (`int aL0 = 0;`, `aL0 += 1;`).
-    Counter(usize, String),
+    Counter(usize, Count),
     Assign(Assign),
+}
+
+/// What a line of a loop's aL counter does: start it at, or step it by, a value (a
+/// `defi`'s literal, or the name of the int the game sets).
+enum Count {
+    Start(String),
+    Step(String),
+}
+
+impl Count {
+    /// The line of loop `id`'s aL divided by `by` (1: aL itself, `aL0`; an element's
+    /// registers: aL counted by elements, `aL0_3`, whose start and step `by` divides).
+    fn line(&self, id: usize, by: u32) -> String {
+        let name = match by {
+            1 => format!("aL{id}"),
+            by => format!("aL{id}_{by}"),
+        };
+        let value = |v: &str| match by {
+            1 => v.to_string(),
+            by => v.parse::<i64>().map_or_else(
+                |_| format!("{v} / {by}"),
+                |v| (v / i64::from(by)).to_string(),
+            ),
+        };
+        match self {
+            Count::Start(v) => format!("int {name} = {};", value(v)),
+            Count::Step(v) => format!("{name} += {};", value(v)),
+        }
+    }
 }
 
 impl Kind {
     /// The text its reads are in.
     fn text(&self) -> &str {
         match self {
-            Kind::Line(t) | Kind::Control(t) | Kind::Counter(_, t) => t,
+            Kind::Line(t) | Kind::Control(t) => t,
+            Kind::Counter(..) => "",
             Kind::Assign(a) => &a.value,
         }
     }
@@ -3818,6 +3893,66 @@ mod tests {
         );
         bytes[at..at + 4].copy_from_slice(&700.0f32.to_le_bytes());
         written_as_asm_bytes(&bytes, "vs_2_0", "reads 'Bones' at a relative address");
+    }
+
+    /// An array of matrices read at a `loop`'s aL that starts and steps by whole elements
+    /// (`defi i0, 4, 3, 3, 0` over `float4x3 Bones[8]`, as one writes by hand): the text
+    /// counts aL by elements (`aL0_3`, from 1 by 1) and reads `Bones[aL0_3]`, and it runs
+    /// as the original; where aL steps by part of an element, the registers it reads are
+    /// no element HLSL can name, and the shader stays its instructions.
+    #[test]
+    fn a_matrix_array_read_at_al_is_read_by_element_where_al_steps_by_elements() {
+        let table_source = "float4x3 Bones[8];\nfloat4 main(float4 p : POSITION) : POSITION\n\
+                            { return float4(mul(p, Bones[0]) + mul(p, Bones[7]), 1); }\n";
+        let shader = |profile: &str, defi: &str| {
+            let table = ConstantTable::from_bytecode(&compiled_back(table_source, profile))
+                .unwrap()
+                .unwrap();
+            let source = format!(
+                "{profile}\ndefi i0, {defi}\ndef c30, 0, 0, 0, 1\ndcl_position v0\n\
+                 {}mov r0, c30.x\nloop aL, i0\ndp4 r1.x, v0, c0[aL]\ndp4 r1.y, v0, c1[aL]\n\
+                 dp4 r1.z, v0, c2[aL]\nadd r0.xyz, r0, r1\nmul r0.w, v0.w, c2[aL].w\nendloop\n\
+                 mov {o}.xyz, r0\nmov {o}.w, c30.w\n",
+                if profile == "vs_3_0" {
+                    "dcl_position o0\n"
+                } else {
+                    ""
+                },
+                o = if profile == "vs_3_0" { "o0" } else { "oPos" },
+            );
+            let bytes = crate::shader::d3d9::asm::assemble(&source).unwrap();
+            crate::shader::d3d9::ctab::replace_ctab(&bytes, &table.encode()).unwrap()
+        };
+        for (profile, defi, wants) in [
+            (
+                "vs_3_0",
+                "4, 3, 3, 0",
+                ["int aL0_3 = 1;", "aL0_3 += 1;", "Bones[aL0_3]"],
+            ),
+            (
+                "vs_2_0",
+                "8, 0, 3, 0",
+                ["int aL0_3 = 0;", "aL0_3 += 1;", "Bones[aL0_3]"],
+            ),
+            (
+                "vs_3_0",
+                "3, 21, -6, 0",
+                ["int aL0_3 = 7;", "aL0_3 += -2;", "Bones[aL0_3]"],
+            ),
+        ] {
+            let bytes = shader(profile, defi);
+            let text = decompile(&bytes).unwrap();
+            assert!(!text.contains("asm"), "{defi}:\n{text}");
+            for w in wants {
+                assert!(text.contains(w), "{defi}: no '{w}':\n{text}");
+            }
+            runs_as_the_original(&bytes, &text, 0xA1);
+        }
+        written_as_asm_bytes(
+            &shader("vs_3_0", "4, 0, 2, 0"),
+            "vs_3_0",
+            "nor of elements whose index the code shows a0 to be or an aL to step by",
+        );
     }
 
     /// ps_1_1–1_3's three-row texture reads, `texm3x3tex` and `texreg2rgb`, sample at
