@@ -2058,11 +2058,26 @@ impl Gen<'_> {
                 .flat_map(|a| self.resolve(a).comps)
                 .map(|c| self.through_modifier(c))
                 .collect();
+            // What the colour reads of a value in r0 where it is, at lanes `n` leaves as
+            // they are (a texture's alpha read into r0, beside colour lanes computed).
+            let colour = self.colour();
+            let kept = |m: NodeId, h: &Home| {
+                colour
+                    .iter()
+                    .zip(0u8..)
+                    .filter(|&(c, k)| {
+                        c.node == m
+                            && !mask.contains(&k)
+                            && (h.all || h.lanes[usize::from(c.lane)] == k)
+                    })
+                    .count() as u32
+            };
             // (ps_1_4's texcrd puts an input in r0 too.)
             let busy = self.homes.iter().any(|(&m, h)| {
                 h.reg == Reg::Temp(0)
                     && self.uses_left.get(&m).is_some_and(|&left| {
-                        left > 0 && left != args.iter().filter(|c| c.node == m).count() as u32
+                        let read = args.iter().filter(|c| c.node == m).count() as u32;
+                        left > 0 && left != read && left != read + kept(m, h)
                     })
             });
             let held = self
@@ -2080,6 +2095,23 @@ impl Gen<'_> {
         self.claimed = Some(key);
         self.claimed_lanes = lanes;
         Some(mask)
+    }
+
+    /// The colour's four lanes as the output reads them (fewer repeat the last); none for a
+    /// shader that writes no colour, or writes it negated.
+    fn colour(&self) -> Vec<Comp> {
+        let Some(o) = self.p.outputs.first() else {
+            return Vec::new();
+        };
+        let src = self.resolve(&o.comps);
+        let mut comps = src.comps;
+        if src.neg || comps.is_empty() {
+            return Vec::new();
+        }
+        while comps.len() < 4 {
+            comps.push(*comps.last().unwrap());
+        }
+        comps
     }
 
     /// The register a result goes to: r0 for the node claimed for it, else a free one.
@@ -2664,8 +2696,15 @@ impl Gen<'_> {
             .iter()
             .any(|(s, _)| matches!(s, Source::InPlace(r) | Source::Splat(r, _) if *r == t));
         let mut first = !keep || (0..3).all(|l| dst.contains(&l)) && !reads_t;
-        // A `dp3` writes the alpha lane too, unless it is kept.
-        let spread_mask = if keep && !dst.contains(&3) {
+        // A `dp3` writes the alpha lane too, unless it is kept: not gathered, or already
+        // in place in `t`.
+        let alpha_in_t = alpha.is_some_and(|a| {
+            self.p.constant(a).is_none()
+                && self
+                    .lane_of(a)
+                    .is_some_and(|(r, lane, all)| r == t && (all || lane == 3))
+        });
+        let spread_mask = if keep && (!dst.contains(&3) || alpha_in_t) {
             ".xyz"
         } else {
             ""
@@ -2688,7 +2727,7 @@ impl Gen<'_> {
                             r.name()
                         ));
                         first = false;
-                        if let Some(a) = alpha {
+                        if let (Some(a), "") = (alpha, spread_mask) {
                             alpha_done |= self.p.constant(a).is_none()
                                 && self
                                     .lane_of(a)
@@ -3487,13 +3526,22 @@ impl Gen<'_> {
             self.code.push(format!("mov r0, {}", op.text()));
             return;
         }
-        // Gathered straight into r0, unless r0 holds one of the values gathered.
-        let reads_r0 = src
+        // Gathered straight into r0, unless r0 holds one of the values gathered
+        // elsewhere than at its lane of the colour: what r0 holds in place stays (the
+        // alpha of a texture read into r0 beside colour lanes computed elsewhere).
+        let in_r0 = |c: Comp| {
+            self.lane_of(c)
+                .filter(|&(r, _, _)| r == Reg::Temp(0))
+                .map(|(_, lane, all)| (lane, all))
+        };
+        let reads_r0 = src.comps.iter().any(|&c| in_r0(c).is_some());
+        let in_place = src
             .comps
             .iter()
-            .any(|&c| self.lane_of(c).is_some_and(|(r, _, _)| r == Reg::Temp(0)));
-        if !src.neg && !reads_r0 {
-            let _ = self.gather_into(Reg::Temp(0), &src.comps, &full, false);
+            .zip(0u8..)
+            .all(|(&c, k)| in_r0(c).map_or(true, |(lane, all)| all || lane == k));
+        if !src.neg && in_place {
+            let _ = self.gather_into(Reg::Temp(0), &src.comps, &full, reads_r0);
             return;
         }
         let Some(op) = self.operand(&src, &full, &full) else {
@@ -3599,6 +3647,35 @@ mod tests {
             let asm = fits(source, profile);
             // In the order of the stages, as d3dx9_31 writes them.
             assert!(asm.contains("texkill t0\ntex t1\n"), "{asm}");
+        }
+    }
+
+    #[test]
+    fn colour_lanes_computed_beside_a_texture_alpha_in_r0_go_straight_into_r0() {
+        // The decompiled text of `texld r0, t0 … lrp r0.xyz, … lrp_sat r0.y, …` (the
+        // d3d9_decompile fuzz target's find): r0's alpha is the texture's, which only the
+        // colour reads from here; the lerps are computed into r0 beside it, as in the
+        // original (3 slots), not elsewhere and moved lane by lane (7).
+        let source = "float4 c1 : register(c1);\nsampler2D s0 : register(s0);\n\
+                      sampler2D s1 : register(s1);\n\
+                      float4 main(float4 tc0 : TEXCOORD0, float4 tc1 : TEXCOORD1) : COLOR0\n\
+                      {\n    float4 r0 = tex2D(s0, tc0.xy);\n    float4 r1 = tex2D(s1, tc1.xy);\n    \
+                      float4 r2 = ((2 * r0) >= 0 ? r1 : float4(1.0, 0.0, 0.0, 1.0));\n    \
+                      r0.xyz = lerp(float3(1.0, 0.0, 0.0), r2.xyz, c1.xyz);\n    \
+                      r0.y = saturate(lerp(-r1.y, r2.w, c1.y));\n    return r0;\n}\n";
+        let asm = fits(source, "ps_1_4");
+        assert_eq!(slots(&asm), 3, "{asm}");
+        assert!(
+            asm.contains("lrp r0.xz,") && asm.contains("lrp_sat r0.y,"),
+            "{asm}"
+        );
+        // Colour lanes of several values gathered around an alpha computed into r0
+        // where it is: the alpha stays, the colour moved and merged beside it.
+        let around = "float4 u;\nfloat4 main(float4 a : COLOR0, float4 b : COLOR1) : COLOR\n\
+                      {\n    float4 m = a * b;\n    float4 r;\n    r.xyz = u.yyy + m.xyz;\n    \
+                      r.w = m.w;\n    r.y = m.x * u.x;\n    return r;\n}\n";
+        for profile in ["ps_1_1", "ps_1_3", "ps_1_4"] {
+            fits(around, profile);
         }
     }
 
