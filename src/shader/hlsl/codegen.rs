@@ -3933,6 +3933,39 @@ mod tests {
         assert!(c.asm.contains("rep i0"), "{}", c.asm);
     }
 
+    /// A product only sums read is folded into each as a `mad`, as Microsoft's compilers
+    /// write `d * k - a` and `d * k - b` (the held-out `dof`'s depth against the focus
+    /// and against the centre's); where a sum takes a product of its own first, the
+    /// shared one is computed once.
+    #[test]
+    fn a_product_only_sums_read_is_a_mad_in_each() {
+        let both = "float4 k;\nfloat4 main(float4 a : TEXCOORD0) : COLOR\n\
+                    { float d = a.x * k.w; return float4(d - k.x, d - a.y, 0, 1); }\n";
+        let c = compiled_code(both, "ps_2_0");
+        let count = |m: &str, asm: &str| asm.lines().filter(|l| l.starts_with(m)).count();
+        assert_eq!(
+            (count("mad ", &c.asm), count("mul ", &c.asm)),
+            (2, 0),
+            "{}",
+            c.asm
+        );
+        let (a, k) = ([0.25f32, 0.5, 2.0, 1.0], [0.5f32, -1.0, 0.0, 3.0]);
+        let out = run(&compiled(both, "ps_2_0"), a, &[("k", k)], None);
+        let d = a[0] * k[3];
+        assert_eq!(colour(&out), [d - k[0], d - a[1], 0.0, 1.0]);
+        // Each sum of the shared product and one of its own: the own one folds, the shared
+        // one is one `mul` (3 instructions, not a `mul` and a `mad` per sum).
+        let own = "float4 k;\nfloat4 main(float4 a : TEXCOORD0) : COLOR\n\
+                   { float d = a.x * k.w; return float4(d + a.y * k.x, d - a.z * k.y, 0, 1); }\n";
+        let c = compiled_code(own, "ps_2_0");
+        assert_eq!(
+            (count("mad ", &c.asm), count("mul ", &c.asm)),
+            (2, 1),
+            "{}",
+            c.asm
+        );
+    }
+
     /// vs_3_0 declares a scalar fog output's one lane (`dcl_fog o#.x`) and a point size
     /// whole (`dcl_psize o#`), as d3dcompiler_43 does (checked through msd3d; ours wrote
     /// the fog whole, found running the held-out `fog_vs` beside Microsoft's code).

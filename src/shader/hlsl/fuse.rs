@@ -39,13 +39,65 @@ fn readers(p: &Program, order: &[NodeId]) -> HashMap<NodeId, u32> {
     count
 }
 
-/// `a * b + c` as one `mad` where nothing else reads the product. A negated product
-/// (`c - a * b`) folds too, the negation moved onto `a`.
+/// Products that only sums read (directly or through a negation only a sum reads), each
+/// of which can take it as a `mad`: folded into every one, the product is not computed
+/// at all (`d * k - a` and `d * k - b` are two `mad`s, not a `mul` and two `add`s, as
+/// Microsoft's compilers write them).
+fn read_by_sums(p: &Program, order: &[NodeId], readers: &HashMap<NodeId, u32>) -> HashSet<NodeId> {
+    let mut by: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+    for &n in order {
+        let read: HashSet<NodeId> = p.node(n).args.iter().flatten().map(|c| c.node).collect();
+        for m in read {
+            by.entry(m).or_default().push(n);
+        }
+    }
+    let rooted: HashSet<NodeId> = p.root_comps().flatten().map(|c| c.node).collect();
+    let sum_reads = |n: NodeId| match p.node(n).op {
+        Op::Add => true,
+        Op::Neg => {
+            readers.get(&n).copied() == Some(1)
+                && !rooted.contains(&n)
+                && by
+                    .get(&n)
+                    .is_some_and(|r| r.iter().all(|&s| p.node(s).op == Op::Add))
+        }
+        _ => false,
+    };
+    order
+        .iter()
+        .copied()
+        .filter(|&n| p.node(n).op == Op::Mul && !rooted.contains(&n))
+        .filter(|n| {
+            by.get(n)
+                .is_some_and(|r| r.len() > 1 && r.iter().all(|&s| sum_reads(s)))
+        })
+        .collect()
+}
+
+/// `a * b + c` as one `mad` where nothing else reads the product; then where only sums
+/// read it ([`read_by_sums`]), those that did not take another product first. A negated
+/// product (`c - a * b`) folds too, the negation moved onto `a`.
 pub fn mads(p: &mut Program) {
     let order = reachable(p);
-    let readers = readers(p, &order);
-    let single = |n: NodeId| readers.get(&n).copied() == Some(1);
-    for &n in &order {
+    let count = readers(p, &order);
+    let single = |n: NodeId| count.get(&n).copied() == Some(1);
+    fold_products(p, &order, &single, &single);
+    let order = reachable(p);
+    let count = readers(p, &order);
+    let single = |n: NodeId| count.get(&n).copied() == Some(1);
+    let shared = read_by_sums(p, &order, &count);
+    fold_products(p, &order, &single, &|n| shared.contains(&n));
+}
+
+/// Each sum of `order` one of whose operands is products `fusable` says may fold (through
+/// negations `single` says only it reads) made a `mad` of them.
+fn fold_products(
+    p: &mut Program,
+    order: &[NodeId],
+    single: &dyn Fn(NodeId) -> bool,
+    fusable: &dyn Fn(NodeId) -> bool,
+) {
+    for &n in order {
         if p.node(n).op != Op::Add {
             continue;
         }
@@ -64,7 +116,7 @@ pub fn mads(p: &mut Program) {
                     at = p.node(at.node).args[0][usize::from(at.lane)];
                     negated = true;
                 }
-                if p.node(at.node).op != Op::Mul || !single(at.node) {
+                if p.node(at.node).op != Op::Mul || !fusable(at.node) {
                     break;
                 }
                 products.insert(at.node);
