@@ -221,13 +221,19 @@ impl Ports {
 /// whether it may hold an inexact value (one the
 /// decompiled shader computes a rounding apart: its `sin` and `cos` reduce their argument
 /// to [-pi, pi] first, which the original's `sincos` takes as it is); and the components
-/// that depend on the shader's inputs (the others the compiler may fold).
+/// that depend on the shader's inputs (the others the compiler may fold); whether it
+/// holds a product by a literal, whose literal a product of it may move (`(x * a) * b`
+/// is `x * (a * b)`, as fxc folds it; `(k * x) * y` is `k * (x * y)`), a rounding apart;
+/// whether it holds a reciprocal, whose reciprocal both compilers fold to its operand
+/// (`1 / (1 / x)` is `x`), a rounding apart.
 #[derive(Debug, Clone, Copy)]
 struct Temp {
     n: u32,
     level: u32,
     inexact: bool,
     live: u8,
+    scaled: bool,
+    reciprocal: bool,
 }
 
 /// One instruction made, not yet committed: its line, the temporary it writes as it
@@ -571,6 +577,14 @@ impl Generator {
 
     fn inexact(&self, r: Reg) -> bool {
         r.ty == RegisterType::Temp && self.temps.iter().any(|t| t.n == r.n && t.inexact)
+    }
+
+    fn scaled(&self, r: Reg) -> bool {
+        r.ty == RegisterType::Temp && self.temps.iter().any(|t| t.n == r.n && t.scaled)
+    }
+
+    fn reciprocal(&self, r: Reg) -> bool {
+        r.ty == RegisterType::Temp && self.temps.iter().any(|t| t.n == r.n && t.reciprocal)
     }
 
     fn level(&self, n: u32) -> u32 {
@@ -969,7 +983,17 @@ impl Generator {
         };
         // vs_3_0's lit compiles back to a `pow` of its own rounding; a `pow` by a literal
         // exponent to products (`pow(x, -4)`: x², x⁴, its reciprocal), as fxc's does.
+        // A product by a literal ([`Temp::scaled`]); a product of one is a rounding apart
+        // wherever the compiler moves the literal out (`(k * x) * y` as `k * (x * y)`).
+        let product = matches!(op.asm, "mul" | "mad");
+        let scaled = product
+            && reads
+                .iter()
+                .any(|r| r.ty == RegisterType::Const && self.defs.contains(&r.n));
+        let reciprocal = op.asm == "rcp";
         let inexact = op.form == Form::Sincos
+            || (product && reads.iter().any(|r| self.scaled(*r)))
+            || (reciprocal && reads.iter().any(|r| self.reciprocal(*r)))
             || (op.asm == "lit" && self.v.major >= 3)
             || op.asm == "pow"
             // A zero vector normalised is NaN, which lit's clamp of its power takes
@@ -1004,6 +1028,12 @@ impl Generator {
                 level,
                 inexact,
                 live,
+                scaled: scaled
+                    || (!is_fresh && mask != 0xF && self.scaled(Reg::new(RegisterType::Temp, n))),
+                reciprocal: reciprocal
+                    || (!is_fresh
+                        && mask != 0xF
+                        && self.reciprocal(Reg::new(RegisterType::Temp, n))),
             }),
             fresh: is_fresh,
             row,

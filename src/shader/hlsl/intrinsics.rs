@@ -822,8 +822,9 @@ pub(super) fn dot(l: &mut Lowering, a: &[Comp], b: &[Comp]) -> Comp {
         1 => l.prog().map(Op::Mul, vec![a.to_vec(), b.to_vec()])[0],
         // dp2add from ps_2_0; ps_1_x multiplies and adds.
         2 if l.is_pixel() && l.model() >= 2 => {
-            // Plus -0, which keeps every sum as it is (+0 would make a -0 dot +0).
-            let zero = l.prog().konst(-0.0);
+            // Plus +0, as Microsoft's compilers write it: a -0 dot is +0 (its 1 / x is
+            // +inf), as the text a decompiled `dp2add …, r0.y` of a +0 r0.y says.
+            let zero = l.prog().konst(0.0);
             l.prog()
                 .scalar(Op::Dp2Add, vec![a.to_vec(), b.to_vec(), vec![zero]])
         }
