@@ -2000,8 +2000,14 @@ impl Gen<'_> {
         let mut trial = self.defs[r];
         let mut lanes = Vec::new();
         for (i, &v) in values.iter().enumerate() {
-            let have = (0..4u8)
-                .find(|&l| trial[usize::from(l)].is_some_and(|x| x.to_bits() == v.to_bits()));
+            // Where the register holds it: at the destination lane first, so that a value
+            // a register holds twice (`def c0, a, b, c, b` for `a, b, c, b`) reads it as it
+            // was placed, with no swizzle a model may lack (else every read of it made a
+            // register of its own).
+            let holds = |l: u8| trial[usize::from(l)].is_some_and(|x| x.to_bits() == v.to_bits());
+            let have = Some(dst[i])
+                .filter(|&d| holds(d))
+                .or_else(|| (0..4u8).find(|&l| holds(l)));
             let l = match have {
                 Some(l) => l,
                 None => {
@@ -3932,6 +3938,27 @@ mod tests {
                       r0.w = r0.w * 1.0;\n    }\n    return r4;\n}\n";
         let c = compiled_code(source, "vs_2_0");
         assert!(c.asm.contains("rep i0"), "{}", c.asm);
+    }
+
+    /// A literal of a value twice (`(a, b, c, b)`) read again and again in ps_2_0, whose
+    /// swizzles cannot say `.xyzy`: one `def`, read as placed (each read made a register
+    /// of its own, c32 and past after 20 reads, and 23,104 reads of an unrolled loop took
+    /// the code generator 13 s: the d3d9_decompile fuzz target's timeout).
+    #[test]
+    fn a_literal_holding_a_value_twice_is_one_def_however_often_read() {
+        let source = "float4 u;\nfloat4 main() : COLOR\n{\n    float4 r = u;\n    \
+                      for (int i = 0; i < 12; i++)\n        r = r + float4(0.5, 3.0, 0.25, 3.0);\n    \
+                      return r;\n}\n";
+        let c = compiled_code(source, "ps_2_0");
+        let defs = c.asm.lines().filter(|l| l.starts_with("def ")).count();
+        assert_eq!(defs, 1, "{}", c.asm);
+        let out = run(
+            &compiled(source, "ps_2_0"),
+            [0.0; 4],
+            &[("u", [1.0, 2.0, 3.0, 4.0])],
+            None,
+        );
+        assert_eq!(colour(&out), [7.0, 38.0, 6.0, 40.0]);
     }
 
     /// Taps of a kernel, `uv + k * P * s` for literal offsets `k`: the values' product
