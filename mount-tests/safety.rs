@@ -216,8 +216,8 @@ fn names_that_cannot_land_are_refused_and_scratch_files_are_reported() {
     );
     assert_eq!(fs::read(&s.package).unwrap(), before);
     let out = run(shaderfs().arg("umount").arg(&m.dir));
-    assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "umount failed: {err}");
     assert!(err.contains("shaders/.notes.swp"), "umount says: {err}");
     std::mem::forget(m);
 }

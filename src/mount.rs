@@ -677,9 +677,27 @@ pub fn umount(mountpoint: &Path, lazy: bool) -> Result<(), Failure> {
     let c_path = std::ffi::CString::new(mountpoint.as_os_str().as_encoded_bytes())
         .map_err(|_| Failure::usage("mount point with a NUL byte"))?;
     let flags = if lazy { libc::MNT_DETACH } else { 0 };
-    // SAFETY: a plain system call with a valid C string.
-    if unsafe { libc::umount2(c_path.as_ptr(), flags) } != 0 {
-        let err = std::io::Error::last_os_error();
+    // A file closed just before (an editor's save, a `cat`) may still be on its way out
+    // of the kernel, which keeps the mount busy for that moment: busy is tried again for
+    // a while before it is the answer.
+    let busy_until = Instant::now() + Duration::from_secs(3);
+    let unmounted = || {
+        // SAFETY: a plain system call with a valid C string.
+        if unsafe { libc::umount2(c_path.as_ptr(), flags) } == 0 {
+            return Ok(());
+        }
+        Err(std::io::Error::last_os_error())
+    };
+    let mut result = unmounted();
+    while result
+        .as_ref()
+        .is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY))
+        && Instant::now() < busy_until
+    {
+        std::thread::sleep(Duration::from_millis(20));
+        result = unmounted();
+    }
+    if let Err(err) = result {
         if err.raw_os_error() == Some(libc::EPERM) {
             // Not root: the mount's user unmounts through fusermount3.
             crate::kernel_mount::unmount(&mountpoint, lazy).map_err(|e| {
