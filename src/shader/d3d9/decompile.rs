@@ -964,7 +964,8 @@ impl Decompiler {
         if !matches!(ty, RegisterType::Const | RegisterType::Input) {
             return fail(ins, format!("a relative read of a {ty:?} register"));
         }
-        let (index, lane) = match p.relative.map(|t| {
+        // The index, a0's lane it reads, or the loop whose aL it reads.
+        let (index, lane, counter) = match p.relative.map(|t| {
             let r = Param {
                 token: t,
                 relative: None,
@@ -972,10 +973,12 @@ impl Decompiler {
             (r.register_type(), ((t >> 16) & 3) as usize)
         }) {
             // vs_1_1: a0.x, said by the register token alone.
-            None => (self.address(0), Some(0)),
-            Some((Some(RegisterType::AddrOrTexture), lane)) => (self.address(lane), Some(lane)),
+            None => (self.address(0), Some(0), None),
+            Some((Some(RegisterType::AddrOrTexture), lane)) => {
+                (self.address(lane), Some(lane), None)
+            }
             Some((Some(RegisterType::Loop), _)) => match self.loops.last() {
-                Some(&(id, _)) => (format!("aL{id}"), None),
+                Some(&(id, _)) => (format!("aL{id}"), None, Some(id)),
                 None => return fail(ins, "reads at aL outside a loop"),
             },
             Some(_) => return fail(ins, "a relative address that is neither a0 nor aL"),
@@ -1001,11 +1004,7 @@ impl Decompiler {
                 }
             };
         }
-        // The loop whose aL this reads at, and what the text divides aL by there.
-        let counter = match lane {
-            None => self.loops.last().map(|&(id, _)| id),
-            Some(_) => None,
-        };
+        // What the text divides aL by there.
         let (held, by) = self.relative_at(ins, p, ty, index, lane, counter)?;
         if let Some(id) = counter {
             self.counters_read.entry(id).or_default().insert(by);
@@ -2284,7 +2283,8 @@ impl Decompiler {
                 // A loop's aL only as what reads at it divides it by (none: no line).
                 Kind::Counter(id, count) => {
                     let by = self.counters_read.get(id).into_iter().flatten();
-                    let lines: Vec<String> = by.map(|&by| count.line(*id, by)).collect();
+                    let defi = self.loop_by.get(id).copied();
+                    let lines: Vec<String> = by.map(|&by| count.line(*id, by, defi)).collect();
                     statements += lines.len();
                     lines
                 }
@@ -2612,23 +2612,20 @@ enum Count {
 }
 
 impl Count {
-    /// The line of loop `id`'s aL divided by `by` (1: aL itself, `aL0`; an element's
-    /// registers: aL counted by elements, `aL0_3`, whose start and step `by` divides).
-    fn line(&self, id: usize, by: u32) -> String {
-        let name = match by {
-            1 => format!("aL{id}"),
-            by => format!("aL{id}_{by}"),
+    /// The line of loop `id`'s aL divided by `by`: 1, aL itself (`aL0`); an element's
+    /// registers, aL counted by elements (`aL0_3`), from the start and step of the loop's
+    /// `defi`, which `by` divides ([`Decompiler::relative_at`] reads so only then).
+    fn line(&self, id: usize, by: u32, defi: Option<(i32, i32)>) -> String {
+        let Some((start, step)) = defi.filter(|_| by > 1) else {
+            return match self {
+                Count::Start(v) => format!("int aL{id} = {v};"),
+                Count::Step(v) => format!("aL{id} += {v};"),
+            };
         };
-        let value = |v: &str| match by {
-            1 => v.to_string(),
-            by => v.parse::<i64>().map_or_else(
-                |_| format!("{v} / {by}"),
-                |v| (v / i64::from(by)).to_string(),
-            ),
-        };
+        let by = i64::from(by);
         match self {
-            Count::Start(v) => format!("int {name} = {};", value(v)),
-            Count::Step(v) => format!("{name} += {};", value(v)),
+            Count::Start(_) => format!("int aL{id}_{by} = {};", i64::from(start) / by),
+            Count::Step(_) => format!("aL{id}_{by} += {};", i64::from(step) / by),
         }
     }
 }

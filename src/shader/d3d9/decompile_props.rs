@@ -575,16 +575,12 @@ impl Generator {
         self.lines.push(made.line);
     }
 
-    fn inexact(&self, r: Reg) -> bool {
-        r.ty == RegisterType::Temp && self.temps.iter().any(|t| t.n == r.n && t.inexact)
-    }
-
-    fn scaled(&self, r: Reg) -> bool {
-        r.ty == RegisterType::Temp && self.temps.iter().any(|t| t.n == r.n && t.scaled)
-    }
-
-    fn reciprocal(&self, r: Reg) -> bool {
-        r.ty == RegisterType::Temp && self.temps.iter().any(|t| t.n == r.n && t.reciprocal)
+    /// What is known of register `r`, if it is a temporary written whole.
+    fn temp(&self, r: Reg) -> Option<Temp> {
+        if r.ty != RegisterType::Temp {
+            return None;
+        }
+        self.temps.iter().find(|t| t.n == r.n).copied()
     }
 
     fn level(&self, n: u32) -> u32 {
@@ -981,8 +977,12 @@ impl Generator {
             }
             _ => live,
         };
-        // vs_3_0's lit compiles back to a `pow` of its own rounding; a `pow` by a literal
-        // exponent to products (`pow(x, -4)`: x², x⁴, its reciprocal), as fxc's does.
+        // The temporaries read, and what the destination keeps of its old value where
+        // this writes part of it.
+        let read: Vec<Temp> = reads.iter().filter_map(|&r| self.temp(r)).collect();
+        let kept = temp_dst
+            .filter(|_| !is_fresh && mask != 0xF)
+            .and_then(|n| self.temp(Reg::new(RegisterType::Temp, n)));
         // A product by a literal ([`Temp::scaled`]); a product of one is a rounding apart
         // wherever the compiler moves the literal out (`(k * x) * y` as `k * (x * y)`).
         let product = matches!(op.asm, "mul" | "mad");
@@ -991,28 +991,20 @@ impl Generator {
                 .iter()
                 .any(|r| r.ty == RegisterType::Const && self.defs.contains(&r.n));
         let reciprocal = op.asm == "rcp";
+        // vs_3_0's lit compiles back to a `pow` of its own rounding; a `pow` by a literal
+        // exponent to products (`pow(x, -4)`: x², x⁴, its reciprocal), as fxc's does.
         let inexact = op.form == Form::Sincos
-            || (product && reads.iter().any(|r| self.scaled(*r)))
-            || (reciprocal && reads.iter().any(|r| self.reciprocal(*r)))
+            || (product && read.iter().any(|t| t.scaled))
+            || (reciprocal && read.iter().any(|t| t.reciprocal))
             || (op.asm == "lit" && self.v.major >= 3)
             || op.asm == "pow"
             // A zero vector normalised is NaN, which lit's clamp of its power takes
             // otherwise than the `pow` it compiles back to.
             || op.asm == "nrm"
-            || reads.iter().any(|r| self.inexact(*r))
-            || (!is_fresh
-                && mask != 0xF
-                && temp_dst.is_some_and(|n| self.inexact(Reg::new(RegisterType::Temp, n))));
+            || read.iter().chain(&kept).any(|t| t.inexact);
         if op.form != Form::Sample {
             // A temporary's order is the highest its sources hold.
-            for r in reads.iter().filter(|r| r.ty == RegisterType::Temp) {
-                level = level.max(self.level(r.n));
-            }
-            if !is_fresh && mask != 0xF {
-                if let Some(n) = temp_dst {
-                    level = level.max(self.level(n));
-                }
-            }
+            level = read.iter().chain(&kept).fold(level, |l, t| l.max(t.level));
         }
         let line = format!(
             "{}{suffix} {}{}, {}",
@@ -1028,12 +1020,8 @@ impl Generator {
                 level,
                 inexact,
                 live,
-                scaled: scaled
-                    || (!is_fresh && mask != 0xF && self.scaled(Reg::new(RegisterType::Temp, n))),
-                reciprocal: reciprocal
-                    || (!is_fresh
-                        && mask != 0xF
-                        && self.reciprocal(Reg::new(RegisterType::Temp, n))),
+                scaled: scaled || kept.is_some_and(|t| t.scaled),
+                reciprocal: reciprocal || kept.is_some_and(|t| t.reciprocal),
             }),
             fresh: is_fresh,
             row,

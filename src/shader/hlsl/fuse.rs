@@ -61,17 +61,9 @@ pub fn constants_outward(p: &mut Program) {
             let parts: Option<Vec<(Comp, Comp)>> = a
                 .iter()
                 .map(|&c| {
-                    let m = p.node(c.node);
-                    if m.op != Op::Mul || count.get(&c.node).copied() != Some(1) {
-                        return None;
-                    }
-                    let lane = usize::from(c.lane);
-                    let (u, v) = (m.args[0][lane], m.args[1][lane]);
-                    match (p.constant(u), p.constant(v)) {
-                        (Some(_), None) => Some((u, v)),
-                        (None, Some(_)) => Some((v, u)),
-                        _ => None,
-                    }
+                    (count.get(&c.node).copied() == Some(1))
+                        .then(|| p.scaled_lane(c))
+                        .flatten()
                 })
                 .collect();
             let Some(parts) = parts else {

@@ -519,24 +519,27 @@ impl Program {
                 (Some(b), None) => (q, b),
                 _ => return None,
             };
-            let n = self.node(inner.node);
-            if n.op != Op::Mul {
-                return None;
-            }
-            let lane = usize::from(inner.lane);
-            let (x, a) = match (
-                self.constant(n.args[0][lane]),
-                self.constant(n.args[1][lane]),
-            ) {
-                (None, Some(a)) => (n.args[0][lane], a),
-                (Some(a), None) => (n.args[1][lane], a),
-                _ => return None,
-            };
+            let (a, x) = self.scaled_lane(inner)?;
             xs.push(x);
-            ks.push(a * b);
+            ks.push(self.constant(a)? * b);
         }
         let ks: Vec<Comp> = ks.into_iter().map(|v| self.konst(v)).collect();
         Some(self.map(Op::Mul, vec![xs, ks]))
+    }
+
+    /// `c` as a lane of a product of a constant and a value: (the constant, the value).
+    pub fn scaled_lane(&self, c: Comp) -> Option<(Comp, Comp)> {
+        let n = self.node(c.node);
+        if n.op != Op::Mul {
+            return None;
+        }
+        let lane = usize::from(c.lane);
+        let (u, v) = (n.args[0][lane], n.args[1][lane]);
+        match (self.constant(u), self.constant(v)) {
+            (Some(_), None) => Some((u, v)),
+            (None, Some(_)) => Some((v, u)),
+            _ => None,
+        }
     }
 
     /// Whether `m` is `-frac(x)`.
