@@ -3940,6 +3940,24 @@ mod tests {
         assert!(c.asm.contains("rep i0"), "{}", c.asm);
     }
 
+    /// A `bool` uniform in a float register is tested as Microsoft's code tests it, true
+    /// above 0 (`cmp_sat oC0.xyz, -c4.x, …` of the held-out `lumasharpen`'s ShowSharpen):
+    /// D3DX sets it 0 or 1, and a game's -1.5 there takes the false branch, as on
+    /// Microsoft's code (ours read `-c4_abs.x`, true for any value but 0).
+    #[test]
+    fn a_bool_uniform_is_true_above_zero_as_microsofts_code_tests_it() {
+        let source = "bool b;\nfloat4 u;\nfloat4 main() : COLOR\n{\n    float4 r = u;\n    \
+                      if (b)\n        r = -u;\n    return r;\n}\n";
+        for profile in ["ps_2_0", "ps_3_0"] {
+            let p = compiled(source, profile);
+            let u = [0.25, -0.5, 1.0, 2.0];
+            for (b, want) in [(1.0, [-0.25, 0.5, -1.0, -2.0]), (0.0, u), (-1.5, u)] {
+                let out = run(&p, [0.0; 4], &[("b", [b, 0.0, 0.0, 0.0]), ("u", u)], None);
+                assert_eq!(colour(&out), want, "{profile}: b = {b}");
+            }
+        }
+    }
+
     /// A literal of a value twice (`(a, b, c, b)`) read again and again in ps_2_0, whose
     /// swizzles cannot say `.xyzy`: one `def`, read as placed (each read made a register
     /// of its own, c32 and past after 20 reads, and 23,104 reads of an unrolled loop took

@@ -754,6 +754,11 @@ impl Program {
                 v == 0.0 || v == 1.0
             }
             Op::Slt | Op::Sge => true,
+            // A `bool` uniform in float registers: D3DX sets it 0 or 1, and Microsoft's
+            // code tests it so (`cmp …, -c4.x, …`: true above 0), not against 0.
+            Op::Uniform { var, .. } => {
+                self.uniforms[var as usize].ty.base() == Some(super::types::Base::Bool)
+            }
             Op::Cmp | Op::Lrp => (1..3).all(|k| self.boolean_within(n.args[k][lane], depth - 1)),
             Op::Joined { .. } => (0..2).all(|k| self.boolean_within(n.args[k][lane], depth - 1)),
             Op::Mul | Op::Max | Op::Min => {
