@@ -300,7 +300,7 @@ enum D3d9Command {
     /// A ps_1_x shader's texbem/texbeml/bem (their matrix is texture-stage state) keep its
     /// texture stage as an `asm { }` block, which shaderfs's compiler takes. A shader whose
     /// code no HLSL says (vs_3_0 outputs written at aL, inputs read at aL from a register
-    /// no dcl declares; ps_1_1–1_3 statements that do not compile back into the model) is
+    /// no dcl declares, a ps_1_1–1_3 texture instruction reading a swizzled register) is
     /// its instructions in an `asm { }` block, the body of `void main()`, the first
     /// comment saying why. Exit 2 when the bytes are no shader.
     Decompile {

@@ -249,8 +249,7 @@ pub fn d3d9_disasm(data: &[u8]) {
 /// (`hlsl::compile`), as the decompiler promises it compiles. Neither may panic; the
 /// compile must succeed for a shader the validator accepts (`validate::validate`: what
 /// breaks its model's rules, more slots or registers than it has, cannot compile back
-/// for it; a ps_1_1–1_3 text whose statements do not fit back is the shader's
-/// instructions, which do).
+/// for it), ps_1_1–1_3 as every other model.
 pub fn d3d9_decompile(data: &[u8]) {
     use shaderfs::shader::d3d9::{bytecode, decompile, validate};
     use shaderfs::shader::hlsl::compile::{compile, Options};

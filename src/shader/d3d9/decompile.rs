@@ -86,27 +86,6 @@ fn decompiled(bytes: &[u8]) -> Result<Decompiled, DecompileError> {
             let why = format!("at byte {}, {}", e.offset, e.message);
             as_asm(&shader, table, unread, &why).ok_or(e)
         }
-        Ok(d) if !d.as_asm && d.needs_compiling_back(&shader) => {
-            match d.compile_back_error(shader.version) {
-                // ps_1_1–1_3 hold 8 slots and 2 temporaries, and their texture instructions
-                // read their coordinates as the stage receives them: statements that do not
-                // compile back into that (a value kept that the code recomputed in place, a
-                // texture instruction's source swizzled) leave the shader as its instructions,
-                // which do (or, where an instruction has no text, nothing does). A shader past
-                // its model's limits itself keeps its statements.
-                Some(error) => {
-                    let (table, unread) = table_of(bytes);
-                    let why = format!(
-                        "its statements do not compile back into {} ({error})",
-                        shader.version
-                    );
-                    as_asm(&shader, table, unread, &why).ok_or_else(|| {
-                        whole(format!("{why}, and an instruction has no asm text to keep"))
-                    })
-                }
-                None => Ok(d),
-            }
-        }
         done => done,
     }
 }
@@ -1236,6 +1215,21 @@ impl Decompiler {
         let held = self.held(ins, p)?;
         let ty = reg_type(ins, p)?;
         let picked = picked_lanes(p, lanes);
+        // ps_1_1–1_3 read a texture coordinate no texture instruction took through
+        // `texcoord`, which gives its xyz (and 1): no HLSL reads the w lane it has.
+        let n = p.number();
+        if ty == RegisterType::AddrOrTexture
+            && self.pixel()
+            && self.ps1()
+            && self.version.minor < 4
+            && !self.texture_written.contains(&n)
+            && picked.contains(&3)
+        {
+            return fail(
+                ins,
+                format!("reads t{n}.w, which no texture instruction wrote: ps_1_{} reads a texture coordinate's xyz only", self.version.minor),
+            );
+        }
         let swz = if let Some(values) = self.def_read(p, &picked) {
             // A def's lanes, modified, as a literal of the width read.
             return match values {
@@ -1720,6 +1714,20 @@ impl Decompiler {
         match ins.opcode() {
             0x00 | 0x1F | 0x51 | 0x30 | 0x2F | 0xFFFE | 0xFFFF => return Ok(()),
             _ => {}
+        }
+        // ps_1_1–1_3's texture stage reads a register whole: a dependent read of a
+        // swizzled one samples at coordinates no HLSL read of the stage compiles to.
+        if self.ps1()
+            && self.version.minor < 4
+            && (m.starts_with("texreg2") || m.starts_with("texm3x"))
+        {
+            if let Some(p) = ops.srcs.first().filter(|p| p.swizzle() != 0xE4) {
+                let lanes = swizzle_text(p.swizzle());
+                return fail(
+                    ins,
+                    format!("reads t{}{lanes}: a texture instruction's swizzled source, which the coordinates of no HLSL texture read of its stage compile to", p.number()),
+                );
+            }
         }
         // The operands each form reads, checked once (bytecode from anywhere).
         let needs = match m {
@@ -2593,34 +2601,6 @@ struct Decompiled {
     statements: usize,
     /// The text is the shader's instructions in an asm block ([`as_asm`]).
     as_asm: bool,
-}
-
-impl Decompiled {
-    /// Whether the text must be compiled to know that it fits back: ps_1_1–1_3, whose
-    /// 8 slots and 2 temporaries a statement does not always fit again, of a shader that
-    /// keeps its model's rules itself.
-    fn needs_compiling_back(&self, shader: &bytecode::Shader) -> bool {
-        let v = shader.version;
-        v.is_ps1() && v.minor < 4 && super::validate::validate(shader).is_empty()
-    }
-
-    /// What shaderfs's compiler says of the text for the shader's profile and `main`, in
-    /// a line: its first error; `None` when it compiles.
-    fn compile_back_error(&self, version: Version) -> Option<String> {
-        use crate::shader::hlsl::compile::{compile, Options};
-        let options = Options {
-            profile: version.to_string(),
-            entry: "main".into(),
-            ..Options::default()
-        };
-        let failed = compile("decompiled.hlsl", &self.text, None, &options).err()?;
-        let rendered = failed.render();
-        let first = rendered.lines().find(|l| l.contains("error")).unwrap_or("");
-        Some(match first.split_once("error: ") {
-            Some((_, message)) => message.to_string(),
-            None => first.to_string(),
-        })
-    }
 }
 
 /// Marks a read of a register in a statement's text: `\u{1}` read number `\u{2}`.
@@ -4037,23 +4017,26 @@ mod tests {
         written_as_asm(pair, "ps_1_1", "each of which reads what the other writes");
     }
 
-    /// ps_1_1–1_3 statements that do not compile back into the model are the shader's
-    /// instructions, the first comment giving the compiler's words (found by the
-    /// d3d9_decompile fuzz target, which Microsoft's assembler also takes): `texreg2ar`
+    /// ps_1_1–1_3 reads no HLSL compiles to, found by the d3d9_decompile fuzz target and
+    /// taken by Microsoft's assembler too, are the shader's instructions: a dependent read
     /// of a swizzled register samples at coordinates its stage does not receive, and a
-    /// ps_1_2 `t2` no texture instruction wrote is read whole where `texcoord` gives xyz.
+    /// `t` no texture instruction wrote has no w lane HLSL can read (`texcoord` gives xyz).
     #[test]
-    fn ps_1_x_statements_that_do_not_fit_back_are_written_as_asm() {
+    fn ps_1_x_reads_no_hlsl_says_are_written_as_asm() {
         let swizzled = "ps_1_3\ntex t0\ntexreg2ar t1, t0.xwyx\nadd_x4 r0, -t0, t1_bias\n\
                         mov r0.w, t0.w\n";
-        written_as_asm(
-            swizzled,
-            "ps_1_3",
-            "do not compile back into ps_1_3 (cannot map",
-        );
+        written_as_asm(swizzled, "ps_1_3", "'texreg2ar': reads t0.xwyx");
+        let matrix = "ps_1_3\ntex t0\ntexm3x2pad t1, t0\ntexm3x2tex t2, t0.zzzz\nmov r0, t2\n";
+        written_as_asm(matrix, "ps_1_3", "'texm3x2tex': reads t0.zzzz");
         let unwritten = "ps_1_2\ndef c0, 0, 1, 0, 1\ntexcoord t0\nmov r0, t0\n\
                          dp3 r1, r0, c0\nmov r0.w, r1.w\ncnd r0, r0.w, c1, t2\n";
-        written_as_asm(unwritten, "ps_1_2", "TEXCOORD2 reads .xyz");
+        written_as_asm(
+            unwritten,
+            "ps_1_2",
+            "'cnd': reads t2.w, which no texture instruction wrote",
+        );
+        let alpha = "ps_1_1\ntexcoord t0\nmov r0, t1.w\n";
+        written_as_asm(alpha, "ps_1_1", "reads t1.w");
     }
 
     /// ps_1_4: a register the first phase wrote keeps no alpha across `phase` (the
