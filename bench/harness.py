@@ -892,11 +892,44 @@ def hlsl_compiler(res):
              f"{ours_took:.0f} s of it)" + (f"; Microsoft's compiler not measured: {why}" if why else ""))
 
 
+def sm1_packages():
+    """Packages of Shader Model 1 shaders, as Oblivion's older packages hold
+    (`shaderfs dev gen-sdp` around the corpus's SM1 bytecode from Microsoft's legacy
+    compilers, hlsl/legacy/: vs_1_1 and ps_1_1-1_4); None without the corpus."""
+    legacy = CORPUS / "hlsl" / "legacy"
+    if not legacy.is_dir():
+        return None
+    sdp = WORK / "Shaders-sm1"
+    if not sdp.exists():
+        shaders = WORK / "sm1-shaders"
+        shaders.mkdir(parents=True, exist_ok=True)
+        for f in sorted(legacy.glob("*.bin")):
+            if any(f".{p}." in f.name for p in ("vs_1_1", "ps_1_1", "ps_1_2", "ps_1_3", "ps_1_4")):
+                shutil.copy(f, shaders / f.name)
+        sh(f"{BIN} dev gen-sdp {sdp} --d3d9 {shaders}")
+    return sdp
+
+
 def decompiler(res, sdp):
     """l. The D3D9 decompiler (issue 28) against the disassembler over every shader of each
     package, in process for both (`shaderfs dev decompile-time`: the library calls the
-    `asm/` view and a decompiled view make, no process start-up), target 2x; and a mount of
-    a package with its first listing, which renders no view and so decompiles nothing."""
+    `asm/` view and a decompiled view make, no process start-up), target 2x, for packages of
+    SM2/3 shaders and of SM1 shaders; and a mount of a package with its first listing,
+    which renders no view and so decompiles nothing."""
+    figures = decompile_rows(res, sdp, "around the corpus's compiled shaders (vs_1_1, SM2 "
+                             "and SM3)")
+    sm1 = sm1_packages()
+    if sm1 is None:
+        res.note(f"{DECOMPILE_MARK}SM1 packages not measured: no corpus (hlsl/legacy/)")
+    else:
+        decompile_rows(res, sm1, "around the corpus's SM1 shaders from Microsoft's legacy "
+                       "compilers (vs_1_1, ps_1_1-1_4)")
+    decompile_mount(res, sdp, figures)
+
+
+def decompile_rows(res, sdp, made):
+    """The rows of one set of packages: decompiling against disassembling, in process.
+    Returns each package's ([disassembly us], [decompile us]) of each pass."""
     packages = sorted(sdp.glob("*.sdp"))
     passes = 3
     figures = {}  # package: ([disassembly us], [decompile us]) of each pass
@@ -917,7 +950,7 @@ def decompiler(res, sdp):
     listing = sum(median(l) for l, _ in figures.values()) / 1000
     decompiling = sum(median(d) for _, d in figures.values()) / 1000
     res.add(f"{DECOMPILE_MARK}decompiling every shader of the {len(packages)} packages "
-            f"({shaders:,} shaders), in process", decompiling,
+            f"{sdp.name}/ ({shaders:,} shaders), in process", decompiling,
             "disassembling the same shaders (`asm/` view)", listing, 2.0)
     ratios = sorted(median(d) / median(l) for l, d in figures.values())
     res.note(f"{DECOMPILE_MARK}decompiler against disassembler: per package {ratios[0]:.2f}x to "
@@ -925,8 +958,15 @@ def decompiler(res, sdp):
              f"{decompiling * 1000 / shaders:.0f} us against {listing * 1000 / shaders:.0f} us; "
              f"{refused} of the {shaders:,} shaders refused by the decompiler (their time "
              f"counted); each package the mean of {DECOMPILE_RUNS} passes, the median of "
-             f"{passes} runs; the packages are `dev gen-sdp`'s, around the corpus's compiled "
-             f"shaders (the corpus holds no .sdp)")
+             f"{passes} runs; the packages are `dev gen-sdp`'s, {made} (the corpus holds no "
+             f".sdp)")
+    return figures
+
+
+def decompile_mount(res, sdp, figures):
+    """A mount of a package with its first listing renders no view: it decompiles nothing.
+    `figures`: the decompile rows' times of `sdp`'s packages."""
+    packages = sorted(sdp.glob("*.sdp"))
     if not CAN_DROP:
         res.note(f"{DECOMPILE_MARK}mount of a package not measured: not root")
         return
