@@ -1974,6 +1974,9 @@ impl Decompiler {
             // power is past ±128, so vs_3_0 gets the instruction's own meaning. A choice
             // is arithmetic in a vertex shader (an infinity not chosen still makes NaN),
             // so the power is taken of a finite base, to the power 0 where not chosen.
+            // A NaN power is the one input the text does not follow: the instruction's
+            // result is NaN, the clamp's max makes it -128 (a NaN kept for the lanes that
+            // take it would reach the ones that do not, through the arithmetic choice).
             "lit" if self.version.major >= 3 => {
                 let a = s(self)?;
                 let on = format!("(({0}).x > 0 && ({0}).y > 0)", a[0]);
@@ -1982,6 +1985,12 @@ impl Decompiler {
                      3.402823466e+38), {on} ? clamp(({0}).w, -128, 128) : 0) : 0, 1)",
                     a[0]
                 );
+                let note = "lit: where n.l and n.h are above 0 and the power (w) is NaN, \
+                            the instruction's specular (z) is NaN and this text's a number \
+                            (the clamp takes the power to -128)";
+                if !self.notes.iter().any(|n| n == note) {
+                    self.notes.push(note.to_string());
+                }
                 self.assign(ins, v, false)
             }
             "lit" => {
@@ -3686,6 +3695,40 @@ mod tests {
             }
             let colour = |b: &[u8]| run::run(b, &inputs).unwrap().values[&OutputRegister::Color(0)];
             assert_eq!(colour(&back), colour(&bytes), "index {index}\n{text}");
+        }
+    }
+
+    /// vs_3_0 `lit` as the instruction has it, infinite powers and a NaN power where
+    /// the specular is not taken among its inputs; the one input the text does not
+    /// follow, a NaN power where it is taken, is said in the first comment.
+    #[test]
+    fn lit_in_vs_3_0_is_the_instruction_and_says_what_it_is_not() {
+        use crate::shader::d3d9::run::{self, Inputs, OutputRegister};
+        let source = "vs_3_0\ndcl_position v0\ndcl_position o0\ndcl_texcoord o1\n\
+                      mov o0, v0\nlit o1, c0\n";
+        let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
+        let text = decompile(&bytes).unwrap();
+        assert!(
+            text.contains("// lit: where n.l and n.h are above 0 and the power (w) is NaN"),
+            "{text}"
+        );
+        let back = compiled_back(&text, "vs_3_0");
+        let (nan, inf) = (f32::NAN, f32::INFINITY);
+        for c0 in [
+            [1.0, 0.5, 0.0, inf],
+            [1.0, 0.5, 0.0, -inf],
+            [1.0, 0.5, 0.0, 3.0],
+            [1.0, 0.5, 0.0, -200.0],
+            [0.5, 2.0, 0.0, 200.0],
+            [-1.0, 0.5, 0.0, nan],
+            [1.0, 0.0, 0.0, nan],
+        ] {
+            let mut inputs = Inputs::default();
+            inputs.bindings.constants.float.insert(0, c0);
+            let lit = |b: &[u8]| {
+                run::run(b, &inputs).unwrap().values[&OutputRegister::Output(1)].map(f32::to_bits)
+            };
+            assert_eq!(lit(&back), lit(&bytes), "c0 = {c0:?}\n{text}");
         }
     }
 
