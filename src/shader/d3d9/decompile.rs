@@ -421,6 +421,12 @@ impl Decompiler {
         self.version.is_ps1()
     }
 
+    /// ps_1_1–1_3: texture instructions of their own (`tex`, `texreg2ar` …), `t` registers
+    /// a texture instruction writes.
+    fn ps1_texture_stage(&self) -> bool {
+        self.ps1() && self.version.minor < 4
+    }
+
     /// The label a call in the code so far goes to: one declared ahead where a subroutine
     /// calls one that follows it.
     fn callee(&mut self, ins: &Instruction, label: &Param) -> Result<u32, DecompileError> {
@@ -1219,9 +1225,7 @@ impl Decompiler {
         // `texcoord`, which gives its xyz (and 1): no HLSL reads the w lane it has.
         let n = p.number();
         if ty == RegisterType::AddrOrTexture
-            && self.pixel()
-            && self.ps1()
-            && self.version.minor < 4
+            && self.ps1_texture_stage()
             && !self.texture_written.contains(&n)
             && picked.contains(&3)
         {
@@ -1717,10 +1721,7 @@ impl Decompiler {
         }
         // ps_1_1–1_3's texture stage reads a register whole: a dependent read of a
         // swizzled one samples at coordinates no HLSL read of the stage compiles to.
-        if self.ps1()
-            && self.version.minor < 4
-            && (m.starts_with("texreg2") || m.starts_with("texm3x"))
-        {
+        if self.ps1_texture_stage() && (m.starts_with("texreg2") || m.starts_with("texm3x")) {
             if let Some(p) = ops.srcs.first().filter(|p| p.swizzle() != 0xE4) {
                 let lanes = swizzle_text(p.swizzle());
                 return fail(
@@ -3491,6 +3492,23 @@ mod tests {
     use crate::shader::hlsl::behaviour::same_behaviour;
     use crate::shader::hlsl::compile::{compile, Options};
 
+    /// Output `out` of the shader in `bytes` run with float constants `float`.
+    fn output_of(
+        bytes: &[u8],
+        float: &[(u32, [f32; 4])],
+        out: crate::shader::d3d9::run::OutputRegister,
+    ) -> [f32; 4] {
+        let mut inputs = crate::shader::d3d9::run::Inputs::default();
+        inputs
+            .bindings
+            .constants
+            .float
+            .extend(float.iter().copied());
+        crate::shader::d3d9::run::run(bytes, &inputs)
+            .unwrap()
+            .values[&out]
+    }
+
     /// The decompiled `text` compiled by ours for `profile`.
     fn compiled_back(text: &str, profile: &str) -> Vec<u8> {
         let options = Options {
@@ -3676,7 +3694,7 @@ mod tests {
     /// reads.
     #[test]
     fn a_relative_read_over_a_def_reads_the_literal_where_it_lands() {
-        use crate::shader::d3d9::run::{self, Inputs, OutputRegister};
+        use crate::shader::d3d9::run::OutputRegister;
         let source = "vs_2_0\ndcl_position v0\ndef c3, 1, 0.5, 0.25, 2\n\
                       mova a0.x, c0.x\nmov oD0, c1[a0.x]\nmov oPos, v0\n";
         let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
@@ -3687,13 +3705,9 @@ mod tests {
         );
         let back = compiled_back(&text, "vs_2_0");
         for index in -1..6 {
-            let mut inputs = Inputs::default();
-            let float = &mut inputs.bindings.constants.float;
-            float.insert(0, [index as f32, 0.0, 0.0, 0.0]);
-            for r in 1..8 {
-                float.insert(r, [r as f32 / 8.0, 0.5, -0.5, 1.0]);
-            }
-            let colour = |b: &[u8]| run::run(b, &inputs).unwrap().values[&OutputRegister::Color(0)];
+            let mut float = vec![(0, [index as f32, 0.0, 0.0, 0.0])];
+            float.extend((1..8).map(|r| (r, [r as f32 / 8.0, 0.5, -0.5, 1.0])));
+            let colour = |b: &[u8]| output_of(b, &float, OutputRegister::Color(0));
             assert_eq!(colour(&back), colour(&bytes), "index {index}\n{text}");
         }
     }
@@ -3703,7 +3717,7 @@ mod tests {
     /// follow, a NaN power where it is taken, is said in the first comment.
     #[test]
     fn lit_in_vs_3_0_is_the_instruction_and_says_what_it_is_not() {
-        use crate::shader::d3d9::run::{self, Inputs, OutputRegister};
+        use crate::shader::d3d9::run::OutputRegister;
         let source = "vs_3_0\ndcl_position v0\ndcl_position o0\ndcl_texcoord o1\n\
                       mov o0, v0\nlit o1, c0\n";
         let bytes = crate::shader::d3d9::asm::assemble(source).unwrap();
@@ -3723,11 +3737,8 @@ mod tests {
             [-1.0, 0.5, 0.0, nan],
             [1.0, 0.0, 0.0, nan],
         ] {
-            let mut inputs = Inputs::default();
-            inputs.bindings.constants.float.insert(0, c0);
-            let lit = |b: &[u8]| {
-                run::run(b, &inputs).unwrap().values[&OutputRegister::Output(1)].map(f32::to_bits)
-            };
+            let lit =
+                |b: &[u8]| output_of(b, &[(0, c0)], OutputRegister::Output(1)).map(f32::to_bits);
             assert_eq!(lit(&back), lit(&bytes), "c0 = {c0:?}\n{text}");
         }
     }
@@ -4430,9 +4441,7 @@ mod tests {
         }
         // Known gaps, counted; each count may only fall: ps_1_x shaders whose every
         // output lane overflows [-1, 1] on random inputs (the trial compares nothing).
-        // Everything else, Wine's tests among it, must compile back and behave (and a
-        // ps_1_1–1_3 shader written as asm because its statements did not fit back is a
-        // problem here too).
+        // Everything else, Wine's tests among it, must compile back and behave.
         let (unmeasured, problems): (Vec<String>, Vec<String>) = problems
             .into_iter()
             .partition(|p| p.contains("nothing was compared"));
